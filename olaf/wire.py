@@ -1,0 +1,283 @@
+"""The Olaf wire format: scapy layers for the model update and the ACK.
+
+The normative specification is ``docs/protocol.md``; this module is its only
+implementation in Python and is what hosts, PTF tests, the vector tools and the
+RTL testbench import. Both messages ride on UDP/IPv4:
+
+* **update** (worker → PS): UDP destination port :data:`UPDATE_PORT`,
+  26-byte header followed by ``num_grads`` Q7.24 int32 gradient elements;
+* **ACK** (PS → cluster): UDP destination port :data:`ACK_PORT`, 34-byte
+  header (including the queue status written by the switch) followed by
+  ``num_weights`` Q7.24 int32 global-weight elements.
+
+All multi-byte fields are big-endian (network byte order). With Ethernet
+(14 B) + IPv4 without options (20 B) + UDP (8 B) in front, the first gradient
+element sits at frame offset 68 and the first weight at 76: both are 4-byte
+aligned, so a 512-bit datapath adds whole 32-bit lanes.
+
+:func:`parse_update` / :func:`parse_ack` are the strict decoders: they raise
+:class:`MalformedOlafPacket` naming what is wrong (short, bad length, unknown
+version, wrong message type). Scapy's own dissection stays lenient so that
+malformed packets can still be built and displayed in tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from scapy.fields import (
+    BitEnumField,
+    BitField,
+    FieldLenField,
+    FieldListField,
+    FlagsField,
+    LongField,
+    ShortField,
+    SignedIntField,
+    ThreeBytesField,
+    IntField,
+)
+from scapy.layers.inet import UDP
+from scapy.packet import Packet, bind_layers
+
+from olaf.update import Update
+
+PROTOCOL_VERSION = 1
+"""Version this implementation speaks; receivers drop (and count) any other."""
+
+UPDATE_PORT = 50100
+"""UDP destination port of model updates (the PS listens here)."""
+
+ACK_PORT = 50101
+"""UDP destination port of ACKs (workers listen here)."""
+
+MSG_UPDATE = 1
+MSG_ACK = 2
+MSG_TYPES = {MSG_UPDATE: "update", MSG_ACK: "ack"}
+
+UPDATE_HEADER_LEN = 26
+"""Bytes of the update header before the gradient elements."""
+
+ACK_HEADER_LEN = 34
+"""Bytes of the ACK header before the weight elements."""
+
+ELEMENT_LEN = 4
+"""Bytes per gradient / weight element (int32)."""
+
+ACK_FLAG_STATUS_VALID = 0x01
+"""ACK flag: the queue-status fields were written by an Olaf switch."""
+
+MAX_QUEUE_UTIL = (1 << 24) - 1
+MAX_QUEUE_SIZE = (1 << 24) - 1
+MAX_ACTIVE_CLUSTERS = (1 << 16) - 1
+
+
+class MalformedOlafPacket(ValueError):
+    """An Olaf message that a receiver must drop; the message says why."""
+
+
+class OlafUpdate(Packet):
+    """Model update, worker → PS (``docs/protocol.md`` §Update)."""
+
+    name = "OlafUpdate"
+    fields_desc = [
+        BitField("version", PROTOCOL_VERSION, 4),
+        BitEnumField("msg_type", MSG_UPDATE, 4, MSG_TYPES),
+        FlagsField("flags", 0, 8, ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
+        FieldLenField("num_grads", None, count_of="grads", fmt="!H"),
+        ShortField("cluster_id", 0),
+        ShortField("worker_id", 0),
+        IntField("seq", 0),
+        ShortField("count", 1),
+        SignedIntField("reward_sum", 0),
+        LongField("gen_ts", 0),
+        FieldListField("grads", [], SignedIntField("", 0), count_from=lambda p: p.num_grads),
+    ]
+
+    def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
+        return b"", s
+
+
+class OlafAck(Packet):
+    """ACK with global weights and queue status, PS → cluster (``docs/protocol.md`` §ACK)."""
+
+    name = "OlafAck"
+    fields_desc = [
+        BitField("version", PROTOCOL_VERSION, 4),
+        BitEnumField("msg_type", MSG_ACK, 4, MSG_TYPES),
+        FlagsField("flags", 0, 8, ["status_valid", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
+        FieldLenField("num_weights", None, count_of="weights", fmt="!H"),
+        ShortField("cluster_id", 0),
+        ShortField("worker_id", 0),
+        IntField("seq", 0),
+        ShortField("count", 0),
+        SignedIntField("global_reward", 0),
+        LongField("gen_ts", 0),
+        ThreeBytesField("queue_util", 0),
+        ShortField("active_clusters", 0),
+        ThreeBytesField("queue_size", 0),
+        FieldListField("weights", [], SignedIntField("", 0), count_from=lambda p: p.num_weights),
+    ]
+
+    def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
+        return b"", s
+
+
+bind_layers(UDP, OlafUpdate, dport=UPDATE_PORT)
+bind_layers(UDP, OlafAck, dport=ACK_PORT)
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """Queue status embedded in ACKs by the switch (paper §5 "Reverse-path Signaling").
+
+    Attributes:
+        queue_util: occupied segments Q_n (24 bit).
+        active_clusters: clusters with an update seen within the activity window, N (16 bit).
+        queue_size: queue size Q_max in segments (24 bit).
+    """
+
+    queue_util: int
+    active_clusters: int
+    queue_size: int
+
+
+@dataclass(frozen=True)
+class Ack:
+    """Decoded ACK: the update it answers, the PS's global state and the queue status.
+
+    ``status`` is None when no Olaf switch wrote it (flag STATUS_VALID clear).
+    """
+
+    cluster_id: int
+    worker_id: int
+    seq: int
+    count: int
+    global_reward: int
+    gen_ts: int
+    weights: tuple[int, ...]
+    status: QueueStatus | None
+
+
+def update_layer(u: Update, *, version: int = PROTOCOL_VERSION) -> OlafUpdate:
+    """Build the scapy layer for an :class:`~olaf.update.Update`."""
+    return OlafUpdate(
+        version=version,
+        cluster_id=u.cluster_id,
+        worker_id=u.worker_id,
+        seq=u.seq,
+        count=u.count,
+        reward_sum=u.reward_sum,
+        gen_ts=u.gen_ts,
+        grads=list(u.grads),
+    )
+
+
+def encode_update(u: Update) -> bytes:
+    """Olaf update bytes (UDP payload) for ``u``."""
+    return bytes(update_layer(u))
+
+
+def ack_layer(
+    *,
+    cluster_id: int,
+    worker_id: int,
+    seq: int,
+    count: int,
+    global_reward: int,
+    gen_ts: int,
+    weights: Sequence[int],
+    status: QueueStatus | None = None,
+) -> OlafAck:
+    """Build an ACK layer; the PS leaves ``status`` None, the switch fills it."""
+    ack = OlafAck(
+        cluster_id=cluster_id,
+        worker_id=worker_id,
+        seq=seq,
+        count=count,
+        global_reward=global_reward,
+        gen_ts=gen_ts,
+        weights=list(weights),
+    )
+    if status is not None:
+        ack.flags = ACK_FLAG_STATUS_VALID
+        ack.queue_util = status.queue_util
+        ack.active_clusters = status.active_clusters
+        ack.queue_size = status.queue_size
+    return ack
+
+
+def _check_common(data: bytes, header_len: int, msg_type: int, what: str) -> int:
+    """Validate version/type/length of an Olaf message; return its element count."""
+    if len(data) < header_len:
+        raise MalformedOlafPacket(
+            f"{what} too short: {len(data)} bytes, the header alone is {header_len}"
+        )
+    version, mtype = data[0] >> 4, data[0] & 0x0F
+    if version != PROTOCOL_VERSION:
+        raise MalformedOlafPacket(
+            f"{what} has unknown version {version} (this receiver speaks {PROTOCOL_VERSION})"
+        )
+    if mtype != msg_type:
+        raise MalformedOlafPacket(
+            f"{what} has msg_type {mtype} ({MSG_TYPES.get(mtype, 'unknown')}), expected {msg_type}"
+        )
+    n = int.from_bytes(data[2:4], "big")
+    expected = header_len + ELEMENT_LEN * n
+    if len(data) != expected:
+        raise MalformedOlafPacket(
+            f"{what} length mismatch: {n} elements need {expected} bytes, got {len(data)}"
+        )
+    return n
+
+
+def parse_update(data: bytes) -> Update:
+    """Strictly decode Olaf update bytes (the UDP payload) into an :class:`Update`.
+
+    Raises:
+        MalformedOlafPacket: short, length not matching ``num_grads``, unknown
+            version, not an update, or ``count`` of zero.
+    """
+    _check_common(data, UPDATE_HEADER_LEN, MSG_UPDATE, "update")
+    layer = OlafUpdate(data)
+    if layer.count == 0:
+        raise MalformedOlafPacket("update has count 0 (a worker sends count 1)")
+    return Update(
+        cluster_id=layer.cluster_id,
+        worker_id=layer.worker_id,
+        seq=layer.seq,
+        count=layer.count,
+        reward_sum=layer.reward_sum,
+        gen_ts=layer.gen_ts,
+        grads=tuple(layer.grads),
+    )
+
+
+def parse_ack(data: bytes) -> Ack:
+    """Strictly decode Olaf ACK bytes (the UDP payload).
+
+    Raises:
+        MalformedOlafPacket: short, length not matching ``num_weights``,
+            unknown version, or not an ACK.
+    """
+    _check_common(data, ACK_HEADER_LEN, MSG_ACK, "ack")
+    layer = OlafAck(data)
+    status = None
+    if int(layer.flags) & ACK_FLAG_STATUS_VALID:
+        status = QueueStatus(layer.queue_util, layer.active_clusters, layer.queue_size)
+    return Ack(
+        cluster_id=layer.cluster_id,
+        worker_id=layer.worker_id,
+        seq=layer.seq,
+        count=layer.count,
+        global_reward=layer.global_reward,
+        gen_ts=layer.gen_ts,
+        weights=tuple(layer.weights),
+        status=status,
+    )
+
+
+def update_frame_len(num_grads: int) -> int:
+    """Ethernet frame length in bytes (no FCS) of an update with ``num_grads`` elements."""
+    return 14 + 20 + 8 + UPDATE_HEADER_LEN + ELEMENT_LEN * num_grads

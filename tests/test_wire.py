@@ -1,0 +1,125 @@
+"""Wire format: round trips, exact offsets from docs/protocol.md, strict rejection."""
+
+import pytest
+from hypothesis import given, strategies as st
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from olaf import wire
+from olaf.fixedpoint import INT32_MAX, INT32_MIN
+from olaf.update import Update
+from olaf.wire import (
+    ACK_PORT,
+    UPDATE_PORT,
+    MalformedOlafPacket,
+    OlafAck,
+    OlafUpdate,
+    QueueStatus,
+    encode_update,
+    parse_ack,
+    parse_update,
+)
+
+updates = st.builds(
+    Update,
+    cluster_id=st.integers(0, 0xFFFF),
+    worker_id=st.integers(0, 0xFFFF),
+    seq=st.integers(0, 2**32 - 1),
+    count=st.integers(1, 0xFFFF),
+    reward_sum=st.integers(INT32_MIN, INT32_MAX),
+    gen_ts=st.integers(0, 2**64 - 1),
+    grads=st.lists(st.integers(INT32_MIN, INT32_MAX), max_size=40).map(tuple),
+)
+
+
+@given(updates)
+def test_update_round_trip(u):
+    assert parse_update(encode_update(u)) == u
+
+
+@given(updates)
+def test_update_round_trip_through_a_frame(u):
+    frame = Ether() / IP(src="10.0.0.1", dst="10.0.0.100") / UDP(sport=1234, dport=UPDATE_PORT) / wire.update_layer(u)
+    raw = bytes(frame)
+    assert len(raw) == wire.update_frame_len(len(u.grads))
+    parsed = Ether(raw)
+    assert OlafUpdate in parsed
+    assert parse_update(bytes(parsed[UDP].payload)) == u
+
+
+def test_update_byte_layout_matches_protocol_doc():
+    u = Update(cluster_id=0x0102, worker_id=0x0304, seq=0x05060708, count=0x090A,
+               reward_sum=-2, gen_ts=0x1112131415161718, grads=(1, -1))
+    b = encode_update(u)
+    assert b[0] == 0x11  # version 1, msg_type 1
+    assert b[1] == 0  # flags
+    assert b[2:4] == b"\x00\x02"
+    assert b[4:6] == b"\x01\x02" and b[6:8] == b"\x03\x04"
+    assert b[8:12] == b"\x05\x06\x07\x08"
+    assert b[12:14] == b"\x09\x0a"
+    assert b[14:18] == b"\xff\xff\xff\xfe"
+    assert b[18:26] == bytes.fromhex("1112131415161718")
+    assert b[26:30] == b"\x00\x00\x00\x01" and b[30:34] == b"\xff\xff\xff\xff"
+    # first gradient at frame offset 14 + 20 + 8 + 26 = 68, 4-byte aligned
+    frame = bytes(Ether() / IP() / UDP(dport=UPDATE_PORT) / wire.update_layer(u))
+    assert frame[68:72] == b"\x00\x00\x00\x01" and 68 % 4 == 0
+
+
+def test_ack_round_trip_and_layout():
+    st_ = QueueStatus(queue_util=0x010203, active_clusters=0x0405, queue_size=0x060708)
+    layer = wire.ack_layer(cluster_id=3, worker_id=4, seq=5, count=6, global_reward=-7,
+                           gen_ts=8, weights=[9, -10, INT32_MAX], status=st_)
+    b = bytes(layer)
+    assert len(b) == wire.ACK_HEADER_LEN + 12
+    assert b[0] == 0x12 and b[1] == wire.ACK_FLAG_STATUS_VALID
+    assert b[26:29] == b"\x01\x02\x03" and b[29:31] == b"\x04\x05" and b[31:34] == b"\x06\x07\x08"
+    a = parse_ack(b)
+    assert a.status == st_
+    assert (a.cluster_id, a.worker_id, a.seq, a.count, a.global_reward, a.gen_ts) == (3, 4, 5, 6, -7, 8)
+    assert a.weights == (9, -10, INT32_MAX)
+    frame = bytes(Ether() / IP() / UDP(dport=ACK_PORT) / layer)
+    assert 42 + wire.ACK_HEADER_LEN == 76
+    assert Ether(frame)[OlafAck].num_weights == 3
+
+
+def test_ack_without_switch_has_no_status():
+    b = bytes(wire.ack_layer(cluster_id=1, worker_id=0, seq=0, count=1, global_reward=0,
+                             gen_ts=0, weights=[]))
+    assert parse_ack(b).status is None
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda b: b[:10], "too short"),
+        (lambda b: b[:-1], "length mismatch"),
+        (lambda b: b + b"\x00\x00\x00\x00", "length mismatch"),
+        (lambda b: bytes([0x21]) + b[1:], "unknown version 2"),
+        (lambda b: bytes([0x12]) + b[1:], "msg_type 2"),
+        (lambda b: b[:12] + b"\x00\x00" + b[14:], "count 0"),
+    ],
+)
+def test_malformed_updates_are_rejected_with_reason(mutate, message):
+    good = encode_update(Update(cluster_id=1, worker_id=2, grads=(1, 2, 3)))
+    with pytest.raises(MalformedOlafPacket, match=message):
+        parse_update(mutate(good))
+
+
+def test_malformed_ack_rejected():
+    good = bytes(wire.ack_layer(cluster_id=1, worker_id=0, seq=0, count=1, global_reward=0,
+                                gen_ts=0, weights=[1]))
+    with pytest.raises(MalformedOlafPacket, match="too short"):
+        parse_ack(good[:20])
+    with pytest.raises(MalformedOlafPacket, match="expected 2"):
+        parse_ack(bytes([0x11]) + good[1:])
+    with pytest.raises(MalformedOlafPacket, match="length mismatch"):
+        parse_ack(good + b"\x00")
+
+
+def test_update_field_ranges_are_checked():
+    with pytest.raises(ValueError, match="count=0"):
+        Update(cluster_id=0, worker_id=0, count=0)
+    with pytest.raises(ValueError, match=r"grads\[1\]"):
+        Update(cluster_id=0, worker_id=0, grads=(0, 2**31))
+    with pytest.raises(ValueError, match="missing"):
+        Update.from_json({"cluster_id": 1})
