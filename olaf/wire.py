@@ -68,6 +68,11 @@ ELEMENT_LEN = 4
 ACK_FLAG_STATUS_VALID = 0x01
 """ACK flag: the queue-status fields were written by an Olaf switch."""
 
+UPDATE_FLAG_INIT = 0x01
+"""Update flag: the elements are the worker's initial weights (paper §2.1), not
+gradients. A switch forwards such an update without queueing it; the PS
+initialises the global model from the first one it receives."""
+
 MAX_QUEUE_UTIL = (1 << 24) - 1
 MAX_QUEUE_SIZE = (1 << 24) - 1
 MAX_ACTIVE_CLUSTERS = (1 << 16) - 1
@@ -84,7 +89,7 @@ class OlafUpdate(Packet):
     fields_desc = [
         BitField("version", PROTOCOL_VERSION, 4),
         BitEnumField("msg_type", MSG_UPDATE, 4, MSG_TYPES),
-        FlagsField("flags", 0, 8, ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
+        FlagsField("flags", 0, 8, ["init", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
         FieldLenField("num_grads", None, count_of="grads", fmt="!H"),
         ShortField("cluster_id", 0),
         ShortField("worker_id", 0),
@@ -160,10 +165,11 @@ class Ack:
     status: QueueStatus | None
 
 
-def update_layer(u: Update, *, version: int = PROTOCOL_VERSION) -> OlafUpdate:
-    """Build the scapy layer for an :class:`~olaf.update.Update`."""
+def update_layer(u: Update, *, version: int = PROTOCOL_VERSION, init: bool = False) -> OlafUpdate:
+    """Build the scapy layer for an :class:`~olaf.update.Update` (``init``: set the INIT flag)."""
     return OlafUpdate(
         version=version,
+        flags=UPDATE_FLAG_INIT if init else 0,
         cluster_id=u.cluster_id,
         worker_id=u.worker_id,
         seq=u.seq,
@@ -174,9 +180,14 @@ def update_layer(u: Update, *, version: int = PROTOCOL_VERSION) -> OlafUpdate:
     )
 
 
-def encode_update(u: Update) -> bytes:
-    """Olaf update bytes (UDP payload) for ``u``."""
-    return bytes(update_layer(u))
+def encode_update(u: Update, *, init: bool = False) -> bytes:
+    """Olaf update bytes (UDP payload) for ``u`` (``init``: initial weights, flag INIT)."""
+    return bytes(update_layer(u, init=init))
+
+
+def update_is_init(data: bytes) -> bool:
+    """True if Olaf update bytes carry the INIT flag (call after :func:`parse_update`)."""
+    return bool(data[1] & UPDATE_FLAG_INIT)
 
 
 def ack_layer(

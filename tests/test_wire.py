@@ -123,3 +123,10 @@ def test_update_field_ranges_are_checked():
         Update(cluster_id=0, worker_id=0, grads=(0, 2**31))
     with pytest.raises(ValueError, match="missing"):
         Update.from_json({"cluster_id": 1})
+
+
+def test_init_flag():
+    u = Update(cluster_id=0, worker_id=0, grads=(1,))
+    assert wire.update_is_init(encode_update(u, init=True))
+    assert not wire.update_is_init(encode_update(u))
+    assert parse_update(encode_update(u, init=True)) == u
