@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.olaf-installed
-EXTRAS ?= test
+EXTRAS ?= test,p4
 
 .DEFAULT_GOAL := help
 
@@ -31,6 +31,45 @@ test: $(STAMP) ## Run the test suite (installs what is missing first)
 vectors: $(STAMP) ## Regenerate tests/vectors from the reference model
 	$(VENV)/bin/olaf vectors generate --out tests/vectors
 	$(VENV)/bin/olaf vectors check tests/vectors
+
+# --- P4 data plane (p4src/) ---
+BUILD ?= build
+P4C ?= p4c-bm2-ss
+CXX ?= g++
+CXXFLAGS ?= -std=c++17 -O2 -g -Wall -Wextra
+# BMv2's headers: next to the installed simple_switch_grpc (p4lang packages: /usr/include).
+BM_PREFIX ?= $(patsubst %/bin/simple_switch_grpc,%,$(realpath $(shell command -v simple_switch_grpc 2>/dev/null)))
+BM_INCLUDE ?= $(if $(BM_PREFIX),$(BM_PREFIX)/include,/usr/include)
+P4_SOURCES := p4src/olaf.p4 $(wildcard p4src/include/*.p4)
+CORE_SOURCES := p4src/extern/olaf_queue_core.cpp p4src/extern/olaf_queue_core.hpp
+
+$(BUILD)/test_queue_core: p4src/extern/test_queue_core.cpp $(CORE_SOURCES)
+	@scripts/check-system-deps.sh cpp
+	@mkdir -p $(BUILD)
+	$(CXX) $(CXXFLAGS) -Werror -o $@ p4src/extern/test_queue_core.cpp p4src/extern/olaf_queue_core.cpp
+
+.PHONY: core-test
+core-test: $(BUILD)/test_queue_core ## Replay tests/vectors through the C++ queue core (no switch)
+	$(BUILD)/test_queue_core tests/vectors/*.json
+
+$(BUILD)/olaf_queue.so: p4src/extern/olaf_queue_bmv2.cpp $(CORE_SOURCES)
+	@scripts/check-system-deps.sh p4
+	@test -f $(BM_INCLUDE)/bm/bm_sim/extern.h || { echo "BMv2 headers not found under $(BM_INCLUDE) (set BM_INCLUDE=...)"; exit 1; }
+	@mkdir -p $(BUILD)
+	$(CXX) $(CXXFLAGS) -shared -fPIC -I$(BM_INCLUDE) -o $@ p4src/extern/olaf_queue_bmv2.cpp p4src/extern/olaf_queue_core.cpp
+
+$(BUILD)/olaf.json: $(P4_SOURCES)
+	@scripts/check-system-deps.sh p4
+	@mkdir -p $(BUILD)
+	$(P4C) --std p4-16 --target bmv2 --arch v1model --emit-externs \
+	  --p4runtime-files $(BUILD)/olaf.p4info.txt -o $@ p4src/olaf.p4
+
+.PHONY: build
+build: $(BUILD)/olaf.json $(BUILD)/olaf_queue.so ## Compile the P4 program and the OlafQueue extern (needs p4c, BMv2)
+
+.PHONY: ptf
+ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (root)
+	$(PY) -m olaf.ptf_runner --build $(BUILD) --test-dir ptf_tests
 
 .PHONY: clean
 clean: ## Remove build outputs (keeps .venv)

@@ -20,9 +20,28 @@ need_python() {
   command -v g++ >/dev/null || { missing+=("g++"); apt_pkgs+=(g++ make); }
 }
 
+need_cpp() {
+  command -v g++ >/dev/null || { missing+=("g++"); apt_pkgs+=(g++ make); }
+  [ -f /usr/include/nlohmann/json.hpp ] || { missing+=("nlohmann-json (C++ JSON headers)"); apt_pkgs+=(nlohmann-json3-dev); }
+}
+
+need_p4() {
+  local tools=()
+  command -v p4c-bm2-ss >/dev/null || tools+=(p4c-bm2-ss)
+  command -v simple_switch_grpc >/dev/null || tools+=(simple_switch_grpc)
+  command -v simple_switch_CLI >/dev/null || tools+=(simple_switch_CLI)
+  if [ ${#tools[@]} -gt 0 ]; then
+    missing+=("${tools[*]} (p4lang p4c / BMv2 / PI)")
+    p4_hint=1
+  fi
+}
+
+p4_hint=0
 for group in "$@"; do
   case "$group" in
     python) need_python ;;
+    cpp) need_cpp ;;
+    p4) need_p4 ;;
     *) echo "check-system-deps: unknown group '$group'" >&2; exit 2 ;;
   esac
 done
@@ -35,5 +54,17 @@ fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Missing: ${missing[*]}" >&2
   [ ${#apt_pkgs[@]} -gt 0 ] && echo "Install with: sudo apt-get install ${apt_pkgs[*]}" >&2
+  if [ "$p4_hint" = 1 ]; then
+    cat >&2 <<'HINT'
+The P4 toolchain is not in Debian's or PyPI's registries. On Ubuntu 20.04/22.04/24.04, install
+p4lang's packages (see README "P4 toolchain"):
+  . /etc/os-release
+  echo "deb https://download.opensuse.org/repositories/home:/p4lang/xUbuntu_${VERSION_ID}/ /" | sudo tee /etc/apt/sources.list.d/p4lang.list
+  curl -fsSL "https://download.opensuse.org/repositories/home:p4lang/xUbuntu_${VERSION_ID}/Release.key" | gpg --dearmor | sudo tee /etc/apt/trusted.gpg.d/p4lang.gpg >/dev/null
+  sudo apt-get update && sudo apt-get install p4lang-p4c p4lang-bmv2 p4lang-pi
+Elsewhere, build p4lang/p4c, p4lang/PI and p4lang/behavioral-model (with --with-pi --with-thrift
+--enable-modules) from source and put their bin/ on PATH.
+HINT
+  fi
   exit 1
 fi

@@ -1,0 +1,218 @@
+// OlafQueue core — see olaf_queue_core.hpp and olaf/queue_model.py (the spec).
+
+#include "olaf_queue_core.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace olaf {
+
+namespace {
+
+constexpr const char *kLabels[kNumDecisions] = {
+    "append", "aggregate", "replace_worker", "replace_reward", "drop_reward", "drop_full"};
+
+int32_t sat_add32(int32_t a, int32_t b) {
+  int64_t s = static_cast<int64_t>(a) + b;
+  if (s > std::numeric_limits<int32_t>::max()) return std::numeric_limits<int32_t>::max();
+  if (s < std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(s);
+}
+
+uint16_t sat_add_u16(uint16_t a, uint16_t b) {
+  uint32_t s = static_cast<uint32_t>(a) + b;
+  return static_cast<uint16_t>(std::min<uint32_t>(s, 0xFFFF));
+}
+
+}  // namespace
+
+const char *decision_label(Decision d) { return kLabels[static_cast<int>(d)]; }
+
+bool decision_from_label(const std::string &label, Decision *out) {
+  for (int i = 0; i < kNumDecisions; i++) {
+    if (label == kLabels[i]) {
+      *out = static_cast<Decision>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+const char *error_text(Error e) {
+  switch (e) {
+    case Error::kNone: return "none";
+    case Error::kBadCluster: return "cluster_id outside 0..num_clusters-1";
+    case Error::kBadLength: return "number of grads differs from num_grads";
+    case Error::kTimeBackwards: return "time went backwards";
+  }
+  return "?";
+}
+
+bool Update::operator==(const Update &o) const {
+  return cluster_id == o.cluster_id && worker_id == o.worker_id && seq == o.seq &&
+         count == o.count && reward_sum == o.reward_sum && gen_ts == o.gen_ts &&
+         grads == o.grads;
+}
+
+Update aggregate(const Update &q, const Update &n) {
+  Update r = q;
+  r.count = sat_add_u16(q.count, n.count);
+  r.reward_sum = sat_add32(q.reward_sum, n.reward_sum);
+  r.gen_ts = std::max(q.gen_ts, n.gen_ts);
+  for (size_t i = 0; i < r.grads.size(); i++) r.grads[i] = sat_add32(q.grads[i], n.grads[i]);
+  return r;
+}
+
+Queue::Queue(const Config &config, Discipline discipline)
+    : config_(config), discipline_(discipline) {
+  if (config.segments < 1) throw std::invalid_argument("segments must be >= 1");
+  if (config.num_clusters < 1 || config.num_clusters > 0xFFFF)
+    throw std::invalid_argument("num_clusters must be in 1..65535");
+  if (config.queue_size < 1 || config.queue_size > config.segments)
+    throw std::invalid_argument("queue_size must be in 1..segments");
+  if (config.reward_threshold < 0 || config.reward_threshold > 0x7FFFFFFF)
+    throw std::invalid_argument("reward_threshold must be in 0..2^31-1 (Q15.16)");
+  segments_.resize(config.segments);
+  segment_cluster_.assign(config.segments, -1);
+  for (uint32_t s = 0; s < config.segments; s++) available_mem_addrs_.push_back(static_cast<int>(s));
+  cluster_status_.assign(config.num_clusters, -1);
+  replace_status_.resize(config.num_clusters);
+  last_seen_ns_.resize(config.num_clusters);
+  counters_.per_cluster.resize(config.num_clusters);
+  counters_.departures.assign(config.num_clusters, 0);
+}
+
+bool Queue::configure(uint32_t queue_size, bool reward_filter, int64_t reward_threshold,
+                      uint64_t activity_window_ns) {
+  if (queue_size < 1 || queue_size > config_.segments) return false;
+  if (reward_threshold < 0 || reward_threshold > 0x7FFFFFFF) return false;
+  config_.queue_size = queue_size;
+  config_.reward_filter = reward_filter;
+  config_.reward_threshold = reward_threshold;
+  config_.activity_window_ns = activity_window_ns;
+  return true;
+}
+
+EnqueueResult Queue::enqueue(const Update &n, uint64_t now_ns) {
+  EnqueueResult r;
+  if (n.cluster_id >= config_.num_clusters) r.error = Error::kBadCluster;
+  else if (n.grads.size() != config_.num_grads) r.error = Error::kBadLength;
+  else if (now_ns < now_ns_) r.error = Error::kTimeBackwards;
+  if (r.error != Error::kNone) {
+    counters_.errors++;
+    return r;
+  }
+  now_ns_ = now_ns;
+  const int c = n.cluster_id;
+  last_seen_ns_[c] = now_ns;
+
+  const int seg = cluster_status_[c];
+  if (discipline_ == Discipline::kFifo || seg < 0) {
+    r = append(n, discipline_ == Discipline::kOlaf);
+  } else {
+    const Update &q = *segments_[seg];
+    ReplaceStatus &rs = replace_status_[c];
+    bool decided = false;
+    if (config_.reward_filter) {
+      // Compare mean rewards without division (DESIGN "Enqueue decision").
+      const __int128 d = static_cast<__int128>(n.reward_sum) * q.count -
+                         static_cast<__int128>(q.reward_sum) * n.count;
+      const __int128 limit = static_cast<__int128>(config_.reward_threshold) * n.count * q.count;
+      if (d < -limit) {
+        r.decision = Decision::kDropReward;
+        decided = true;
+      } else if (d > limit) {
+        overwrite(seg, n);
+        r.decision = Decision::kReplaceReward;
+        r.segment = seg;
+        decided = true;
+      }
+    }
+    if (!decided) {
+      r.segment = seg;
+      if (rs.flag && rs.worker_id == n.worker_id && n.count == 1) {
+        overwrite(seg, n);
+        r.decision = Decision::kReplaceWorker;
+      } else {
+        segments_[seg] = aggregate(q, n);
+        rs = ReplaceStatus{};
+        r.decision = Decision::kAggregate;
+      }
+    }
+  }
+  const int d = static_cast<int>(r.decision);
+  counters_.decisions[d]++;
+  counters_.per_cluster[c][d]++;
+  return r;
+}
+
+EnqueueResult Queue::append(const Update &n, bool track) {
+  EnqueueResult r;
+  if (out_mem_addrs_.size() >= config_.queue_size || available_mem_addrs_.empty()) {
+    r.decision = Decision::kDropFull;
+    return r;
+  }
+  const int seg = available_mem_addrs_.front();
+  available_mem_addrs_.pop_front();
+  segments_[seg] = n;
+  segment_cluster_[seg] = n.cluster_id;
+  out_mem_addrs_.push_back(seg);
+  if (track) {
+    cluster_status_[n.cluster_id] = seg;
+    mark_replaceable(n);
+  }
+  r.decision = Decision::kAppend;
+  r.segment = seg;
+  return r;
+}
+
+void Queue::overwrite(int seg, const Update &n) {
+  segments_[seg] = n;
+  mark_replaceable(n);
+}
+
+void Queue::mark_replaceable(const Update &n) {
+  ReplaceStatus &rs = replace_status_[n.cluster_id];
+  rs.flag = n.count == 1;
+  rs.worker_id = rs.flag ? n.worker_id : 0;
+}
+
+std::optional<int> Queue::lock_head() {
+  if (out_mem_addrs_.empty()) return std::nullopt;
+  const int head = out_mem_addrs_.front();
+  if (locked_ != head) {
+    locked_ = head;
+    const int c = segment_cluster_[head];
+    if (cluster_status_[c] == head) {
+      cluster_status_[c] = -1;
+      replace_status_[c] = ReplaceStatus{};
+    }
+  }
+  return head;
+}
+
+std::optional<Departure> Queue::dequeue() {
+  const auto head = lock_head();
+  if (!head) return std::nullopt;
+  const int seg = *head;
+  out_mem_addrs_.pop_front();
+  Departure dep{seg, std::move(*segments_[seg])};
+  const int c = segment_cluster_[seg];
+  segments_[seg].reset();
+  segment_cluster_[seg] = -1;
+  available_mem_addrs_.push_back(seg);
+  locked_ = -1;
+  counters_.departures[c]++;
+  return dep;
+}
+
+Status Queue::status(uint64_t now_ns) {
+  now_ns_ = std::max(now_ns_, now_ns);
+  uint32_t active = 0;
+  for (const auto &s : last_seen_ns_)
+    if (s && now_ns_ - *s <= config_.activity_window_ns) active++;
+  return Status{occupancy(), active, config_.queue_size};
+}
+
+}  // namespace olaf
