@@ -1,0 +1,82 @@
+"""OlafQueue runtime parameters (P4 control ``OlafParams``, p4src/include/olaf_params.p4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p4.v1 import p4runtime_pb2
+
+from olaf.controller.p4rt import SwitchConnection
+
+PARAM_REWARD_FILTER = 0x01
+PARAM_FIFO = 0x02
+
+
+@dataclass(frozen=True)
+class QueueParams:
+    """What the extern reads on every update and ACK.
+
+    Attributes:
+        queue_size: occupancy limit in segments (1..OLAF_SEGMENTS of the P4 build).
+        num_grads: gradient elements per update in this deployment.
+        reward_threshold: T in Q15.16, or None to disable reward filtering.
+        activity_window_ns: window for counting active clusters, ns.
+        discipline: "olaf" or "fifo" (FIFO baseline; takes effect when the queue is empty).
+    """
+
+    queue_size: int = 8
+    num_grads: int = 16
+    reward_threshold: int | None = None
+    activity_window_ns: int = 1_000_000_000
+    discipline: str = "olaf"
+
+    def __post_init__(self) -> None:
+        if self.discipline not in ("olaf", "fifo"):
+            raise ValueError(f"discipline={self.discipline!r}: expected 'olaf' or 'fifo'")
+        if not 1 <= self.queue_size < (1 << 32):
+            raise ValueError(f"queue_size={self.queue_size} must be >= 1")
+        if self.reward_threshold is not None and not 0 <= self.reward_threshold < (1 << 31):
+            raise ValueError(f"reward_threshold={self.reward_threshold} must be in 0..2**31-1 (Q15.16)")
+        if not 0 <= self.num_grads < (1 << 16):
+            raise ValueError(f"num_grads={self.num_grads} must be in 0..65535")
+
+    @property
+    def flags(self) -> int:
+        return (PARAM_REWARD_FILTER if self.reward_threshold is not None else 0) | (
+            PARAM_FIFO if self.discipline == "fifo" else 0)
+
+
+class OlafParams:
+    """Owns the default action of ``olaf_params``."""
+
+    TABLE = "OlafIngress.params.olaf_params"
+    ACTION = "OlafIngress.params.set_params"
+
+    def __init__(self, sw: SwitchConnection):
+        self.sw = sw
+
+    def set(self, p: QueueParams) -> None:
+        e = self.sw.require_pipeline().table_entry(self.TABLE, {}, self.ACTION, {
+            "queue_size": p.queue_size,
+            "flags": p.flags,
+            "reward_threshold": p.reward_threshold or 0,
+            "activity_window_ns": p.activity_window_ns,
+            "num_grads": p.num_grads,
+        })
+        e.is_default_action = True
+        self.sw.write([self.sw.update("modify", e)])
+
+    def get(self) -> QueueParams:
+        pl = self.sw.require_pipeline()
+        e = pl.table_entry(self.TABLE, {})
+        e.is_default_action = True
+        ent = p4runtime_pb2.Entity()
+        ent.table_entry.CopyFrom(e)
+        for x in self.sw.read(ent):
+            v = pl.param_values(x.table_entry.action.action)
+            return QueueParams(
+                queue_size=v["queue_size"], num_grads=v["num_grads"],
+                reward_threshold=v["reward_threshold"] if v["flags"] & PARAM_REWARD_FILTER else None,
+                activity_window_ns=v["activity_window_ns"],
+                discipline="fifo" if v["flags"] & PARAM_FIFO else "olaf")
+        raise RuntimeError(f"{self.sw.name}: olaf_params has no default action")

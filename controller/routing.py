@@ -1,0 +1,47 @@
+"""Shortest-path next hops over the switch graph of a deployment."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from olaf.controller.config import Deployment
+
+
+@dataclass(frozen=True)
+class Hop:
+    """How a switch reaches a host: egress port, MAC of the next hop, and
+    whether the host is attached to this switch."""
+
+    port: int
+    dst_mac: str
+    direct: bool
+
+
+def next_hops(d: "Deployment", switch: str) -> dict[str, Hop]:
+    """Host name → :class:`Hop` from ``switch`` (BFS, ties broken by link order).
+
+    Hosts without a path are absent from the result.
+    """
+    adj: dict[str, list[tuple[int, str]]] = {s: [] for s in d.switches}
+    for l in d.links:
+        adj[l.a].append((l.port_a, l.b))
+        adj[l.b].append((l.port_b, l.a))
+    first_port: dict[str, tuple[int, str]] = {switch: (-1, switch)}
+    q = deque([switch])
+    while q:
+        s = q.popleft()
+        for port, nb in adj[s]:
+            if nb not in first_port:
+                first_port[nb] = (port, nb) if s == switch else first_port[s]
+                q.append(nb)
+    out = {}
+    for name, h in d.hosts.items():
+        if h.switch == switch:
+            out[name] = Hop(h.port, h.mac, True)
+        elif h.switch in first_port:
+            port, nb = first_port[h.switch]
+            out[name] = Hop(port, d.switches[nb].mac, False)
+    return out

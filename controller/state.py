@@ -1,0 +1,77 @@
+"""Desired P4Runtime state of each switch, computed from a :class:`Deployment`.
+
+Pure functions (no switch needed): the controller diffs this against what the
+switch holds and writes only the difference (INSERT / MODIFY / DELETE), which
+is how clusters are regrouped at runtime without touching the queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from olaf.controller.config import Deployment
+from olaf.controller.p4rt import Replica
+from olaf.controller.routing import next_hops
+
+
+def group_id(cluster_id: int) -> int:
+    """PRE multicast group of a cluster (P4Runtime group ids start at 1)."""
+    return cluster_id + 1
+
+
+@dataclass(frozen=True)
+class Route:
+    prefix: str
+    port: int
+    src_mac: str
+    dst_mac: str
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """ack_rewrite entry of a worker replica (key egress_rid = worker_id)."""
+
+    src_mac: str
+    dst_mac: str
+    dst_ip: str
+
+
+@dataclass
+class SwitchState:
+    """What one switch should hold.
+
+    Attributes:
+        routes: host IPv4 → Route (ipv4_lpm, /32).
+        workers: worker IPv4 → (worker_id, cluster_id) (worker_table).
+        groups: cluster_id → replicas (PRE group ``group_id(c)`` + cluster_mcast entry).
+        rewrites: worker_id → Rewrite (ack_rewrite), for workers attached to this switch.
+    """
+
+    routes: dict[str, Route] = field(default_factory=dict)
+    workers: dict[str, tuple[int, int]] = field(default_factory=dict)
+    groups: dict[int, tuple[Replica, ...]] = field(default_factory=dict)
+    rewrites: dict[int, Rewrite] = field(default_factory=dict)
+
+
+def desired_state(d: Deployment, switch: str) -> SwitchState:
+    """The full desired state of ``switch`` for deployment ``d``."""
+    sw = d.switches[switch]
+    hops = next_hops(d, switch)
+    st = SwitchState()
+    for name, h in d.hosts.items():
+        hop = hops[name]
+        st.routes[h.ip] = Route(h.ip, hop.port, sw.mac, hop.dst_mac)
+    for cid, members in d.clusters.items():
+        replicas: list[Replica] = []
+        for w in members:
+            h = d.hosts[w]
+            st.workers[h.ip] = (h.worker_id, cid)  # type: ignore[assignment]
+            hop = hops[w]
+            if hop.direct:
+                replicas.append(Replica(hop.port, h.worker_id))  # type: ignore[arg-type]
+                st.rewrites[h.worker_id] = Rewrite(sw.mac, h.mac, h.ip)  # type: ignore[index]
+            elif Replica(hop.port, 0) not in replicas:
+                replicas.append(Replica(hop.port, 0))
+        st.groups[cid] = tuple(sorted(replicas, key=lambda r: (r.port, r.rid)))
+    # Rewrites for attached workers outside any cluster are harmless; keep only members'.
+    return st
