@@ -73,6 +73,10 @@ UPDATE_FLAG_INIT = 0x01
 gradients. A switch forwards such an update without queueing it; the PS
 initialises the global model from the first one it receives."""
 
+MAX_ELEMENTS = (1 << 16) - 1
+"""Most gradient / weight elements a message can announce (16-bit count); scapy's
+default list limit (100) would otherwise reject longer models when dissecting."""
+
 MAX_QUEUE_UTIL = (1 << 24) - 1
 MAX_QUEUE_SIZE = (1 << 24) - 1
 MAX_ACTIVE_CLUSTERS = (1 << 16) - 1
@@ -97,7 +101,8 @@ class OlafUpdate(Packet):
         ShortField("count", 1),
         SignedIntField("reward_sum", 0),
         LongField("gen_ts", 0),
-        FieldListField("grads", [], SignedIntField("", 0), count_from=lambda p: p.num_grads),
+        FieldListField("grads", [], SignedIntField("", 0), count_from=lambda p: p.num_grads,
+                       max_count=MAX_ELEMENTS),
     ]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
@@ -122,7 +127,8 @@ class OlafAck(Packet):
         ThreeBytesField("queue_util", 0),
         ShortField("active_clusters", 0),
         ThreeBytesField("queue_size", 0),
-        FieldListField("weights", [], SignedIntField("", 0), count_from=lambda p: p.num_weights),
+        FieldListField("weights", [], SignedIntField("", 0), count_from=lambda p: p.num_weights,
+                       max_count=MAX_ELEMENTS),
     ]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:

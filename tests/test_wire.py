@@ -14,6 +14,7 @@ from olaf.wire import (
     MalformedOlafPacket,
     OlafAck,
     OlafUpdate,
+    ack_layer,
     QueueStatus,
     encode_update,
     parse_ack,
@@ -130,3 +131,13 @@ def test_init_flag():
     assert wire.update_is_init(encode_update(u, init=True))
     assert not wire.update_is_init(encode_update(u))
     assert parse_update(encode_update(u, init=True)) == u
+
+
+@pytest.mark.parametrize("n", [101, 361, 2236])
+def test_long_models_decode(n):
+    # the full 1500 B (361) and 9000 B (2236) MTU models, beyond scapy's default list limit of 100
+    u = Update(cluster_id=1, worker_id=2, seq=3, grads=tuple(range(-n // 2, n - n // 2)))
+    assert parse_update(encode_update(u)) == u
+    ack = parse_ack(bytes(ack_layer(cluster_id=1, worker_id=2, seq=3, count=1, global_reward=0,
+                                    gen_ts=5, weights=list(range(n)))))
+    assert ack.weights == tuple(range(n))
