@@ -9,6 +9,7 @@ import click
 
 from olaf import vectors as vec
 from olaf.hosts.commands import ps_cmd, worker_cmd
+from olaf.run.commands import report_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,6 +62,7 @@ def check(paths: tuple[Path, ...]) -> None:
 
 main.add_command(worker_cmd)
 main.add_command(ps_cmd)
+main.add_command(report_cmd)
 
 
 if __name__ == "__main__":

@@ -101,3 +101,13 @@ def test_ps_rule_learns_the_task():
                     -p.reward_scale * p.sigma**2)
     assert j1 - j0 > 0.5 * (jmax - j0)
     assert outcomes.count(Outcome.ACCEPTED) > 30 and outcomes.count(Outcome.REJECTED) > 30
+
+
+def test_stratified_contexts_make_the_mean_reward_exact_up_to_exploration_noise():
+    p = TaskParams(num_weights=8, batch=20, reward_scale=10.0, sigma=1e-6)
+    task = BanditTask(p, np.random.default_rng(4))
+    w = task.initial_weights(np.random.default_rng(5))
+    rewards, grads = task.rollout(w)
+    assert rewards.shape == (24,) and grads.shape == (24, 8)  # 20 rounded up to 3 blocks of 8
+    assert rewards.mean() == pytest.approx(task.expected_reward(w), rel=1e-6)
+    assert np.allclose(grads.mean(axis=0), -2 * p.reward_scale * (w - task.target), atol=1e-4)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import click
 
@@ -30,14 +30,18 @@ def _hostport(ctx: click.Context, param: click.Parameter, value: Optional[str]) 
         raise click.BadParameter(str(e), ctx=ctx, param=param) from None
 
 
-def _bind_or_exit(make, what: str):
-    """Create the host object (binds its socket); on OSError exit 1 with a message naming the fix."""
+def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict[str, Any]:
+    """Create a host (``make(stop)`` binds its socket) with SIGTERM/SIGINT setting ``stop``,
+    run it and return its summary; a bind error exits 1 with a message naming the fix."""
+    stop = threading.Event()
+    stop_on_signals(stop)
     try:
-        return make()
+        host = make(stop)
     except OSError as e:
         raise click.ClickException(
             f"cannot bind the {what} socket: {e.strerror}. Check that the address is one of this "
             f"host's (e.g. `ip addr`) and that no other process uses the port.") from None
+    return host.run()
 
 
 @click.command("worker")
@@ -127,10 +131,7 @@ def worker_cmd(ps_addr, bind_ip, period_ms, jitter_ms, trace_file, trace_scale, 
         tx=TxParams(enabled=tc, delta_t_ms=tc_delta_t_ms, v_per_s=tc_v_per_s, q_max=tc_q_max),
         seed=seed, cluster_id=cluster_id, worker_id=worker_id, start_at_ns=start_at_ns,
         init_retry_ms=init_retry_ms, linger_ms=linger_ms, out_dir=out_dir, name=name or f"worker-{bind_ip}")
-    stop = threading.Event()
-    stop_on_signals(stop)
-    w = _bind_or_exit(lambda: Worker(cfg, stop), f"worker ({bind_ip}:{cfg.ack_port})")
-    s = w.run()
+    s = _run_until_signal(lambda stop: Worker(cfg, stop), f"worker ({bind_ip}:{cfg.ack_port})")
     click.echo(f"{cfg.name}: generated {s['generated']}, sent {s['sent']}, skipped {s['skipped']}, "
                f"acks {s['acks']} ({s['stop_reason']}); log {cfg.log_path}", err=True)
 
@@ -156,9 +157,6 @@ def ps_cmd(bind_addr, lr, duration_s, out_dir, name, flush_ms, rcvbuf) -> None:
     """
     cfg = PsConfig(bind_ip=bind_addr[0], port=bind_addr[1], lr=lr, duration_s=duration_s, out_dir=out_dir,
                    name=name, flush_s=flush_ms / 1000, rcvbuf=rcvbuf)
-    stop = threading.Event()
-    stop_on_signals(stop)
-    ps = _bind_or_exit(lambda: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
-    s = ps.serve()
+    s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
     click.echo(f"ps: {s['updates']} updates ({s['accepted']} accepted), {s['inits']} INIT, "
                f"{s['malformed']} malformed ({s['stop_reason']}); log {cfg.log_path}", err=True)

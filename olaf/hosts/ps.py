@@ -39,14 +39,14 @@ from typing import Any, Optional
 
 from olaf.fixedpoint import reward_from_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome
-from olaf.hosts.runlog import JsonlLog, write_json
+from olaf.hosts.runlog import JsonlLog, OutputFiles, write_json
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, ack_layer, parse_update, update_is_init
 
 RECV_BUF = 65535
 
 
 @dataclass(frozen=True)
-class PsConfig:
+class PsConfig(OutputFiles):
     """PS options (``olaf ps``).
 
     Attributes:
@@ -70,14 +70,6 @@ class PsConfig:
     flush_s: float = 0.5
     rcvbuf: int = 4 << 20
 
-    @property
-    def log_path(self) -> Path:
-        return Path(self.out_dir) / f"{self.name}.jsonl"
-
-    @property
-    def summary_path(self) -> Path:
-        return Path(self.out_dir) / f"{self.name}.summary.json"
-
 
 def _reason_key(message: str) -> str:
     """Group malformed-packet messages by kind: text before ':' with numbers elided."""
@@ -85,7 +77,7 @@ def _reason_key(message: str) -> str:
 
 
 class ParameterServer:
-    """One PS on one UDP socket. :meth:`serve` runs until ``stop`` is set or the duration ends."""
+    """One PS on one UDP socket. :meth:`run` serves until ``stop`` is set or the duration ends."""
 
     def __init__(self, cfg: PsConfig, stop: Optional[threading.Event] = None) -> None:
         self.cfg = cfg
@@ -100,7 +92,7 @@ class ParameterServer:
         self.ready = threading.Event()
         """Set once the socket is bound and the log is open (for in-process users)."""
 
-    def serve(self) -> dict[str, Any]:
+    def run(self) -> dict[str, Any]:
         """Receive, update, ACK and log until stopped; write and return the summary."""
         cfg = self.cfg
         log = JsonlLog(cfg.log_path, cfg.flush_s)

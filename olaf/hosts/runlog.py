@@ -23,6 +23,23 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, TextIO
 
 
+class OutputFiles:
+    """Mixin for a host's configuration with ``out_dir`` and ``name`` attributes."""
+
+    out_dir: Path
+    name: str
+
+    @property
+    def log_path(self) -> Path:
+        """``out_dir/name.jsonl``."""
+        return Path(self.out_dir) / f"{self.name}.jsonl"
+
+    @property
+    def summary_path(self) -> Path:
+        """``out_dir/name.summary.json``."""
+        return Path(self.out_dir) / f"{self.name}.summary.json"
+
+
 class JsonlLog:
     """Append JSON records to a file, one a line; flushed at most every ``flush_s`` seconds.
 

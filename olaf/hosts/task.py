@@ -8,15 +8,24 @@ time-to-reward are meaningful.
 
 Environment (identical for all workers; fixed by ``task_seed``):
 
-* an episode draws a context ``s ~ N(0, I_G)`` (``G`` = number of weights =
-  gradient elements on the wire);
+* an episode draws a context ``s`` (``G`` = number of weights = gradient
+  elements on the wire) with ``E[s sᵀ] = I_G``: episodes come in blocks of
+  ``G``, a block's contexts being the rows of ``√G·Q·D`` — ``Q`` a random
+  orthogonal matrix drawn once per worker, ``D`` a fresh diagonal of random
+  signs per block (stratified sampling: within a block the contexts are
+  orthogonal, so a block's mean of ``(s·v)²`` is exactly ``‖v‖²`` for any
+  ``v``; this removes the context noise from the mean reward — with i.i.d.
+  Gaussian contexts a batch's mean reward varies by ``√(2/B)``, which for
+  ``B = 1024`` exceeds the improvement of an accepted update, and the PS's
+  strict reward gating latches onto lucky batches);
 * the policy with weights ``w`` acts ``a ~ N(w·s, σ²)``;
 * the episode reward is ``r = −K·(a − w*·s)²`` with a hidden target
   ``w* ~ N(0, 0.3²·I_G)`` and reward scale ``K``.
 
 Expected reward: ``J(w) = −K·(‖w − w*‖² + σ²)``, at most ``−K·σ²``.
 
-Update (one per generation; ``B`` episodes): the pathwise (reparameterised)
+Update (one per generation; ``B`` episodes, rounded up to whole blocks of
+``G``): the pathwise (reparameterised)
 policy gradient ``g = mean_b(∂r_b/∂w) = mean_b(−2K·(a_b − w*·s_b)·s_b)``, an
 unbiased estimate of ``∇J(w)`` — the ascent direction the PS applies as
 ``w ← w + γ·g_a`` — and the reward ``mean_b(r_b)`` (the "mean reward of that
@@ -51,7 +60,7 @@ class TaskParams:
 
     Attributes:
         num_weights: ``G`` (≥ 1).
-        batch: episodes per update ``B`` (≥ 1).
+        batch: episodes per update ``B`` (≥ 1; rounded up to a multiple of ``G``).
         reward_scale: ``K`` (> 0).
         sigma: exploration standard deviation ``σ`` (> 0).
         task_seed: seed of the target ``w*``; workers of one training job share it.
@@ -80,8 +89,12 @@ class BanditTask:
 
     def __init__(self, params: TaskParams, rng: np.random.Generator) -> None:
         self.params = params
-        self.target = np.random.default_rng(params.task_seed).normal(0.0, TARGET_STD, params.num_weights)
+        g = params.num_weights
+        self.target = np.random.default_rng(params.task_seed).normal(0.0, TARGET_STD, g)
         self._rng = rng
+        q, r = np.linalg.qr(rng.standard_normal((g, g)))
+        self._basis = np.sqrt(g) * q * np.sign(np.diag(r))  # Haar-random orthogonal, scaled
+        self.blocks = -(-params.batch // g)
 
     def initial_weights(self, rng: np.random.Generator) -> np.ndarray:
         """A worker's initial weights, ``N(0, 0.05²)`` per element, shape ``(G,)``."""
@@ -95,12 +108,14 @@ class BanditTask:
     def rollout(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``B`` episodes with policy ``w`` (shape ``(G,)``).
 
-        Returns ``(rewards, grads)``: shapes ``(B,)`` and ``(B, G)``, the episode
+        Returns ``(rewards, grads)``: shapes ``(n,)`` and ``(n, G)`` (``n`` = ``B``
+        rounded up to a multiple of ``G``), the episode
         rewards and each episode's ``∂r/∂w`` (see module docstring).
         """
         p = self.params
-        s = self._rng.standard_normal((p.batch, p.num_weights))
-        err = s @ (w - self.target) + p.sigma * self._rng.standard_normal(p.batch)
+        signs = self._rng.choice(np.array([-1.0, 1.0]), size=(self.blocks, 1, p.num_weights))
+        s = (self._basis[None, :, :] * signs).reshape(-1, p.num_weights)
+        err = s @ (w - self.target) + p.sigma * self._rng.standard_normal(s.shape[0])
         rewards = -p.reward_scale * err**2
         grads = (-2.0 * p.reward_scale * err)[:, None] * s
         return rewards, grads

@@ -65,7 +65,7 @@ from typing import Any, Optional
 import numpy as np
 
 from olaf.fixedpoint import GRAD_FRAC_BITS, grads_to_fixed, reward_from_fixed, reward_to_fixed, INT32_MIN
-from olaf.hosts.runlog import JsonlLog, wait_until, write_json
+from olaf.hosts.runlog import JsonlLog, OutputFiles, wait_until, write_json
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import BanditTask, Experience, TaskParams
 from olaf.hosts.txcontrol import TransmissionControl, TxParams
@@ -78,7 +78,7 @@ SENT_MEMORY = 4096
 
 
 @dataclass(frozen=True)
-class WorkerConfig:
+class WorkerConfig(OutputFiles):
     """Worker options (``olaf worker``); see the module docstring for their use.
 
     Attributes:
@@ -113,14 +113,6 @@ class WorkerConfig:
     linger_ms: float = 500.0
     out_dir: Path = Path(".")
     name: str = "worker"
-
-    @property
-    def log_path(self) -> Path:
-        return Path(self.out_dir) / f"{self.name}.jsonl"
-
-    @property
-    def summary_path(self) -> Path:
-        return Path(self.out_dir) / f"{self.name}.summary.json"
 
 
 class Worker:
