@@ -104,7 +104,7 @@ class GlobalModel:
     def _set_weights(self, w: np.ndarray) -> None:
         self.weights = np.clip(w, W_MIN, W_MAX)
         # round half to even, as olaf.fixedpoint.to_fixed
-        self._ack_weights = tuple(int(x) for x in np.rint(self.weights * _SCALE))
+        self._ack_weights = tuple(np.rint(self.weights * _SCALE).astype(np.int64).tolist())
 
     def ack_weights(self) -> tuple[int, ...]:
         """The global weights as Q7.24 elements for an ACK (empty before INIT)."""

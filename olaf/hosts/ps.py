@@ -40,7 +40,7 @@ from typing import Any, Optional
 from olaf.fixedpoint import reward_from_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome
 from olaf.hosts.runlog import JsonlLog, OutputFiles, write_json
-from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, ack_layer, parse_update, update_is_init
+from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
 
 RECV_BUF = 65535
 
@@ -147,11 +147,11 @@ class ParameterServer:
                    "init": init, "outcome": outcome.value, "global_reward": self.model.global_reward()})
         if outcome is Outcome.WRONG_SIZE:
             return
-        ack = ack_layer(cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count,
-                        global_reward=self.model.global_reward_fixed(), gen_ts=u.gen_ts,
-                        weights=self.model.ack_weights())
+        ack = encode_ack(cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count,
+                         global_reward=self.model.global_reward_fixed(), gen_ts=u.gen_ts,
+                         weights=self.model.ack_weights())
         try:
-            self.sock.sendto(bytes(ack), (src, self.cfg.ack_port))
+            self.sock.sendto(ack, (src, self.cfg.ack_port))
             self.counters["acks_sent"] += 1
         except OSError:
             self.counters["ack_errors"] += 1

@@ -172,7 +172,8 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "ps": {"log": str(run.ps_path), "inits": run.ps_inits, "malformed": run.ps_malformed,
                "clean_stop": run.ps_stopped},
         "workers": {"count": len(run.workers), "unattributed": [w.name for w in unattributed],
-                    "without_stop_record": [w.name for w in run.workers if not w.stopped]},
+                    "without_stop_record": [w.name for w in run.workers if not w.stopped],
+                    "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0}},
         "run": run.run_meta,
         "switch": run.switch,
     }

@@ -52,6 +52,8 @@ class WorkerLog:
     sent_ts: list[int] = field(default_factory=list)
     exp_rewards: list[tuple[int, float]] = field(default_factory=list)
     stopped: bool = False
+    late_start_ms: float = 0.0
+    """How long after its ``--start-at-ns`` the process came up (0 if on time or none given)."""
 
     @property
     def sent(self) -> int:
@@ -77,6 +79,8 @@ def _load_worker(path: Path, records: list[dict]) -> WorkerLog:
     start = records[0]
     w = WorkerLog(name=start.get("name", path.stem), path=path, cluster_id=start.get("cluster_id"),
                   t0_ns=start.get("t0_ns"), gen_end_ns=None)
+    if start.get("start_at_ns") is not None:
+        w.late_start_ms = max(start["t_ns"] - start["start_at_ns"], 0) / 1e6
     learned = None
     last_gen = None
     stop_ns = None

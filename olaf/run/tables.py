@@ -40,6 +40,9 @@ def summary_table(summary: dict[str, Any], title: str = "Per-cluster results") -
         extra.append(f"time to reward {summary['params']['reward_target']}: {ov['time_to_reward_ms'] / 1000:.2f} s")
     if ov.get("final_global_reward") is not None:
         extra.append(f"final global reward {ov['final_global_reward']:.3f}")
+    late = summary["workers"]["late_start_ms"]
+    if late:
+        extra.append(f"{len(late)} worker(s) started after --start-at-ns (max {max(late.values()):.0f} ms late)")
     t.caption += "; " + "; ".join(extra)
     return t
 
