@@ -32,6 +32,10 @@ vectors: $(STAMP) ## Regenerate tests/vectors from the reference model
 	$(VENV)/bin/olaf vectors generate --out tests/vectors
 	$(VENV)/bin/olaf vectors check tests/vectors
 
+.PHONY: bench
+bench: $(STAMP) ## Measure PS throughput against a raw UDP echo on loopback
+	$(PY) bench/ps_throughput.py
+
 .PHONY: clean
 clean: ## Remove build outputs (keeps .venv)
 	rm -rf build .pytest_cache .hypothesis

@@ -32,6 +32,17 @@ def _pyplot():
     return plt
 
 
+def _save(fig, ax, path: Path | str, legend: bool = True) -> Path:
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    fig.clf()
+    _pyplot().close(fig)
+    return Path(path)
+
+
 def plot_aom(by_cluster: Mapping[int, list[Delivery]], t_start_ns: int, t_end_ns: int, path: Path | str) -> Path:
     """AoM sawtooth per cluster over ``[t_start_ns, t_end_ns]``, saved to ``path``."""
     plt = _pyplot()
@@ -43,13 +54,7 @@ def plot_aom(by_cluster: Mapping[int, list[Delivery]], t_start_ns: int, t_end_ns
     ax.set_xlabel("time since start (s)")
     ax.set_ylabel("AoM (ms)")
     ax.set_title("Age of Model at the PS")
-    ax.grid(alpha=0.3)
-    if 0 < len(by_cluster) <= LEGEND_MAX:
-        ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _save(fig, ax, path, legend=0 < len(by_cluster) <= LEGEND_MAX)
 
 
 def plot_aggregations_cdf(runs: Mapping[str, list[Delivery]], path: Path | str) -> Path:
@@ -63,12 +68,7 @@ def plot_aggregations_cdf(runs: Mapping[str, list[Delivery]], path: Path | str) 
     ax.set_xlabel("aggregations per delivered update")
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _save(fig, ax, path)
 
 
 def plot_reward(run: RunData, t_start_ns: int, path: Path | str) -> Path:
@@ -85,9 +85,4 @@ def plot_reward(run: RunData, t_start_ns: int, path: Path | str) -> Path:
         ax.plot((t - t_start_ns) / 1e9, j, ".", ms=1.5, alpha=0.4, label="expected reward of worker weights")
     ax.set_xlabel("time since start (s)")
     ax.set_ylabel("reward")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return _save(fig, ax, path)
