@@ -42,8 +42,8 @@ def test_ps_workers_report(tmp_path):
     ps = subprocess.Popen(OLAF + ["ps", "--bind", ip(100), "--out-dir", str(run), "--flush-ms", "50"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert poll(lambda: (run / "ps.jsonl").exists(), 20)  # the PS is bound before any INIT is sent
-    t0 = time.time_ns() + 2_000_000_000
-    common = ["--ps", ip(100), "--start-at-ns", str(t0), "--period-ms", "20", "--jitter-ms", "5",
+    go = tmp_path / "go"
+    common = ["--ps", ip(100), "--start-file", str(go), "--period-ms", "20", "--jitter-ms", "5",
               "--grads", "16", "--out-dir", str(run), "--linger-ms", "300"]
     workers = []
     for i, cluster in enumerate([0, 0, 1, 1], start=1):
@@ -53,6 +53,11 @@ def test_ps_workers_report(tmp_path):
                     "--seed", str(i), "--duration", duration, "--name", f"w{i}"] + common,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     try:
+        # as a harness does: once every worker is up (start record written), give the common start
+        assert poll(lambda: all((run / f"w{i}.jsonl").exists() for i in range(1, 5)), 30)
+        t0 = time.time_ns() + 300_000_000
+        (tmp_path / "go.tmp").write_text(str(t0))
+        (tmp_path / "go.tmp").rename(go)
         for w in workers[:3]:
             assert w.wait(timeout=30) == 0, w.stderr.read()
         # the long-running worker stops cleanly on SIGTERM: log flushed, summary written, exit 0
@@ -78,11 +83,13 @@ def test_ps_workers_report(tmp_path):
         assert 55 <= s["generated"] <= 90 and s["sent"] == s["generated"]  # 1.5 s at 20 ms +- 5 ms
         assert s["acks_own"] == s["sent"] + s["init_sent"]
 
-    # the window a harness states: while all of w1-w3 generate (on a busy machine a worker may
-    # start after --start-at-ns: its t0 is then its start). Without it the window would run to
-    # w4's SIGTERM and cluster 0 would age meanwhile.
-    starts = [json.loads((run / f"w{i}.jsonl").read_text().splitlines()[0])["t0_ns"] for i in (1, 2, 3)]
-    (run / "run.json").write_text(json.dumps({"t_start_ns": max(starts), "t_end_ns": min(starts) + 1_500_000_000}))
+    # the window a harness states: the common start and the end of w1-w3's schedules (without
+    # it the window would run to w4's SIGTERM and cluster 0 would age meanwhile)
+    gos = [json.loads(line) for i in (1, 2, 3) for line in (run / f"w{i}.jsonl").read_text().splitlines()
+           if '"ev":"go"' in line]
+    assert [g["requested_t0_ns"] for g in gos] == [t0] * 3
+    assert all(g["t0_ns"] == t0 for g in gos), "a worker got going after the start it was given"
+    (run / "run.json").write_text(json.dumps({"t_start_ns": t0, "t_end_ns": t0 + 1_500_000_000}))
     r = subprocess.run(OLAF + ["report", str(run), "--k", "5"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     rep = json.loads((run / "summary.json").read_text())
@@ -92,7 +99,7 @@ def test_ps_workers_report(tmp_path):
         assert c["aggregated"] == 0 and c["dropped"] == 0
         assert 0 < c["aom_avg_ms"] < 100 and c["aom_peak_ms"] is not None
     assert 0.5 < rep["overall"]["jain_fairness"] <= 1.0
-    assert set(rep["workers"]["late_start_ms"]) <= {"w1", "w2", "w3", "w4"} and not rep["workers"]["unattributed"]
+    assert rep["workers"]["late_start_ms"] == {} and not rep["workers"]["unattributed"]
     # learning happened: the PS accepted updates and its global reward rose
     ups = [json.loads(line) for line in (run / "ps.jsonl").read_text().splitlines()]
     rewards = [u["global_reward"] for u in ups if u.get("ev") == "update" and u["global_reward"] is not None]

@@ -19,8 +19,9 @@ def write_jsonl(path, records):
 
 
 def worker_log(path, name, cluster_id, sent_at, skipped_at=(), learned=None):
-    recs = [{"ev": "start", "role": "worker", "t_ns": 0, "name": name, "t0_ns": 0, "cluster_id": cluster_id,
-             "schedule": {"duration_s": None}}]
+    recs = [{"ev": "start", "role": "worker", "t_ns": 0, "name": name, "cluster_id": cluster_id,
+             "schedule": {"duration_s": None}},
+            {"ev": "go", "t_ns": 0, "t0_ns": 0, "requested_t0_ns": 0}]
     gens = sorted([(t, True) for t in sent_at] + [(t, False) for t in skipped_at])
     for i, (t, sent) in enumerate(gens):
         recs.append({"ev": "gen", "t_ns": t * MS, "idx": i, "sent": sent, "exp_reward": -1.0})

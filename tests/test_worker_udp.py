@@ -9,10 +9,12 @@ real ACKs and real timers.
 import json
 import socket
 import threading
+import time
 
 import numpy as np
 import pytest
 
+from olaf.hosts.runlog import StartFileError
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import BanditTask, TaskParams
 from olaf.hosts.txcontrol import TxParams
@@ -109,3 +111,40 @@ def test_uncongested_or_disabled_sends_everything(tmp_path, status, tx, reason):
     s, log, _ = run_worker(tmp_path, status, tx, updates=40)
     assert s["sent"] == s["generated"] == 40 and s["skipped"] == 0
     assert {g["reason"] for g in log if g["ev"] == "gen"} <= {reason, "no_status"}
+
+
+def test_start_at_and_start_file(tmp_path):
+    ip = loopback_net()
+    t_req = time.time_ns() + 200_000_000
+    sched = ScheduleSpec(period_ms=5, max_updates=3)
+    w = Worker(WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=sched, start_at_ns=t_req, linger_ms=0,
+                            out_dir=tmp_path, name="a"))
+    s = w.run()
+    go = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()][1]
+    assert go["ev"] == "go" and go["requested_t0_ns"] == t_req and go["t0_ns"] == t_req <= go["t_ns"]
+    assert s["generated"] == 3 and s["t0_ns"] == t_req
+
+    # a start file with garbage: clear error, log and summary still written
+    (tmp_path / "go").write_text("soon")
+    w = Worker(WorkerConfig(ps_ip=ip(100), bind_ip=ip(2), schedule=sched, start_file=tmp_path / "go",
+                            out_dir=tmp_path, name="b"))
+    with pytest.raises(StartFileError, match="integer"):
+        w.run()
+    assert json.loads((tmp_path / "b.summary.json").read_text())["stop_reason"] == "bad_start_file"
+
+    # stopped while waiting for a start file that never comes: clean stop, nothing generated
+    stop = threading.Event()
+    w = Worker(WorkerConfig(ps_ip=ip(100), bind_ip=ip(3), schedule=sched, start_file=tmp_path / "never",
+                            out_dir=tmp_path, name="c"), stop)
+    with running(w.run) as out:
+        assert poll_file(tmp_path / "c.jsonl")
+        stop.set()
+    assert out["result"]["stop_reason"] == "signal" and out["result"]["generated"] == 0
+
+
+def poll_file(path, timeout_s=5.0):
+    ev = threading.Event()
+    deadline = time.monotonic() + timeout_s
+    while not path.exists() and time.monotonic() < deadline:
+        ev.wait(0.02)
+    return path.exists()

@@ -10,7 +10,7 @@ import click
 
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.ps import ParameterServer, PsConfig
-from olaf.hosts.runlog import stop_on_signals
+from olaf.hosts.runlog import StartFileError, stop_on_signals
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
@@ -63,6 +63,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--updates", "max_updates", type=click.IntRange(min=1), help="Generate this many updates.")
 @click.option("--start-at-ns", type=click.IntRange(min=0),
               help="Common start time t0, CLOCK_REALTIME ns (e.g. $(date +%s%N) + 2e9); default: now.")
+@click.option("--start-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Wait until this file exists, then start at the time in it (CLOCK_REALTIME ns; empty: now). "
+                   "Write it atomically once all processes are up (their logs have a start record).")
 @click.option("--grads", "num_grads", type=click.IntRange(1, MAX_G), default=32, show_default=True,
               help="Gradient elements G per update (> 361 needs 9000 B jumbo frames).")
 @click.option("--batch", type=click.IntRange(min=1), default=1024, show_default=True,
@@ -95,7 +98,7 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help="Directory for NAME.jsonl (log) and NAME.summary.json.")
 @click.option("--name", help="File name stem of the log and summary [default: worker-<bind IP>].")
 def worker_cmd(ps_addr, bind_ip, period_ms, jitter_ms, trace_file, trace_scale, duration_s, max_updates,
-               start_at_ns, num_grads, batch, reward_scale, sigma, task_seed, seed, tc, tc_delta_t_ms,
+               start_at_ns, start_file, num_grads, batch, reward_scale, sigma, task_seed, seed, tc, tc_delta_t_ms,
                tc_v_per_s, tc_q_max, cluster_id, worker_id, init_retry_ms, linger_ms, out_dir, name) -> None:
     """A DRL worker: sends Olaf updates to the PS, receives ACKs, optional transmission control.
 
@@ -119,6 +122,8 @@ def worker_cmd(ps_addr, bind_ip, period_ms, jitter_ms, trace_file, trace_scale, 
             raise click.BadParameter(str(e), param_hint="--trace") from None
     elif duration_s is None and max_updates is None:
         raise click.UsageError("say how long to run: --duration SECONDS or --updates N (or use --trace FILE).")
+    if start_file is not None and start_at_ns is not None:
+        raise click.UsageError("--start-file and --start-at-ns both set the start; give one of them.")
     try:
         schedule = ScheduleSpec(period_ms=period_ms, jitter_ms=jitter_ms, trace_ms=trace_ms,
                                 trace_scale=trace_scale, duration_s=duration_s, max_updates=max_updates)
@@ -129,9 +134,12 @@ def worker_cmd(ps_addr, bind_ip, period_ms, jitter_ms, trace_file, trace_scale, 
         task=TaskParams(num_weights=num_grads, batch=batch, reward_scale=reward_scale, sigma=sigma,
                         task_seed=task_seed),
         tx=TxParams(enabled=tc, delta_t_ms=tc_delta_t_ms, v_per_s=tc_v_per_s, q_max=tc_q_max),
-        seed=seed, cluster_id=cluster_id, worker_id=worker_id, start_at_ns=start_at_ns,
+        seed=seed, cluster_id=cluster_id, worker_id=worker_id, start_at_ns=start_at_ns, start_file=start_file,
         init_retry_ms=init_retry_ms, linger_ms=linger_ms, out_dir=out_dir, name=name or f"worker-{bind_ip}")
-    s = _run_until_signal(lambda stop: Worker(cfg, stop), f"worker ({bind_ip}:{cfg.ack_port})")
+    try:
+        s = _run_until_signal(lambda stop: Worker(cfg, stop), f"worker ({bind_ip}:{cfg.ack_port})")
+    except StartFileError as e:
+        raise click.ClickException(str(e)) from None
     click.echo(f"{cfg.name}: generated {s['generated']}, sent {s['sent']}, skipped {s['skipped']}, "
                f"acks {s['acks']} ({s['stop_reason']}); log {cfg.log_path}", err=True)
 

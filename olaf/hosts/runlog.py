@@ -109,6 +109,31 @@ def stop_on_signals(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
+class StartFileError(ValueError):
+    """A start file whose content is not a CLOCK_REALTIME time in ns."""
+
+
+def wait_for_start_file(path: Path | str, stop: threading.Event) -> Optional[int]:
+    """Wait until ``path`` exists; return the integer (ns) in it, ``time.time_ns()`` if it is
+    empty, None if ``stop`` was set first.
+
+    Raises:
+        StartFileError: the file holds something else than an integer.
+    """
+    path = Path(path)
+    while not stop.is_set():
+        if path.exists():
+            text = path.read_text().strip()
+            if not text:
+                return time.time_ns()
+            try:
+                return int(text)
+            except ValueError:
+                raise StartFileError(f"start file {path} must hold a time in ns (an integer), got {text[:40]!r}") from None
+        stop.wait(0.02)
+    return None
+
+
 def wait_until(t_ns: int, stop: threading.Event) -> bool:
     """Sleep until ``time.time_ns() ≥ t_ns`` or ``stop`` is set; True if the time came."""
     while not stop.is_set():

@@ -5,8 +5,12 @@ and sends its updates from that socket to the PS (``IP:50100``).
 
 Life of a worker (all times ``CLOCK_REALTIME`` ns):
 
-1. waits until its start ``t0`` (``start_at_ns``; now if that is absent or
-   already past — the start record keeps both);
+1. writes its ``start`` record (it is up and bound: a harness can wait for
+   these), then waits for its start ``t0``: ``start_at_ns``, or the time written
+   into ``start_file`` once that file appears (a harness writes it when every
+   process is up, so that slow process start-up on a busy machine does not eat
+   into the run), or now; a ``go`` record gives ``t0`` (never earlier than the
+   moment the worker got there);
 2. sends an **INIT** update (flag INIT, ``seq`` 0) carrying its initial
    weights (paper §2.1) and repeats it every ``init_retry_ms`` until an ACK
    carrying the global weights arrives;
@@ -30,6 +34,7 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
 
 Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`), records after ``start``:
 
+* ``{"ev": "go", "t_ns", "t0_ns", "requested_t0_ns"}`` — the start;
 * ``{"ev": "init", "t_ns", "retry"}`` — an INIT sent;
 * ``{"ev": "gen", "t_ns", "idx", "late_ms", "sent", "seq", "reward", "folded",
   "exp_reward", "reason", "p_send", "draw", "delta_hat_ms", "N", "q_max"}`` —
@@ -65,7 +70,7 @@ from typing import Any, Optional
 import numpy as np
 
 from olaf.fixedpoint import GRAD_FRAC_BITS, grads_to_fixed, reward_from_fixed, reward_to_fixed, INT32_MIN
-from olaf.hosts.runlog import JsonlLog, OutputFiles, wait_until, write_json
+from olaf.hosts.runlog import JsonlLog, OutputFiles, StartFileError, wait_for_start_file, wait_until, write_json
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import BanditTask, Experience, TaskParams
 from olaf.hosts.txcontrol import TransmissionControl, TxParams
@@ -93,6 +98,8 @@ class WorkerConfig(OutputFiles):
             control on does not change the schedule or the episodes).
         cluster_id, worker_id: header values (uint16) when no switch stamps them.
         start_at_ns: ``t0`` (CLOCK_REALTIME ns), None = start now.
+        start_file: wait until this file exists, then take ``t0`` from it (an
+            integer, CLOCK_REALTIME ns; empty = now); replaces ``start_at_ns``.
         init_retry_ms: INIT repetition period until the model is acknowledged.
         linger_ms: time to keep receiving ACKs after the last generation.
         out_dir, name: log ``out_dir/name.jsonl``, summary ``out_dir/name.summary.json``.
@@ -109,6 +116,7 @@ class WorkerConfig(OutputFiles):
     cluster_id: Optional[int] = None
     worker_id: Optional[int] = None
     start_at_ns: Optional[int] = None
+    start_file: Optional[Path] = None
     init_retry_ms: float = 1000.0
     linger_ms: float = 500.0
     out_dir: Path = Path(".")
@@ -138,6 +146,7 @@ class Worker:
         self.sock.bind((cfg.bind_ip, cfg.ack_port))
         self._log: Optional[JsonlLog] = None
         self._last_init_ns = 0
+        self.gen_end: Optional[int] = None
 
     # -- sending -------------------------------------------------------------
 
@@ -245,48 +254,81 @@ class Worker:
         assert self._log is not None
         self._log.write(rec)
 
+    def _wait_for_start(self) -> Optional[tuple[int, int]]:
+        """``(requested t0, actual t0)`` once the start has come, None if stopped first.
+
+        Raises StartFileError for a start file that does not hold an integer.
+        """
+        cfg = self.cfg
+        requested = cfg.start_at_ns
+        if cfg.start_file is not None:
+            requested = wait_for_start_file(cfg.start_file, self.stop)
+            if requested is None:
+                return None
+        arrived = time.time_ns()
+        if requested is None:
+            requested = arrived
+        if not wait_until(requested, self.stop):
+            return None
+        return requested, max(requested, arrived)
+
+    def _generate_all(self, t0: int) -> None:
+        """INIT, then the schedule from ``t0``; sets ``self.gen_end``."""
+        cfg = self.cfg
+        init_gen_ts = t_due = t_gen = time.time_ns()
+        self._send_init(init_gen_ts, retry=False)
+        self._last_init_ns = init_gen_ts
+        end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
+        for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
+            # keep the nominal chain (no drift from compute time) unless the last
+            # generation ended after this one was due: then re-anchor, no burst
+            t_due = t_due + gap if t_due + gap >= t_gen else t_gen + gap
+            if end is not None and t_due >= end:
+                break
+            self._pump_until(t_due, init_gen_ts)
+            if self.stop.is_set():
+                break
+            t_gen = self._generate(idx, t_due)
+        self.gen_end = time.time_ns()
+        self._pump_until(self.gen_end + int(cfg.linger_ms * 1e6), init_gen_ts)
+
     def run(self) -> dict[str, Any]:
-        """Run the worker (see the module docstring); write and return the summary."""
+        """Run the worker (see the module docstring); write and return the summary.
+
+        Raises:
+            StartFileError: the start file does not hold an integer (the log
+                and summary are still written).
+        """
         cfg = self.cfg
         self._log = JsonlLog(cfg.log_path, flush_s=0)
-        now = time.time_ns()
-        t0 = now if cfg.start_at_ns is None else max(cfg.start_at_ns, now)
-        self._log_write({"ev": "start", "role": "worker", "t_ns": now, "name": cfg.name,
-                         "t0_ns": t0, "start_at_ns": cfg.start_at_ns, "bind": cfg.bind_ip, "ps": f"{cfg.ps_ip}:{cfg.ps_port}",
+        self._log_write({"ev": "start", "role": "worker", "t_ns": time.time_ns(), "name": cfg.name,
+                         "start_at_ns": cfg.start_at_ns, "start_file": None if cfg.start_file is None else str(cfg.start_file),
+                         "bind": cfg.bind_ip, "ps": f"{cfg.ps_ip}:{cfg.ps_port}",
                          "cluster_id": cfg.cluster_id, "worker_id": cfg.worker_id, "seed": cfg.seed,
                          "schedule": cfg.schedule.describe(), "task": asdict(cfg.task), "tx": asdict(cfg.tx)})
         reason = "signal"
-        gen_end = None
+        t0 = None
         try:
-            if wait_until(t0, self.stop):
-                init_gen_ts = t_due = t_gen = time.time_ns()
-                self._send_init(init_gen_ts, retry=False)
-                self._last_init_ns = init_gen_ts
-                end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
-                for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
-                    # keep the nominal chain (no drift from compute time) unless the last
-                    # generation ended after this one was due: then re-anchor, no burst
-                    t_due = t_due + gap if t_due + gap >= t_gen else t_gen + gap
-                    if end is not None and t_due >= end:
-                        break
-                    self._pump_until(t_due, init_gen_ts)
-                    if self.stop.is_set():
-                        break
-                    t_gen = self._generate(idx, t_due)
+            started = self._wait_for_start()
+            if started is not None:
+                requested, t0 = started
+                self._log_write({"ev": "go", "t_ns": time.time_ns(), "t0_ns": t0, "requested_t0_ns": requested})
+                self._generate_all(t0)
                 if not self.stop.is_set():
                     reason = "schedule_end"
-                gen_end = time.time_ns()
-                self._pump_until(gen_end + int(cfg.linger_ms * 1e6), init_gen_ts)
+        except StartFileError:
+            reason = "bad_start_file"
+            raise
         finally:
             self.sock.close()
             t_stop = time.time_ns()
-            summary = self.summary(t0, gen_end, t_stop, reason)
+            summary = self.summary(t0, self.gen_end, t_stop, reason)
             self._log_write({"ev": "stop", "t_ns": t_stop, "reason": reason})
             self._log.close()
             write_json(cfg.summary_path, summary)
         return summary
 
-    def summary(self, t0: int, gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
+    def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content)."""
         c = self.counters
         keys = ["generated", "sent", "skipped", "init_sent", "send_errors", "acks", "acks_own",

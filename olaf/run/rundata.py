@@ -36,6 +36,7 @@ class RunDirError(ValueError):
 class WorkerLog:
     """What the report needs from one worker's log.
 
+    ``t0_ns``: its start (``go`` record), None if it never started;
     ``sent_ts``: ``gen_ts`` (ns) of every sent update; ``exp_rewards``:
     ``(t_ns, expected reward of the weights used)`` per generation;
     ``gen_end_ns``: end of its generation phase — ``t0 + duration`` if it had a
@@ -53,7 +54,7 @@ class WorkerLog:
     exp_rewards: list[tuple[int, float]] = field(default_factory=list)
     stopped: bool = False
     late_start_ms: float = 0.0
-    """How long after its ``--start-at-ns`` the process came up (0 if on time or none given)."""
+    """How long after its requested start (``--start-at-ns`` or start file) it got going."""
 
     @property
     def sent(self) -> int:
@@ -78,15 +79,16 @@ class RunData:
 def _load_worker(path: Path, records: list[dict]) -> WorkerLog:
     start = records[0]
     w = WorkerLog(name=start.get("name", path.stem), path=path, cluster_id=start.get("cluster_id"),
-                  t0_ns=start.get("t0_ns"), gen_end_ns=None)
-    if start.get("start_at_ns") is not None:
-        w.late_start_ms = max(start["t_ns"] - start["start_at_ns"], 0) / 1e6
+                  t0_ns=None, gen_end_ns=None)
     learned = None
     last_gen = None
     stop_ns = None
     for r in records[1:]:
         ev = r.get("ev")
-        if ev == "gen":
+        if ev == "go":
+            w.t0_ns = r["t0_ns"]
+            w.late_start_ms = (r["t0_ns"] - r["requested_t0_ns"]) / 1e6
+        elif ev == "gen":
             w.generated += 1
             last_gen = r["t_ns"]
             w.exp_rewards.append((r["t_ns"], r["exp_reward"]))

@@ -42,7 +42,7 @@ def summary_table(summary: dict[str, Any], title: str = "Per-cluster results") -
         extra.append(f"final global reward {ov['final_global_reward']:.3f}")
     late = summary["workers"]["late_start_ms"]
     if late:
-        extra.append(f"{len(late)} worker(s) started after --start-at-ns (max {max(late.values()):.0f} ms late)")
+        extra.append(f"{len(late)} worker(s) started after their requested start (max {max(late.values()):.0f} ms late)")
     t.caption += "; " + "; ".join(extra)
     return t
 
