@@ -71,6 +71,10 @@ build: $(BUILD)/olaf.json $(BUILD)/olaf_queue.so ## Compile the P4 program and t
 ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (root)
 	$(PY) -m olaf.ptf_runner --build $(BUILD) --test-dir ptf_tests
 
+.PHONY: bench
+bench: $(STAMP) ## Measure PS throughput against a raw UDP echo on loopback
+	$(PY) bench/ps_throughput.py
+
 .PHONY: clean
 clean: ## Remove build outputs (keeps .venv)
 	rm -rf build .pytest_cache .hypothesis

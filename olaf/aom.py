@@ -70,9 +70,15 @@ def sawtooth(
     Returns two int64 arrays ``(t_ns, age_ns)`` of equal length; a refresh at
     ``t`` appears twice (age before and after the jump). The curve runs from
     ``t_start_ns`` (or the first reception) to ``t_end_ns`` (default: last
-    reception). Raises ValueError with no deliveries or ``t_end_ns`` before the start.
+    reception). With ``t_start_ns`` and ``t_end_ns`` a cluster that received
+    nothing has a defined AoM (it ages from the start over the whole window).
+    Raises ValueError with no deliveries and no window, or ``t_end_ns`` before
+    the start.
     """
-    ds = _sorted(deliveries)
+    ds = sorted(deliveries, key=lambda d: d.t_ns)
+    if not ds and (t_start_ns is None or t_end_ns is None):
+        raise ValueError("no deliveries: AoM is undefined before the first reception "
+                         "(give t_start_ns and t_end_ns for a window)")
     g0 = None if t_start_ns is None else (t_start_ns if initial_gen_ts_ns is None else initial_gen_ts_ns)
     t0 = ds[0].t_ns if t_start_ns is None else t_start_ns
     t_end = ds[-1].t_ns if t_end_ns is None else t_end_ns
@@ -128,9 +134,10 @@ def peak_aoms(
 ) -> list[tuple[int, int]]:
     """``(t_ns, peak_ns)`` for every reception that refreshes the model.
 
-    The first reception has a peak only when ``t_start_ns`` gives an initial age.
+    The first reception has a peak only when ``t_start_ns`` gives an initial age
+    (then no deliveries give no peaks rather than an error).
     """
-    ds = _sorted(deliveries)
+    ds = _sorted(deliveries) if t_start_ns is None else sorted(deliveries, key=lambda d: d.t_ns)
     g = None if t_start_ns is None else (t_start_ns if initial_gen_ts_ns is None else initial_gen_ts_ns)
     peaks = []
     for t, g_new in _refreshes(ds, g):

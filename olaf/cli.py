@@ -1,4 +1,4 @@
-"""The ``olaf`` command: vector tools (and, as they land, the verifier and runs)."""
+"""The ``olaf`` command: vector tools, the host programs (worker, PS) and the run report."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from olaf import vectors as vec
+from olaf.hosts.commands import ps_cmd, worker_cmd
+from olaf.run.commands import report_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -56,6 +58,11 @@ def check(paths: tuple[Path, ...]) -> None:
             click.echo(f"ok    {f}")
     click.echo(f"{len(files) - failed}/{len(files)} vector files match the reference model")
     sys.exit(1 if failed else 0)
+
+
+main.add_command(worker_cmd)
+main.add_command(ps_cmd)
+main.add_command(report_cmd)
 
 
 if __name__ == "__main__":

@@ -49,8 +49,10 @@ class Update:
         _check_range("gen_ts", self.gen_ts, 0, UINT64_MAX)
         if not isinstance(self.grads, tuple):
             object.__setattr__(self, "grads", tuple(self.grads))
-        for i, g in enumerate(self.grads):
-            _check_range(f"grads[{i}]", g, INT32_MIN, INT32_MAX)
+        g = self.grads
+        if g and not (all(type(x) is int for x in g) and min(g) >= INT32_MIN and max(g) <= INT32_MAX):
+            for i, x in enumerate(g):  # slow path, only to name the bad element
+                _check_range(f"grads[{i}]", x, INT32_MIN, INT32_MAX)
 
     def with_(self, **changes: Any) -> "Update":
         """A copy with some fields changed (validated again)."""

@@ -19,10 +19,19 @@ aligned, so a 512-bit datapath adds whole 32-bit lanes.
 :class:`MalformedOlafPacket` naming what is wrong (short, bad length, unknown
 version, wrong message type). Scapy's own dissection stays lenient so that
 malformed packets can still be built and displayed in tests.
+
+Two codecs, one format: the scapy layers (:class:`OlafUpdate`, :class:`OlafAck`,
+:func:`update_layer`, :func:`ack_layer`) build and show whole frames for tests
+and PTF; the byte functions the hosts use per packet (:func:`encode_update`,
+:func:`encode_ack`, :func:`parse_update`, :func:`parse_ack`) pack and unpack with
+:mod:`struct`, about ten times faster than a scapy build or dissection (a PS
+must keep up with thousands of updates per second). ``tests/test_wire.py``
+checks that both produce and read the same bytes.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -73,6 +82,17 @@ UPDATE_FLAG_INIT = 0x01
 gradients. A switch forwards such an update without queueing it; the PS
 initialises the global model from the first one it receives."""
 
+_UPDATE_HDR = struct.Struct("!BBHHHIHiQ")
+"""version/msg_type, flags, num_grads, cluster_id, worker_id, seq, count, reward_sum, gen_ts (26 bytes)."""
+
+_ACK_HDR = struct.Struct("!BBHHHIHiQ3sH3s")
+"""version/msg_type, flags, num_weights, cluster_id, worker_id, seq, count, global_reward, gen_ts,
+queue_util, active_clusters, queue_size (34 bytes)."""
+
+MAX_ELEMENTS = (1 << 16) - 1
+"""Most gradient / weight elements a message can announce (16-bit count); scapy's
+default list limit (100) would otherwise reject longer models when dissecting."""
+
 MAX_QUEUE_UTIL = (1 << 24) - 1
 MAX_QUEUE_SIZE = (1 << 24) - 1
 MAX_ACTIVE_CLUSTERS = (1 << 16) - 1
@@ -97,7 +117,8 @@ class OlafUpdate(Packet):
         ShortField("count", 1),
         SignedIntField("reward_sum", 0),
         LongField("gen_ts", 0),
-        FieldListField("grads", [], SignedIntField("", 0), count_from=lambda p: p.num_grads),
+        FieldListField("grads", [], SignedIntField("", 0), count_from=lambda p: p.num_grads,
+                       max_count=MAX_ELEMENTS),
     ]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
@@ -122,7 +143,8 @@ class OlafAck(Packet):
         ThreeBytesField("queue_util", 0),
         ShortField("active_clusters", 0),
         ThreeBytesField("queue_size", 0),
-        FieldListField("weights", [], SignedIntField("", 0), count_from=lambda p: p.num_weights),
+        FieldListField("weights", [], SignedIntField("", 0), count_from=lambda p: p.num_weights,
+                       max_count=MAX_ELEMENTS),
     ]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
@@ -180,9 +202,19 @@ def update_layer(u: Update, *, version: int = PROTOCOL_VERSION, init: bool = Fal
     )
 
 
+def _elements(values: Sequence[int]) -> bytes:
+    return struct.pack(f"!{len(values)}i", *values)
+
+
 def encode_update(u: Update, *, init: bool = False) -> bytes:
-    """Olaf update bytes (UDP payload) for ``u`` (``init``: initial weights, flag INIT)."""
-    return bytes(update_layer(u, init=init))
+    """Olaf update bytes (UDP payload) for ``u`` (``init``: initial weights, flag INIT).
+
+    The same bytes as ``bytes(update_layer(u, init=init))``; ``u``'s fields are
+    already range-checked by :class:`~olaf.update.Update`.
+    """
+    hdr = _UPDATE_HDR.pack(PROTOCOL_VERSION << 4 | MSG_UPDATE, UPDATE_FLAG_INIT if init else 0, len(u.grads),
+                           u.cluster_id, u.worker_id, u.seq, u.count, u.reward_sum, u.gen_ts)
+    return hdr + _elements(u.grads)
 
 
 def update_is_init(data: bytes) -> bool:
@@ -219,6 +251,36 @@ def ack_layer(
     return ack
 
 
+def encode_ack(
+    *,
+    cluster_id: int,
+    worker_id: int,
+    seq: int,
+    count: int,
+    global_reward: int,
+    gen_ts: int,
+    weights: Sequence[int],
+    status: QueueStatus | None = None,
+) -> bytes:
+    """Olaf ACK bytes (UDP payload); the same bytes as ``bytes(ack_layer(...))``.
+
+    Raises:
+        ValueError: a field outside its wire range (uint16 ids and count,
+            uint32 seq, int32 reward and weights, uint64 gen_ts, 24/16-bit status).
+    """
+    flags, util, active, size = 0, 0, 0, 0
+    if status is not None:
+        flags, util, active, size = (ACK_FLAG_STATUS_VALID, status.queue_util, status.active_clusters,
+                                     status.queue_size)
+    try:
+        hdr = _ACK_HDR.pack(PROTOCOL_VERSION << 4 | MSG_ACK, flags, len(weights), cluster_id, worker_id, seq,
+                            count, global_reward, gen_ts, util.to_bytes(3, "big"), active,
+                            size.to_bytes(3, "big"))
+        return hdr + _elements(weights)
+    except (struct.error, OverflowError) as e:
+        raise ValueError(f"ACK field out of range: {e}") from None
+
+
 def _check_common(data: bytes, header_len: int, msg_type: int, what: str) -> int:
     """Validate version/type/length of an Olaf message; return its element count."""
     if len(data) < header_len:
@@ -250,18 +312,18 @@ def parse_update(data: bytes) -> Update:
         MalformedOlafPacket: short, length not matching ``num_grads``, unknown
             version, not an update, or ``count`` of zero.
     """
-    _check_common(data, UPDATE_HEADER_LEN, MSG_UPDATE, "update")
-    layer = OlafUpdate(data)
-    if layer.count == 0:
+    n = _check_common(data, UPDATE_HEADER_LEN, MSG_UPDATE, "update")
+    _, _, _, cluster_id, worker_id, seq, count, reward_sum, gen_ts = _UPDATE_HDR.unpack_from(data)
+    if count == 0:
         raise MalformedOlafPacket("update has count 0 (a worker sends count 1)")
     return Update(
-        cluster_id=layer.cluster_id,
-        worker_id=layer.worker_id,
-        seq=layer.seq,
-        count=layer.count,
-        reward_sum=layer.reward_sum,
-        gen_ts=layer.gen_ts,
-        grads=tuple(layer.grads),
+        cluster_id=cluster_id,
+        worker_id=worker_id,
+        seq=seq,
+        count=count,
+        reward_sum=reward_sum,
+        gen_ts=gen_ts,
+        grads=struct.unpack_from(f"!{n}i", data, UPDATE_HEADER_LEN),
     )
 
 
@@ -272,19 +334,20 @@ def parse_ack(data: bytes) -> Ack:
         MalformedOlafPacket: short, length not matching ``num_weights``,
             unknown version, or not an ACK.
     """
-    _check_common(data, ACK_HEADER_LEN, MSG_ACK, "ack")
-    layer = OlafAck(data)
+    n = _check_common(data, ACK_HEADER_LEN, MSG_ACK, "ack")
+    (_, flags, _, cluster_id, worker_id, seq, count, global_reward, gen_ts, util, active,
+     size) = _ACK_HDR.unpack_from(data)
     status = None
-    if int(layer.flags) & ACK_FLAG_STATUS_VALID:
-        status = QueueStatus(layer.queue_util, layer.active_clusters, layer.queue_size)
+    if flags & ACK_FLAG_STATUS_VALID:
+        status = QueueStatus(int.from_bytes(util, "big"), active, int.from_bytes(size, "big"))
     return Ack(
-        cluster_id=layer.cluster_id,
-        worker_id=layer.worker_id,
-        seq=layer.seq,
-        count=layer.count,
-        global_reward=layer.global_reward,
-        gen_ts=layer.gen_ts,
-        weights=tuple(layer.weights),
+        cluster_id=cluster_id,
+        worker_id=worker_id,
+        seq=seq,
+        count=count,
+        global_reward=global_reward,
+        gen_ts=gen_ts,
+        weights=struct.unpack_from(f"!{n}i", data, ACK_HEADER_LEN),
         status=status,
     )
 

@@ -84,3 +84,12 @@ def test_time_to_updates():
     assert time_to_updates(DS, 4) == 30
     assert time_to_updates(DS, 7) == 60
     assert time_to_updates(DS, 8) is None
+
+
+def test_starved_cluster_ages_over_the_window():
+    t, a = sawtooth([], 100, t_start_ns=40)
+    assert t.tolist() == [40, 100] and a.tolist() == [0, 60]
+    assert time_average_aom([], 100, t_start_ns=40) == pytest.approx(30.0)
+    assert peak_aoms([], t_start_ns=40) == [] and average_peak_aom([], t_start_ns=40) is None
+    with pytest.raises(ValueError, match="no deliveries"):
+        sawtooth([], 100)

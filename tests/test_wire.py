@@ -14,6 +14,7 @@ from olaf.wire import (
     MalformedOlafPacket,
     OlafAck,
     OlafUpdate,
+    ack_layer,
     QueueStatus,
     encode_update,
     parse_ack,
@@ -130,3 +131,52 @@ def test_init_flag():
     assert wire.update_is_init(encode_update(u, init=True))
     assert not wire.update_is_init(encode_update(u))
     assert parse_update(encode_update(u, init=True)) == u
+
+
+@pytest.mark.parametrize("n", [101, 361, 2236])
+def test_long_models_decode(n):
+    # the full 1500 B (361) and 9000 B (2236) MTU models, beyond scapy's default list limit of 100
+    u = Update(cluster_id=1, worker_id=2, seq=3, grads=tuple(range(-n // 2, n - n // 2)))
+    assert parse_update(encode_update(u)) == u
+    ack = parse_ack(bytes(ack_layer(cluster_id=1, worker_id=2, seq=3, count=1, global_reward=0,
+                                    gen_ts=5, weights=list(range(n)))))
+    assert ack.weights == tuple(range(n))
+
+
+# --- the struct codec (hosts, per packet) and the scapy layers (frames, PTF) agree byte for byte ---
+
+statuses = st.one_of(st.none(), st.builds(QueueStatus, st.integers(0, 2**24 - 1), st.integers(0, 2**16 - 1),
+                                          st.integers(0, 2**24 - 1)))
+
+
+@given(updates, st.booleans())
+def test_update_codecs_agree(u, init):
+    b = encode_update(u, init=init)
+    assert b == bytes(wire.update_layer(u, init=init))
+    layer = OlafUpdate(b)
+    assert (layer.cluster_id, layer.worker_id, layer.seq, layer.count, layer.reward_sum, layer.gen_ts,
+            tuple(layer.grads), int(layer.flags)) == (u.cluster_id, u.worker_id, u.seq, u.count, u.reward_sum,
+                                                      u.gen_ts, u.grads, int(init))
+
+
+@given(updates, statuses)
+def test_ack_codecs_agree(u, status):
+    kw = dict(cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count,
+              global_reward=u.reward_sum, gen_ts=u.gen_ts, weights=list(u.grads), status=status)
+    b = wire.encode_ack(**kw)
+    assert b == bytes(ack_layer(**kw))
+    a = parse_ack(b)
+    assert a.status == status and a.weights == u.grads and a.global_reward == u.reward_sum
+    layer = OlafAck(b)
+    assert (layer.queue_util, layer.active_clusters, layer.queue_size) == (
+        (0, 0, 0) if status is None else (status.queue_util, status.active_clusters, status.queue_size))
+
+
+def test_encode_ack_range_errors():
+    with pytest.raises(ValueError, match="out of range"):
+        wire.encode_ack(cluster_id=1 << 16, worker_id=0, seq=0, count=1, global_reward=0, gen_ts=0, weights=[])
+    with pytest.raises(ValueError, match="out of range"):
+        wire.encode_ack(cluster_id=0, worker_id=0, seq=0, count=1, global_reward=0, gen_ts=0, weights=[2**31])
+    with pytest.raises(ValueError, match="out of range"):
+        wire.encode_ack(cluster_id=0, worker_id=0, seq=0, count=1, global_reward=0, gen_ts=0, weights=[],
+                        status=QueueStatus(1 << 24, 0, 0))

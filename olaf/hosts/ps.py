@@ -1,0 +1,177 @@
+"""The asynchronous parameter server (paper §2.1): ``olaf ps``.
+
+Listens for Olaf updates on UDP (default port 50100), decodes each with
+:func:`olaf.wire.parse_update`, applies :class:`~olaf.hosts.global_model.GlobalModel`
+(INIT handling and the reward-gated averaged-gradient rule) and answers
+**every** decodable update of the right size with an ACK to
+``(update's source IP, UDP 50101)``, sent from the update port. The ACK carries
+the update's ``cluster_id``, ``worker_id``, ``seq``, ``count`` and ``gen_ts``,
+the global reward (Q15.16, ``INT32_MIN`` = −∞) and the global weights (Q7.24;
+none before the model is initialised); flags 0 — an Olaf switch on the path
+fills the queue status and sets STATUS_VALID.
+
+Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`), one record per datagram:
+
+* ``{"ev": "update", "t_ns", "src", "cluster_id", "worker_id", "seq", "count",
+  "gen_ts", "reward_sum", "reward", "init", "outcome", "global_reward"}`` —
+  ``t_ns`` the reception time (``CLOCK_REALTIME`` ns), ``reward`` the mean
+  reward ``reward_sum/count`` as a float, ``init`` the INIT flag, ``outcome``
+  one of :class:`~olaf.hosts.global_model.Outcome`, ``global_reward`` the
+  global reward after it (float, null for −∞). ``wrong_size`` updates get no ACK.
+* ``{"ev": "malformed", "t_ns", "src", "len", "reason"}`` — dropped, no ACK.
+
+Summary ``<name>.summary.json``: counters (``datagrams``, ``updates``,
+``inits``, ``malformed`` and ``malformed_reasons``, outcomes, ``acks_sent``,
+``ack_errors``), per-cluster counts, final global reward and weights, and
+``t_start_ns``/``t_stop_ns``.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from olaf.fixedpoint import reward_from_fixed
+from olaf.hosts.global_model import GlobalModel, Outcome
+from olaf.hosts.runlog import JsonlLog, OutputFiles, write_json
+from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
+
+RECV_BUF = 65535
+
+
+@dataclass(frozen=True)
+class PsConfig(OutputFiles):
+    """PS options (``olaf ps``).
+
+    Attributes:
+        bind_ip, port: where to listen for updates (port 50100 by protocol).
+        ack_port: UDP destination port of ACKs (50101 by protocol).
+        lr: learning rate ``γ``.
+        duration_s: stop after this many seconds (None: until stopped).
+        out_dir, name: log ``out_dir/name.jsonl``, summary ``out_dir/name.summary.json``.
+        flush_s: log flush interval, seconds.
+        rcvbuf: socket receive buffer, bytes (the kernel may cap it at
+            ``net.core.rmem_max``).
+    """
+
+    bind_ip: str = "0.0.0.0"
+    port: int = UPDATE_PORT
+    ack_port: int = ACK_PORT
+    lr: float = 0.001
+    duration_s: Optional[float] = None
+    out_dir: Path = Path(".")
+    name: str = "ps"
+    flush_s: float = 0.5
+    rcvbuf: int = 4 << 20
+
+
+def _reason_key(message: str) -> str:
+    """Group malformed-packet messages by kind: text before ':' with numbers elided."""
+    return re.sub(r"\d+", "N", message.split(":")[0]).strip()
+
+
+class ParameterServer:
+    """One PS on one UDP socket. :meth:`run` serves until ``stop`` is set or the duration ends."""
+
+    def __init__(self, cfg: PsConfig, stop: Optional[threading.Event] = None) -> None:
+        self.cfg = cfg
+        self.stop = stop or threading.Event()
+        self.model = GlobalModel(cfg.lr)
+        self.counters: Counter[str] = Counter()
+        self.malformed_reasons: Counter[str] = Counter()
+        self.per_cluster: dict[int, Counter[str]] = defaultdict(Counter)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
+        self.sock.bind((cfg.bind_ip, cfg.port))
+        self.ready = threading.Event()
+        """Set once the socket is bound and the log is open (for in-process users)."""
+
+    def run(self) -> dict[str, Any]:
+        """Receive, update, ACK and log until stopped; write and return the summary."""
+        cfg = self.cfg
+        log = JsonlLog(cfg.log_path, cfg.flush_s)
+        t_start = time.time_ns()
+        log.write({"ev": "start", "role": "ps", "t_ns": t_start, "bind": f"{cfg.bind_ip}:{cfg.port}",
+                   "ack_port": cfg.ack_port, "lr": cfg.lr, "duration_s": cfg.duration_s})
+        deadline = None if cfg.duration_s is None else t_start + int(cfg.duration_s * 1e9)
+        self.sock.settimeout(0.1)
+        self.ready.set()
+        reason = "signal"
+        try:
+            while not self.stop.is_set():
+                if deadline is not None and time.time_ns() >= deadline:
+                    reason = "duration"
+                    break
+                try:
+                    data, (src, _sport) = self.sock.recvfrom(RECV_BUF)
+                except socket.timeout:
+                    log.tick()
+                    continue
+                self._handle(data, src, time.time_ns(), log)
+        finally:
+            self.sock.close()
+            t_stop = time.time_ns()
+            summary = self.summary(t_start, t_stop, reason)
+            log.write({"ev": "stop", "t_ns": t_stop, "reason": reason})
+            log.close()
+            write_json(cfg.summary_path, summary)
+        return summary
+
+    def _handle(self, data: bytes, src: str, t_ns: int, log: JsonlLog) -> None:
+        self.counters["datagrams"] += 1
+        try:
+            u = parse_update(data)
+        except MalformedOlafPacket as e:
+            self.counters["malformed"] += 1
+            self.malformed_reasons[_reason_key(str(e))] += 1
+            log.write({"ev": "malformed", "t_ns": t_ns, "src": src, "len": len(data), "reason": str(e)})
+            return
+        init = update_is_init(data)
+        outcome = self.model.init(u.grads) if init else self.model.apply(u)
+        self.counters["inits" if init else "updates"] += 1
+        self.counters[outcome.value] += 1
+        if not init:
+            c = self.per_cluster[u.cluster_id]
+            c["updates"] += 1
+            c["worker_updates"] += u.count
+            c[outcome.value] += 1
+        log.write({"ev": "update", "t_ns": t_ns, "src": src, "cluster_id": u.cluster_id,
+                   "worker_id": u.worker_id, "seq": u.seq, "count": u.count, "gen_ts": u.gen_ts,
+                   "reward_sum": u.reward_sum, "reward": reward_from_fixed(u.reward_sum) / u.count,
+                   "init": init, "outcome": outcome.value, "global_reward": self.model.global_reward()})
+        if outcome is Outcome.WRONG_SIZE:
+            return
+        ack = encode_ack(cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count,
+                         global_reward=self.model.global_reward_fixed(), gen_ts=u.gen_ts,
+                         weights=self.model.ack_weights())
+        try:
+            self.sock.sendto(ack, (src, self.cfg.ack_port))
+            self.counters["acks_sent"] += 1
+        except OSError:
+            self.counters["ack_errors"] += 1
+
+    def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
+        """Counters and final state (the ``<name>.summary.json`` content)."""
+        keys = ["datagrams", "updates", "inits", "malformed", "acks_sent", "ack_errors"] + [o.value for o in Outcome]
+        m = self.model
+        return {
+            "role": "ps",
+            "name": self.cfg.name,
+            "bind": f"{self.cfg.bind_ip}:{self.cfg.port}",
+            "lr": self.cfg.lr,
+            "t_start_ns": t_start,
+            "t_stop_ns": t_stop,
+            "stop_reason": reason,
+            **{k: self.counters[k] for k in keys},
+            "malformed_reasons": dict(self.malformed_reasons),
+            "per_cluster": {str(c): dict(v) for c, v in sorted(self.per_cluster.items())},
+            "global_reward": m.global_reward(),
+            "num_weights": m.num_weights,
+            "weights": None if m.weights is None else m.weights.tolist(),
+        }

@@ -1,0 +1,138 @@
+"""Worker-side transmission control (paper §5 "Worker-side Protocol").
+
+The switch writes the queue status into every ACK (``docs/protocol.md`` §ACK):
+``N`` = active clusters, ``Q_max`` = queue size in segments. With the latest
+status and ``Δ̂`` = time since the worker's last ACK (of any worker of its
+cluster: ACKs are multicast to the cluster), a worker that has a new update
+
+* sends it if transmission control is off, if it has no status yet, or if
+  ``N ≤ Q_max`` (no congestion: "the workers transmit updates at will");
+* otherwise sends it with probability
+  ``P_s = min(Q_max / N + f(Δ̂), 1)``, ``f(Δ̂) = v · (Δ̂ − Δ̄_T)`` if
+  ``Δ̂ > Δ̄_T`` else 0.
+
+Units here: ``Δ̂`` and ``Δ̄_T`` in ms on the interface, ``v`` in 1/s (so
+``f = v · (Δ̂ − Δ̄_T) / 1000``). The paper's two suggested slopes are
+``v = 1/Δ̄_T`` (urgency; ``Δ̄_T = 400 ms`` → ``v = 2.5 /s``) and ``v = Δ̄_T``
+(fairness, with ``Δ̄_T`` read in seconds: ``v = 0.4 /s``).
+
+A worker that does not send keeps training; its next update subsumes the
+skipped one (:class:`olaf.hosts.task.Experience`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from olaf.wire import QueueStatus
+
+
+def staleness_boost(delta_hat_ms: float, delta_t_ms: float, v_per_s: float) -> float:
+    """``f(Δ̂) = v·(Δ̂ − Δ̄_T)`` if ``Δ̂ > Δ̄_T`` else 0 (paper §5); ms in, ``v`` in 1/s."""
+    excess_ms = delta_hat_ms - delta_t_ms
+    return v_per_s * excess_ms / 1000.0 if excess_ms > 0 else 0.0
+
+
+def send_probability(
+    active_clusters: int, queue_size: int, delta_hat_ms: float, delta_t_ms: float, v_per_s: float
+) -> float:
+    """``P_s`` of paper §5 for status ``(N, Q_max)`` and ``Δ̂`` (ms).
+
+    Returns 1.0 in the no-congestion regime ``N ≤ Q_max``, else
+    ``min(Q_max/N + f(Δ̂), 1)``.
+
+    Raises:
+        ValueError: ``queue_size`` < 1 (an unknown ``Q_max`` gives no probability).
+    """
+    if queue_size < 1:
+        raise ValueError(f"Q_max must be >= 1 to compute P_s, got {queue_size}")
+    if active_clusters <= queue_size:
+        return 1.0
+    return min(queue_size / active_clusters + staleness_boost(delta_hat_ms, delta_t_ms, v_per_s), 1.0)
+
+
+@dataclass(frozen=True)
+class TxParams:
+    """Transmission-control parameters of one worker.
+
+    Attributes:
+        enabled: apply paper §5; when False every update is sent.
+        delta_t_ms: timer threshold ``Δ̄_T`` in ms (> 0).
+        v_per_s: slope ``v`` of ``f`` in 1/s (≥ 0).
+        q_max: if set, ``Q_max`` to use instead of the one in the ACK status
+            (issue 4 lists ``Q_max`` as a parameter; the switch reports it too).
+    """
+
+    enabled: bool = False
+    delta_t_ms: float = 400.0
+    v_per_s: float = 2.5
+    q_max: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if not self.delta_t_ms > 0:
+            raise ValueError(f"delta_t_ms must be > 0, got {self.delta_t_ms}")
+        if not self.v_per_s >= 0:
+            raise ValueError(f"v_per_s must be >= 0, got {self.v_per_s}")
+        if self.q_max is not None and self.q_max < 1:
+            raise ValueError(f"q_max must be >= 1, got {self.q_max}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Outcome of one transmission decision.
+
+    ``reason`` is one of ``tc_off``, ``no_status`` (no ACK with a status yet),
+    ``no_qmax`` (status without a usable ``Q_max`` and no override),
+    ``uncongested`` (``N ≤ Q_max``) or ``draw`` (congested: sent iff
+    ``draw < p_send``). ``delta_hat_ms`` is None before the first ACK.
+    """
+
+    send: bool
+    reason: str
+    p_send: float
+    draw: Optional[float] = None
+    delta_hat_ms: Optional[float] = None
+    active_clusters: Optional[int] = None
+    queue_size: Optional[int] = None
+
+
+class TransmissionControl:
+    """Per-worker state of paper §5: the latest queue status and the last ACK time.
+
+    ``rng`` supplies one uniform draw per decision in the congestion regime only,
+    so a seeded worker makes reproducible decisions for a given ACK history.
+    """
+
+    def __init__(self, params: TxParams, rng: np.random.Generator) -> None:
+        self.params = params
+        self._rng = rng
+        self._status: Optional[QueueStatus] = None
+        self._last_ack_ns: Optional[int] = None
+
+    def on_ack(self, t_ns: int, status: Optional[QueueStatus]) -> None:
+        """Record an ACK received at ``t_ns``; a status (STATUS_VALID) replaces the last one."""
+        self._last_ack_ns = t_ns
+        if status is not None:
+            self._status = status
+
+    def decide(self, t_ns: int) -> Decision:
+        """Whether to send the update generated at ``t_ns`` (see module docstring)."""
+        dh = None if self._last_ack_ns is None else (t_ns - self._last_ack_ns) / 1e6
+        st = self._status
+        if not self.params.enabled:
+            return Decision(True, "tc_off", 1.0, delta_hat_ms=dh)
+        if st is None:
+            return Decision(True, "no_status", 1.0, delta_hat_ms=dh)
+        q_max = self.params.q_max if self.params.q_max is not None else st.queue_size
+        n = st.active_clusters
+        if q_max < 1:
+            return Decision(True, "no_qmax", 1.0, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
+        if n <= q_max:
+            return Decision(True, "uncongested", 1.0, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
+        assert dh is not None  # a status only comes with an ACK
+        p = send_probability(n, q_max, dh, self.params.delta_t_ms, self.params.v_per_s)
+        u = float(self._rng.random())
+        return Decision(u < p, "draw", p, draw=u, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)

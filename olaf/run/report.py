@@ -1,0 +1,207 @@
+"""Per-cluster results of a run (paper §8: Tab. 1, Tab. 2, Fig. 6, time-to-reward).
+
+From a run directory (:mod:`olaf.run.rundata`) :func:`summarize` computes, per
+cluster (the ``cluster_id`` the PS saw in the update headers; a worker's
+cluster as in :mod:`olaf.run.rundata`):
+
+* ``sent`` — updates the cluster's workers sent (skipped by transmission
+  control do not count; they are ``skipped``, of ``generated``);
+* ``delivered`` — update packets the PS received (INIT excluded);
+* ``aggregated`` — ``Σ count − delivered``, worker updates folded into them;
+* ``dropped`` — ``sent − delivered − aggregated`` (:func:`olaf.aom.accounting`);
+* ``aom_avg_ms`` — time-average AoM over the **window** ``[t_start, t_end]``:
+  ``t_start`` from ``run.json``, else the earliest worker start ``t0``;
+  ``t_end`` from ``run.json``, else the latest end of a worker's generation
+  phase. The age starts at 0 at ``t_start`` and grows until the cluster's
+  first delivery, so a starved cluster ages over the whole window
+  (:func:`olaf.aom.time_average_aom` with ``t_start_ns``). Receptions after
+  ``t_end`` count in the accounting, not in the AoM;
+* ``aom_peak_ms`` — average peak AoM (paper §6, ``avg Δp``; null if the
+  cluster got nothing in the window), ``aom_peak_max_ms`` the largest peak,
+  ``aom_max_ms`` the largest AoM in the window (including its end);
+
+and overall the sums, the mean of the clusters' AoMs and ``jain_fairness``,
+Jain's index over the clusters' ``aom_avg_ms`` (paper Tab. 2). With ``k`` the
+time from ``t_start`` until the PS has ``k`` worker updates per worker of the
+cluster (``Σ count ≥ k·workers``, paper §8.2's time-to-reward; overall: the
+slowest cluster); with ``reward_target`` the time until the PS's global reward
+first reaches it.
+
+:func:`write_summary` writes ``summary.json`` (this dict) and ``summary.csv``
+(one row per cluster and an ``all`` row).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from olaf.aom import (
+    Delivery,
+    accounting,
+    aggregations_per_delivery,
+    average_peak_aom,
+    jain_fairness,
+    peak_aoms,
+    sawtooth,
+    time_average_aom,
+    time_to_updates,
+)
+from olaf.hosts.runlog import write_json
+from olaf.run.rundata import RunData, RunDirError
+
+NS_PER_MS = 1e6
+
+CSV_COLUMNS = ["cluster", "workers", "generated", "sent", "skipped", "delivered", "aggregated", "dropped",
+               "loss_fraction", "aom_avg_ms", "aom_peak_ms", "aom_peak_max_ms", "aom_max_ms", "time_to_k_ms",
+               "jain_fairness"]
+
+
+def window(run: RunData) -> tuple[int, int, str]:
+    """``(t_start_ns, t_end_ns, source)`` of the metric window (see module docstring)."""
+    meta = run.run_meta
+    starts = [w.t0_ns for w in run.workers if w.t0_ns is not None]
+    ends = [w.gen_end_ns for w in run.workers if w.gen_end_ns is not None]
+    recv = [r["t_ns"] for r in run.ps_updates]
+    t_start = meta.get("t_start_ns", min(starts) if starts else (min(recv) if recv else None))
+    t_end = meta.get("t_end_ns", max(ends) if ends else (max(recv) if recv else None))
+    if t_start is None or t_end is None:
+        raise RunDirError("no window: no run.json times, no worker logs and no deliveries")
+    if t_end < t_start:
+        raise RunDirError(f"window ends ({t_end}) before it starts ({t_start})")
+    source = "run.json" if "t_start_ns" in meta and "t_end_ns" in meta else "worker logs"
+    return int(t_start), int(t_end), source
+
+
+def deliveries_by_cluster(run: RunData) -> dict[int, list[Delivery]]:
+    """PS receptions per cluster (``wrong_size`` updates excluded: the PS could not use them)."""
+    out: dict[int, list[Delivery]] = defaultdict(list)
+    for r in run.ps_updates:
+        if r.get("outcome") != "wrong_size":
+            out[r["cluster_id"]].append(Delivery(r["t_ns"], r["gen_ts"], r["count"]))
+    return out
+
+
+def _ms(x: Optional[float]) -> Optional[float]:
+    return None if x is None else x / NS_PER_MS
+
+
+def _cluster_metrics(ds: list[Delivery], sent: int, t0: int, t1: int, workers: int,
+                     k: Optional[int]) -> dict[str, Any]:
+    try:
+        acc = accounting(sent, ds)
+    except ValueError as e:
+        raise RunDirError(f"{e}: a worker log of this cluster is missing or assigned to another cluster") from e
+    win = [d for d in ds if t0 <= d.t_ns <= t1]
+    _, ages = sawtooth(win, t1, t_start_ns=t0)
+    peaks = [p for _, p in peak_aoms(win, t_start_ns=t0)]
+    ttk = None
+    if k is not None and workers:
+        t = time_to_updates([d for d in ds if d.t_ns >= t0], k * workers)
+        ttk = None if t is None else _ms(t - t0)
+    return {
+        "workers": workers,
+        "sent": acc.sent,
+        "delivered": acc.delivered,
+        "aggregated": acc.aggregated,
+        "dropped": acc.lost,
+        "loss_fraction": acc.loss_fraction,
+        "aom_avg_ms": _ms(time_average_aom(win, t1, t_start_ns=t0)),
+        "aom_peak_ms": _ms(average_peak_aom(win, t_start_ns=t0)),
+        "aom_peak_max_ms": _ms(max(peaks)) if peaks else None,
+        "aom_max_ms": _ms(float(ages.max())),
+        "aggregations_mean": float(aggregations_per_delivery(ds).mean()) if ds else None,
+        "time_to_k_ms": ttk,
+    }
+
+
+def _time_to_reward(run: RunData, t0: int, target: float) -> Optional[float]:
+    for r in sorted(run.ps_updates, key=lambda r: r["t_ns"]):
+        g = r.get("global_reward")
+        if g is not None and g >= target:
+            return _ms(r["t_ns"] - t0)
+    return None
+
+
+def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[float] = None) -> dict[str, Any]:
+    """The report as a JSON-ready dict: ``clusters`` (by cluster id as a string), ``overall``, context.
+
+    Raises:
+        RunDirError: no window, or a cluster whose deliveries carry more
+            worker updates than its workers sent.
+    """
+    t0, t1, source = window(run)
+    by_cluster = deliveries_by_cluster(run)
+    workers_of: dict[int, list] = defaultdict(list)
+    unattributed = []
+    for w in run.workers:
+        (workers_of[w.cluster_id] if w.cluster_id is not None else unattributed).append(w)
+    clusters: dict[str, dict[str, Any]] = {}
+    for c in sorted(set(by_cluster) | set(workers_of)):
+        ws = workers_of.get(c, [])
+        m = _cluster_metrics(by_cluster.get(c, []), sum(w.sent for w in ws), t0, t1, len(ws), k)
+        m["generated"] = sum(w.generated for w in ws)
+        m["skipped"] = sum(w.skipped for w in ws)
+        m["accepted"] = sum(1 for r in run.ps_updates if r["cluster_id"] == c and r.get("outcome") == "accepted")
+        clusters[str(c)] = m
+    avgs = [m["aom_avg_ms"] for m in clusters.values()]
+    peaks = [m["aom_peak_ms"] for m in clusters.values() if m["aom_peak_ms"] is not None]
+    ttks = [m["time_to_k_ms"] for m in clusters.values()]
+    total = {key: sum(m[key] for m in clusters.values())
+             for key in ("workers", "generated", "sent", "skipped", "delivered", "aggregated", "dropped")}
+    final_rewards = [r["global_reward"] for r in run.ps_updates if r.get("global_reward") is not None]
+    overall = {
+        **total,
+        "loss_fraction": total["dropped"] / total["sent"] if total["sent"] else 0.0,
+        "aom_avg_ms": float(np.mean(avgs)) if avgs else None,
+        "aom_peak_ms": float(np.mean(peaks)) if peaks else None,
+        "jain_fairness": jain_fairness(avgs) if avgs else None,
+        "time_to_k_ms": (max(ttks) if ttks and None not in ttks else None) if k is not None else None,
+        "final_global_reward": final_rewards[-1] if final_rewards else None,
+        "time_to_reward_ms": None if reward_target is None else _time_to_reward(run, t0, reward_target),
+    }
+    return {
+        "clusters": clusters,
+        "overall": overall,
+        "window": {"t_start_ns": t0, "t_end_ns": t1, "duration_s": (t1 - t0) / 1e9, "source": source},
+        "params": {"k": k, "reward_target": reward_target},
+        "ps": {"log": str(run.ps_path), "inits": run.ps_inits, "malformed": run.ps_malformed,
+               "clean_stop": run.ps_stopped},
+        "workers": {"count": len(run.workers), "unattributed": [w.name for w in unattributed],
+                    "without_stop_record": [w.name for w in run.workers if not w.stopped],
+                    "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0}},
+        "run": run.run_meta,
+        "switch": run.switch,
+    }
+
+
+def write_summary(summary: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
+    """Write ``summary.json`` and ``summary.csv`` into ``out_dir``; return their paths."""
+    out_dir = Path(out_dir)
+    jpath, cpath = out_dir / "summary.json", out_dir / "summary.csv"
+    write_json(jpath, summary)
+    rows = [{"cluster": c, **m} for c, m in summary["clusters"].items()]
+    rows.append({"cluster": "all", **summary["overall"]})
+    with open(cpath, "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        wr.writeheader()
+        for r in rows:
+            wr.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in CSV_COLUMNS})
+    return jpath, cpath
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two summaries side by side (e.g. Olaf vs FIFO): per cluster and overall, the
+    Table 1 columns and the AoM, plus ``aom_avg_change`` = ``b/a − 1`` overall
+    (−0.69 reads "b has 69 % less average AoM than a")."""
+    keys = ("delivered", "aggregated", "dropped", "loss_fraction", "aom_avg_ms", "aom_peak_ms")
+    rows = {}
+    for c in sorted(set(a["clusters"]) | set(b["clusters"]), key=lambda s: int(s)):
+        rows[c] = {k: [s["clusters"].get(c, {}).get(k) for s in (a, b)] for k in keys}
+    ov = {k: [a["overall"].get(k), b["overall"].get(k)] for k in keys + ("jain_fairness",)}
+    x, y = ov["aom_avg_ms"]
+    return {"clusters": rows, "overall": ov, "aom_avg_change": (y / x - 1.0) if x and y is not None else None}

@@ -1,0 +1,108 @@
+"""End to end on loopback: `olaf ps`, four `olaf worker` processes, SIGTERM, then `olaf report`.
+
+No switch on this path: every sent update is delivered and nothing is aggregated, so
+the report must show sent == delivered for each cluster; clusters come from
+--cluster-id, the metric window from run.json as a harness writes it. Real processes, real UDP sockets, the same command lines a Mininet
+harness uses.
+"""
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from hostnet import loopback_net
+
+OLAF = [sys.executable, "-m", "olaf.cli"]
+
+
+def poll(cond, timeout_s: float) -> bool:
+    """Evaluate ``cond`` until true or the timeout (a wait between tries, not a synchronisation sleep)."""
+    deadline = time.monotonic() + timeout_s
+    tick = threading.Event()
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        tick.wait(0.05)
+    return cond()
+
+
+def gen_events(path) -> int:
+    try:
+        return path.read_text().count('"ev":"gen"')
+    except FileNotFoundError:
+        return 0
+
+
+def test_ps_workers_report(tmp_path):
+    ip = loopback_net()
+    run = tmp_path / "run"
+    ps = subprocess.Popen(OLAF + ["ps", "--bind", ip(100), "--out-dir", str(run), "--flush-ms", "50"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert poll(lambda: (run / "ps.jsonl").exists(), 20)  # the PS is bound before any INIT is sent
+    go = tmp_path / "go"
+    common = ["--ps", ip(100), "--start-file", str(go), "--period-ms", "20", "--jitter-ms", "5",
+              "--grads", "16", "--out-dir", str(run), "--linger-ms", "300"]
+    workers = []
+    for i, cluster in enumerate([0, 0, 1, 1], start=1):
+        duration = "60" if i == 4 else "1.5"
+        workers.append(subprocess.Popen(
+            OLAF + ["worker", "--bind", ip(i), "--cluster-id", str(cluster), "--worker-id", str(i),
+                    "--seed", str(i), "--duration", duration, "--name", f"w{i}"] + common,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    try:
+        # as a harness does: once every worker is up (start record written), give the common start
+        assert poll(lambda: all((run / f"w{i}.jsonl").exists() for i in range(1, 5)), 30)
+        t0 = time.time_ns() + 300_000_000
+        (tmp_path / "go.tmp").write_text(str(t0))
+        (tmp_path / "go.tmp").rename(go)
+        for w in workers[:3]:
+            assert w.wait(timeout=30) == 0, w.stderr.read()
+        # the long-running worker stops cleanly on SIGTERM: log flushed, summary written, exit 0
+        assert poll(lambda: gen_events(run / "w4.jsonl") >= 10, 10)
+        workers[3].send_signal(signal.SIGTERM)
+        assert workers[3].wait(timeout=10) == 0, workers[3].stderr.read()
+        ps.send_signal(signal.SIGTERM)
+        assert ps.wait(timeout=10) == 0, ps.stderr.read()
+    finally:
+        for p in workers + [ps]:
+            if p.poll() is None:
+                p.kill()
+
+    w4 = json.loads((run / "w4.summary.json").read_text())
+    assert w4["stop_reason"] == "signal" and w4["sent"] >= 10 and w4["model_acked"]
+    assert (run / "w4.jsonl").read_text().splitlines()[-1].startswith('{"ev":"stop"')
+    ps_sum = json.loads((run / "ps.summary.json").read_text())
+    assert ps_sum["stop_reason"] == "signal" and ps_sum["initialised"] == 1 and ps_sum["inits"] >= 4
+    assert ps_sum["malformed"] == 0 and ps_sum["acks_sent"] == ps_sum["datagrams"]
+    for i in 1, 2, 3:
+        s = json.loads((run / f"w{i}.summary.json").read_text())
+        assert s["stop_reason"] == "schedule_end" and s["model_acked"]
+        assert 55 <= s["generated"] <= 90 and s["sent"] == s["generated"]  # 1.5 s at 20 ms +- 5 ms
+        assert s["acks_own"] == s["sent"] + s["init_sent"]
+
+    # the window a harness states: the common start and the end of w1-w3's schedules (without
+    # it the window would run to w4's SIGTERM and cluster 0 would age meanwhile)
+    gos = [json.loads(line) for i in (1, 2, 3) for line in (run / f"w{i}.jsonl").read_text().splitlines()
+           if '"ev":"go"' in line]
+    assert [g["requested_t0_ns"] for g in gos] == [t0] * 3
+    assert all(g["t0_ns"] == t0 for g in gos), "a worker got going after the start it was given"
+    (run / "run.json").write_text(json.dumps({"t_start_ns": t0, "t_end_ns": t0 + 1_500_000_000}))
+    r = subprocess.run(OLAF + ["report", str(run), "--k", "5"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((run / "summary.json").read_text())
+    assert set(rep["clusters"]) == {"0", "1"}
+    for c in rep["clusters"].values():
+        assert c["workers"] == 2 and c["sent"] == c["delivered"] > 0
+        assert c["aggregated"] == 0 and c["dropped"] == 0
+        assert 0 < c["aom_avg_ms"] < 100 and c["aom_peak_ms"] is not None
+    assert 0.5 < rep["overall"]["jain_fairness"] <= 1.0
+    assert rep["workers"]["late_start_ms"] == {} and not rep["workers"]["unattributed"]
+    # learning happened: the PS accepted updates and its global reward rose
+    ups = [json.loads(line) for line in (run / "ps.jsonl").read_text().splitlines()]
+    rewards = [u["global_reward"] for u in ups if u.get("ev") == "update" and u["global_reward"] is not None]
+    assert ps_sum["accepted"] >= 5 and rewards[-1] > rewards[0]
+    for png in ("aom.png", "aggregations_cdf.png", "reward.png"):
+        assert (run / png).stat().st_size > 1000

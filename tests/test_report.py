@@ -1,0 +1,123 @@
+"""The run report on a synthetic log set with hand-computed numbers, and its files and CLI."""
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from olaf.cli import main
+from olaf.run.report import compare, summarize
+from olaf.run.rundata import RunDirError, load_run
+
+MS = 1_000_000
+REQUIRED = {"sent", "delivered", "aggregated", "dropped", "aom_avg_ms", "aom_peak_ms"}
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def worker_log(path, name, cluster_id, sent_at, skipped_at=(), learned=None):
+    recs = [{"ev": "start", "role": "worker", "t_ns": 0, "name": name, "cluster_id": cluster_id,
+             "schedule": {"duration_s": None}},
+            {"ev": "go", "t_ns": 0, "t0_ns": 0, "requested_t0_ns": 0}]
+    gens = sorted([(t, True) for t in sent_at] + [(t, False) for t in skipped_at])
+    for i, (t, sent) in enumerate(gens):
+        recs.append({"ev": "gen", "t_ns": t * MS, "idx": i, "sent": sent, "exp_reward": -1.0})
+    if learned is not None:
+        recs.append({"ev": "ack", "t_ns": 1, "cluster_id": learned, "own": True})
+    recs.append({"ev": "stop", "t_ns": 80 * MS, "reason": "schedule_end"})
+    write_jsonl(path, recs)
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    """Cluster 0: workers a (5 sent, 1 skipped) and b (3 sent); the PS got (t, gen_ts, count) =
+    (10, 5, 1), (30, 20, 3), (35, 15, 1), (60, 50, 2) ms. Cluster 1: worker c (2 sent, cluster
+    learned from its ACKs), nothing delivered. Window [0, 70] ms from run.json."""
+    d = tmp_path / "run"
+    (d / "hosts").mkdir(parents=True)
+    worker_log(d / "hosts" / "a.jsonl", "a", 0, [1, 2, 3, 4, 5], skipped_at=[6])
+    worker_log(d / "hosts" / "b.jsonl", "b", 0, [7, 8, 9])
+    worker_log(d / "hosts" / "c.jsonl", "c", None, [1, 2], learned=1)
+    ps = [{"ev": "start", "role": "ps", "t_ns": 0},
+          {"ev": "update", "t_ns": 1 * MS, "cluster_id": 0, "gen_ts": 0, "count": 1, "init": True,
+           "outcome": "initialised", "global_reward": None},
+          {"ev": "malformed", "t_ns": 2 * MS, "reason": "update too short"}]
+    for t, g, c, gr in [(10, 5, 1, -5.0), (30, 20, 3, -3.0), (35, 15, 1, -3.0), (60, 50, 2, -1.0)]:
+        ps.append({"ev": "update", "t_ns": t * MS, "cluster_id": 0, "worker_id": 0, "gen_ts": g * MS, "count": c,
+                   "init": False, "outcome": "accepted", "global_reward": gr})
+    ps.append({"ev": "stop", "t_ns": 90 * MS})
+    write_jsonl(d / "ps.jsonl", ps)
+    (d / "run.json").write_text(json.dumps({"t_start_ns": 0, "t_end_ns": 70 * MS, "queue": "olaf"}))
+    (d / "switch_counters.json").write_text(json.dumps({"drop_full": 1}))
+    return d
+
+
+def test_hand_computed_report(run_dir):
+    s = summarize(load_run(run_dir), k=1, reward_target=-3.0)
+    c0, c1, ov = s["clusters"]["0"], s["clusters"]["1"], s["overall"]
+    assert (c0["workers"], c0["generated"], c0["sent"], c0["skipped"]) == (2, 9, 8, 1)
+    assert (c0["delivered"], c0["aggregated"], c0["dropped"]) == (4, 3, 1)
+    # AoM from 0: [0,10] 0->10, [10,30] 5->25, [30,60] 10->40 (35 is older: no refresh), [60,70] 10->20
+    assert c0["aom_avg_ms"] == pytest.approx((50 + 300 + 750 + 150) / 70)
+    assert c0["aom_peak_ms"] == pytest.approx((10 + 25 + 40) / 3)
+    assert (c0["aom_peak_max_ms"], c0["aom_max_ms"]) == (40.0, 40.0)
+    assert c0["time_to_k_ms"] == 30.0  # 2 workers x k=1: sum of counts reaches 2 at 30 ms
+    # cluster 1 starved: ages 0 -> 70 over the window
+    assert (c1["sent"], c1["delivered"], c1["aggregated"], c1["dropped"]) == (2, 0, 0, 2)
+    assert c1["aom_avg_ms"] == 35.0 and c1["aom_peak_ms"] is None and c1["aom_max_ms"] == 70.0
+    x = [1250 / 70, 35.0]
+    assert ov["jain_fairness"] == pytest.approx(sum(x) ** 2 / (2 * (x[0] ** 2 + x[1] ** 2)))
+    assert (ov["sent"], ov["delivered"], ov["aggregated"], ov["dropped"]) == (10, 4, 3, 3)
+    assert ov["loss_fraction"] == pytest.approx(0.3)
+    assert ov["time_to_k_ms"] is None  # cluster 1 never got its updates
+    assert ov["time_to_reward_ms"] == 30.0 and ov["final_global_reward"] == -1.0
+    assert s["ps"]["malformed"] == 1 and s["ps"]["inits"] == 1
+    assert s["window"]["source"] == "run.json" and s["switch"] == {"drop_full": 1} and s["run"]["queue"] == "olaf"
+
+
+def test_window_from_worker_logs_and_errors(run_dir, tmp_path):
+    (run_dir / "run.json").unlink()
+    s = summarize(load_run(run_dir))
+    # t0 = 0 (workers' start); end = the last generation of any worker (9 ms; they had no duration)
+    assert (s["window"]["t_start_ns"], s["window"]["t_end_ns"], s["window"]["source"]) == (0, 9 * MS, "worker logs")
+    (run_dir / "hosts" / "b.jsonl").unlink()  # cluster 0 now delivered more than it sent
+    with pytest.raises(RunDirError, match="missing or assigned"):
+        summarize(load_run(run_dir))
+    with pytest.raises(RunDirError, match="exactly one PS log"):
+        load_run(tmp_path / "run" / "hosts")
+
+
+def test_cli_writes_summary_csv_and_plots(run_dir, tmp_path):
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["report", str(run_dir), "--out", str(out), "--k", "1", "--compare", str(run_dir)])
+    assert r.exit_code == 0, r.output
+    s = json.loads((out / "summary.json").read_text())
+    for m in s["clusters"].values():
+        assert REQUIRED <= set(m)
+    assert REQUIRED | {"jain_fairness"} <= set(s["overall"])
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert [row["cluster"] for row in rows] == ["0", "1", "all"]
+    assert rows[0]["dropped"] == "1" and rows[1]["aom_peak_ms"] == "" and float(rows[2]["jain_fairness"]) > 0.9
+    for png in ("aom.png", "aggregations_cdf.png", "reward.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    cmp = json.loads((out / "compare.json").read_text())
+    assert cmp["aom_avg_change"] == 0.0 and cmp["labels"] == ["olaf (baseline)", "olaf"]
+    assert "Jain" in r.output and "all" in r.output
+
+
+def test_cli_error_names_the_problem(tmp_path):
+    r = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert r.exit_code == 1 and "need exactly one PS log" in r.output
+
+
+def test_compare_by_hand():
+    def summ(aom):
+        m = {"delivered": 1, "aggregated": 0, "dropped": 0, "loss_fraction": 0.0, "aom_avg_ms": aom, "aom_peak_ms": aom}
+        return {"clusters": {"0": m}, "overall": {**m, "jain_fairness": 1.0}}
+
+    c = compare(summ(100.0), summ(31.0))
+    assert c["aom_avg_change"] == pytest.approx(-0.69)
+    assert c["clusters"]["0"]["aom_avg_ms"] == [100.0, 31.0]

@@ -1,0 +1,150 @@
+"""The worker over real UDP on loopback, fed ACKs with a queue status as an Olaf switch writes them.
+
+The responder below answers every update with an ACK built by olaf.wire, with the
+STATUS_VALID queue status (N, Q_max) and cluster/worker ids an Olaf switch would
+stamp — what the worker sees behind a switch — so transmission control runs on
+real ACKs and real timers.
+"""
+
+import json
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from olaf.hosts.runlog import StartFileError
+from olaf.hosts.schedule import ScheduleSpec
+from olaf.hosts.task import BanditTask, TaskParams
+from olaf.hosts.txcontrol import TxParams
+from olaf.hosts.worker import Worker, WorkerConfig
+from olaf.wire import ACK_PORT, UPDATE_PORT, QueueStatus, ack_layer, parse_update, update_is_init
+
+from hostnet import loopback_net, running
+
+G = 8
+ACK_WEIGHTS = [(i - 4) << 20 for i in range(G)]  # the "global model" the responder hands out
+
+
+def respond(sock: socket.socket, stop: threading.Event, status: QueueStatus, worker_ip: str) -> None:
+    """Answer each update with an ACK (stamped ids 5/9, ``status``); first send one malformed ACK."""
+    sock.sendto(b"\x12\x00garbage", (worker_ip, ACK_PORT))
+    while not stop.is_set():
+        try:
+            data, (src, _) = sock.recvfrom(65535)
+        except socket.timeout:
+            continue
+        u = parse_update(data)
+        weights = list(u.grads) if update_is_init(data) else ACK_WEIGHTS
+        ack = ack_layer(cluster_id=5, worker_id=9, seq=u.seq, count=u.count, global_reward=u.reward_sum,
+                        gen_ts=u.gen_ts, weights=weights, status=status)
+        sock.sendto(bytes(ack), (src, ACK_PORT))
+
+
+def run_worker(tmp_path, status, tx, updates=150, period_ms=4.0):
+    ip = loopback_net()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((ip(100), UPDATE_PORT))
+    sock.settimeout(0.05)
+    stop = threading.Event()
+    cfg = WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=ScheduleSpec(period_ms=period_ms, max_updates=updates),
+                       task=TaskParams(num_weights=G, batch=64), tx=tx, seed=11, linger_ms=50,
+                       out_dir=tmp_path, name="w")
+    worker = Worker(cfg)
+    with running(lambda: respond(sock, stop, status, ip(1))):
+        summary = worker.run()
+        stop.set()
+    sock.close()
+    log = [json.loads(line) for line in (tmp_path / "w.jsonl").read_text().splitlines()]
+    return summary, log, cfg
+
+
+CONGESTED = QueueStatus(queue_util=3, active_clusters=12, queue_size=3)  # P_s = Q_max/N = 0.25
+
+
+def test_congested_worker_sends_with_probability_qmax_over_n(tmp_path):
+    s, log, cfg = run_worker(tmp_path, CONGESTED, TxParams(enabled=True, delta_t_ms=60_000, v_per_s=1.0))
+    gens = [r for r in log if r["ev"] == "gen"]
+    assert s["generated"] == len(gens) == 150 and s["sent"] + s["skipped"] == 150
+    draws = [g for g in gens if g["reason"] == "draw"]
+    assert len(draws) >= 140  # all but the updates generated before the first ACK
+    for g in draws:
+        assert g["p_send"] == 0.25 and g["N"] == 12 and g["q_max"] == 3
+        assert g["sent"] == (g["draw"] < 0.25)
+    assert 15 <= s["sent"] <= 60
+    # skipped generations are folded into the next sent update
+    sent = [g for g in gens if g["sent"]]
+    trailing = len(gens) - 1 - max(i for i, g in enumerate(gens) if g["sent"])
+    assert sum(g["folded"] for g in sent) == 150 - trailing
+    assert [g["seq"] for g in sent] == list(range(1, len(sent) + 1))
+    # ACKs: one malformed counted and dropped; own ACKs teach the switch-stamped ids; the weights are adopted
+    assert s["acks_malformed"] == 1 and s["acks_own"] == s["acks"] == s["sent"] + s["init_sent"]
+    assert (s["learned_cluster_id"], s["learned_worker_id"]) == (5, 9)
+    task = BanditTask(cfg.task, np.random.default_rng(0))
+    j_ack = task.expected_reward(np.asarray(ACK_WEIGHTS) / (1 << 24))
+    assert gens[-1]["exp_reward"] == pytest.approx(j_ack)
+    acks = [r for r in log if r["ev"] == "ack"]
+    assert all(a["status"] == [3, 12, 3] and a["own"] for a in acks)
+
+
+def test_stale_feedback_raises_the_send_probability(tmp_path):
+    # f(Δ̂) = v·(Δ̂ − Δ̄_T) with Δ̄_T = 10 ms, v = 20 /s: +0.02 per ms beyond 10 ms without an ACK
+    s, log, _ = run_worker(tmp_path, CONGESTED, TxParams(enabled=True, delta_t_ms=10, v_per_s=20))
+    draws = [g for g in log if g["ev"] == "gen" and g["reason"] == "draw"]
+    for g in draws:
+        dh = g["delta_hat_ms"]
+        expected = min(0.25 + (0.02 * (dh - 10) if dh > 10 else 0.0), 1.0)
+        assert g["p_send"] == pytest.approx(expected)
+        assert g["sent"] == (g["draw"] < g["p_send"])
+    assert any(g["p_send"] > 0.25 for g in draws)  # skipping makes the feedback stale
+    boosted = s["sent"] / s["generated"]
+    plain, _, _ = run_worker(tmp_path / "plain", CONGESTED, TxParams(enabled=True, delta_t_ms=60_000, v_per_s=20))
+    assert boosted > plain["sent"] / plain["generated"]
+
+
+@pytest.mark.parametrize("status, tx, reason", [
+    (QueueStatus(1, 2, 3), TxParams(enabled=True), "uncongested"),  # N <= Q_max: send at will
+    (CONGESTED, TxParams(enabled=False), "tc_off"),
+])
+def test_uncongested_or_disabled_sends_everything(tmp_path, status, tx, reason):
+    s, log, _ = run_worker(tmp_path, status, tx, updates=40)
+    assert s["sent"] == s["generated"] == 40 and s["skipped"] == 0
+    assert {g["reason"] for g in log if g["ev"] == "gen"} <= {reason, "no_status"}
+
+
+def test_start_at_and_start_file(tmp_path):
+    ip = loopback_net()
+    t_req = time.time_ns() + 200_000_000
+    sched = ScheduleSpec(period_ms=5, max_updates=3)
+    w = Worker(WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=sched, start_at_ns=t_req, linger_ms=0,
+                            out_dir=tmp_path, name="a"))
+    s = w.run()
+    go = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()][1]
+    assert go["ev"] == "go" and go["requested_t0_ns"] == t_req and go["t0_ns"] == t_req <= go["t_ns"]
+    assert s["generated"] == 3 and s["t0_ns"] == t_req
+
+    # a start file with garbage: clear error, log and summary still written
+    (tmp_path / "go").write_text("soon")
+    w = Worker(WorkerConfig(ps_ip=ip(100), bind_ip=ip(2), schedule=sched, start_file=tmp_path / "go",
+                            out_dir=tmp_path, name="b"))
+    with pytest.raises(StartFileError, match="integer"):
+        w.run()
+    assert json.loads((tmp_path / "b.summary.json").read_text())["stop_reason"] == "bad_start_file"
+
+    # stopped while waiting for a start file that never comes: clean stop, nothing generated
+    stop = threading.Event()
+    w = Worker(WorkerConfig(ps_ip=ip(100), bind_ip=ip(3), schedule=sched, start_file=tmp_path / "never",
+                            out_dir=tmp_path, name="c"), stop)
+    with running(w.run) as out:
+        assert poll_file(tmp_path / "c.jsonl")
+        stop.set()
+    assert out["result"]["stop_reason"] == "signal" and out["result"]["generated"] == 0
+
+
+def poll_file(path, timeout_s=5.0):
+    ev = threading.Event()
+    deadline = time.monotonic() + timeout_s
+    while not path.exists() and time.monotonic() < deadline:
+        ev.wait(0.02)
+    return path.exists()
