@@ -46,6 +46,16 @@ def report_cmd(run_dir: Path, out_dir: Optional[Path], k: Optional[int], reward_
     optionally the harness's run.json and switch_counters.json). Exit status 1
     if the run cannot be reported on.
     """
+    report_run(run_dir, out_dir, k=k, reward_target=reward_target, baseline_dir=baseline_dir, plots=plots)
+
+
+def report_run(run_dir: Path, out_dir: Optional[Path] = None, *, k: Optional[int] = None,
+               reward_target: Optional[float] = None, baseline_dir: Optional[Path] = None,
+               plots: bool = True) -> dict[str, Any]:
+    """Write summary.json/csv (and plots) for ``run_dir``, print the table(s); return the summary.
+
+    Raises click.ClickException if the run cannot be reported on.
+    """
     out_dir = out_dir or run_dir
     run, summary = _report(run_dir, k, reward_target)
     jpath, cpath = write_summary(summary, out_dir)
@@ -76,3 +86,4 @@ def report_cmd(run_dir: Path, out_dir: Optional[Path], k: Optional[int], reward_
     if plots:
         written.append(pl.plot_aggregations_cdf(cdf_runs, out_dir / "aggregations_cdf.png"))
     console.print("wrote " + ", ".join(str(p) for p in written))
+    return summary
