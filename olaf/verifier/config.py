@@ -298,8 +298,11 @@ def from_mapping(d: Any) -> VerifyConfig:
     return VerifyConfig(clusters, engine, transmission, query, horizon)
 
 
-def load(path: Union[str, Path]) -> VerifyConfig:
+def load(path: Union[str, Path], *, horizon: Optional[int] = None) -> VerifyConfig:
     """Read a YAML (``.yaml``/``.yml``) or JSON file and validate it.
+
+    ``horizon`` overrides the file's horizon (clusters that set ``updates``
+    keep theirs).
 
     Raises:
         ConfigError: unreadable file, syntax error, or a bad field (named).
@@ -313,6 +316,8 @@ def load(path: Union[str, Path]) -> VerifyConfig:
         data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
         raise ConfigError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {e}") from None
+    if horizon is not None and isinstance(data, dict):
+        data = {**data, "horizon": horizon}
     return from_mapping(data)
 
 
