@@ -32,6 +32,22 @@ vectors: $(STAMP) ## Regenerate tests/vectors from the reference model
 	$(VENV)/bin/olaf vectors generate --out tests/vectors
 	$(VENV)/bin/olaf vectors check tests/vectors
 
+# --- Verifier ---
+# The AoM-fairness verifier (olaf/verifier, docs/verifier.md); needs the 'verify' extra.
+
+.PHONY: verify-examples
+verify-examples: $(STAMP) ## Run olaf verify on examples/verify-*.yaml (traces in results/verify/)
+	@rc=0; for f in examples/verify-*.yaml; do \
+	  echo "== $$f"; $(VENV)/bin/olaf verify "$$f"; c=$$?; \
+	  if [ $$c -gt 1 ]; then rc=$$c; fi; \
+	done; exit $$rc
+
+.PHONY: bench-verify
+bench-verify: $(STAMP) ## Verifier benchmark (time and verdict vs horizon, clusters) -> docs/verifier-bench.md
+	$(PY) bench/verify_bench.py --out docs/verifier-bench.md
+
+# --- end Verifier ---
+
 .PHONY: clean
 clean: ## Remove build outputs (keeps .venv)
 	rm -rf build .pytest_cache .hypothesis

@@ -60,11 +60,17 @@ class Options:
         prune: drop pairwise constraints that static time bounds make vacuous.
         query: ``disjunction`` (one check for all pairs) or ``pairs`` (one
             push/pop check per pair and per starvation candidate, incremental).
+        telescope: add the redundant telescoped form of each cluster's peak sum,
+            ``Σ peaks = g(last eff) − g(first eff) + Σ waits of the later eff``.
+        arith_solver: Z3's ``smt.arith.solver`` (2: the older simplex-based
+            solver, 6: Z3's default).
     """
 
     symmetry: bool = True
     prune: bool = True
-    query: str = "disjunction"
+    query: str = "pairs"
+    telescope: bool = False
+    arith_solver: int = 2
 
 
 class Encoding:
@@ -278,6 +284,14 @@ class Encoding:
             self.c += [sp == z3.Sum(*[x.peak for x in xs]),
                        npk == z3.Sum(*[z3.If(x.is_peak, 1, 0) for x in xs]),
                        npk >= 0, npk <= len(xs) - 1]
+            if self.opts.telescope:
+                # Δp = (d − g) + (g − g_prev) over consecutive effective updates:
+                # the second parts telescope to g(last eff) − g(first eff).
+                first_g: Expr = z3.IntVal(0)
+                for x in reversed(xs):
+                    first_g = z3.If(x.eff, x.g, first_g)
+                waits = z3.Sum(*[z3.If(x.is_peak, x.d - x.g, 0) for x in xs])
+                self.c.append(sp == z3.If(npk >= 1, last_g - first_g, 0) + waits)
             self.sum_peak.append(sp)
             self.n_peak.append(npk)
 
@@ -352,6 +366,7 @@ def solve(cfg: VerifyConfig, *, timeout_s: Optional[float] = None,
     t0 = time.perf_counter()
     enc = Encoding(cfg, opts)
     s = z3.SolverFor("QF_LIA")
+    s.set("arith.solver", opts.arith_solver)
     s.add(*enc.c)
     viol = enc.violations()
     build = time.perf_counter() - t0
