@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.olaf-installed
-EXTRAS ?= test,p4
+EXTRAS ?= test,p4,verify
 
 .DEFAULT_GOAL := help
 
@@ -74,6 +74,21 @@ ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (
 .PHONY: bench
 bench: $(STAMP) ## Measure PS throughput against a raw UDP echo on loopback
 	$(PY) bench/ps_throughput.py
+# --- Verifier ---
+# The AoM-fairness verifier (olaf/verifier, docs/verifier.md); needs the 'verify' extra.
+
+.PHONY: verify-examples
+verify-examples: $(STAMP) ## Run olaf verify on examples/verify-*.yaml (traces in results/verify/)
+	@rc=0; for f in examples/verify-*.yaml; do \
+	  echo "== $$f"; $(VENV)/bin/olaf verify "$$f"; c=$$?; \
+	  if [ $$c -gt 1 ]; then rc=$$c; fi; \
+	done; exit $$rc
+
+.PHONY: bench-verify
+bench-verify: $(STAMP) ## Verifier benchmark (time and verdict vs horizon, clusters) -> docs/verifier-bench.md
+	$(PY) bench/verify_bench.py --out docs/verifier-bench.md
+
+# --- end Verifier ---
 
 .PHONY: clean
 clean: ## Remove build outputs (keeps .venv)

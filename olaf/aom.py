@@ -21,12 +21,18 @@ Definitions:
   ``lost = sent − delivered − aggregated``.
 * Jain's fairness index (paper Tab. 2, [Jain 1990]): ``(Σx)² / (n Σx²)`` =
   ``μ² / (μ² + σ²)``.
+* Peak-AoM fairness gap (paper §6, the verifier's query
+  ``|avg Δp^u − avg Δp^v| ≤ ε``): :func:`peak_aom_gap`, exact on rationals, in
+  one of three units — ``ms``/``ns`` (absolute, the unit of the inputs),
+  ``period`` (each average divided by its cluster's period) or ``relative``
+  (difference over the mean of the two averages).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from fractions import Fraction
+from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -151,6 +157,49 @@ def average_peak_aom(deliveries: Iterable[Delivery], **kw) -> Optional[float]:
     """Mean of :func:`peak_aoms` in ns (the paper's ``avg Δp``), None if there is no peak."""
     p = peak_aoms(deliveries, **kw)
     return float(np.mean([x for _, x in p])) if p else None
+
+
+def peak_aom_sum(deliveries: Iterable[Delivery], **kw) -> tuple[int, int]:
+    """Exact ``(Σ peaks in ns, number of peaks)`` of :func:`peak_aoms`, for
+    rational averages (the verifier compares ``Σ/n`` without rounding)."""
+    p = peak_aoms(deliveries, **kw)
+    return sum(x for _, x in p), len(p)
+
+
+PEAK_GAP_UNITS = ("ms", "ns", "period", "relative")
+
+
+def peak_aom_gap(
+    avg_a: Union[Fraction, int],
+    avg_b: Union[Fraction, int],
+    unit: str = "ms",
+    *,
+    period_a: Optional[int] = None,
+    period_b: Optional[int] = None,
+) -> Fraction:
+    """Gap between two clusters' average peak AoM (paper §6), exact.
+
+    ``ms``/``ns``: ``|a − b|`` in the unit of the inputs. ``period``:
+    ``|a/period_a − b/period_b|`` (each average in units of its cluster's
+    generation period; periods in the unit of the averages). ``relative``:
+    ``|a − b| / ((a + b)/2)``, 0 when both are 0. The fairness query holds for
+    the pair iff the gap is ``≤ ε``.
+
+    Raises ValueError for an unknown unit, missing/non-positive periods with
+    ``period``, or negative averages.
+    """
+    a, b = Fraction(avg_a), Fraction(avg_b)
+    if a < 0 or b < 0:
+        raise ValueError(f"average peak AoM must be >= 0, got {a} and {b}")
+    if unit in ("ms", "ns"):
+        return abs(a - b)
+    if unit == "period":
+        if not period_a or not period_b or period_a <= 0 or period_b <= 0:
+            raise ValueError("unit='period' needs period_a > 0 and period_b > 0")
+        return abs(a / period_a - b / period_b)
+    if unit == "relative":
+        return Fraction(0) if a + b == 0 else abs(a - b) * 2 / (a + b)
+    raise ValueError(f"unit={unit!r}: expected one of {', '.join(PEAK_GAP_UNITS)}")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The ``olaf`` command: vector tools, the host programs (worker, PS) and the run report."""
+"""The ``olaf`` command: vector tools, host programs (worker, PS), runs and their report,
+and the AoM verifier. Each subcommand lives next to its component and is registered here."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import click
 from olaf import vectors as vec
 from olaf.hosts.commands import ps_cmd, worker_cmd
 from olaf.run.commands import report_cmd
+from olaf.verifier.commands import verify_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -63,6 +65,7 @@ def check(paths: tuple[Path, ...]) -> None:
 main.add_command(worker_cmd)
 main.add_command(ps_cmd)
 main.add_command(report_cmd)
+main.add_command(verify_cmd)
 
 
 if __name__ == "__main__":

@@ -93,3 +93,23 @@ def test_starved_cluster_ages_over_the_window():
     assert peak_aoms([], t_start_ns=40) == [] and average_peak_aom([], t_start_ns=40) is None
     with pytest.raises(ValueError, match="no deliveries"):
         sawtooth([], 100)
+def test_peak_sum_and_gap_by_hand():
+    from fractions import Fraction
+
+    from olaf.aom import peak_aom_gap, peak_aom_sum
+
+    # peaks of DS: 25 and 40 (the reception at 35 does not refresh)
+    assert peak_aom_sum(DS) == (65, 2)
+    assert peak_aom_sum(DS, t_start_ns=0) == (75, 3)
+    assert peak_aom_sum([Delivery(1, 0)]) == (0, 0)
+    a, b = Fraction(65, 2), Fraction(200)  # 32.5 and 200
+    assert peak_aom_gap(a, b) == Fraction(335, 2)
+    assert peak_aom_gap(a, b, "period", period_a=10, period_b=100) == Fraction(125, 100)
+    assert peak_aom_gap(a, b, "relative") == Fraction(335, 2) / Fraction(465, 4)
+    assert peak_aom_gap(0, 0, "relative") == 0
+    with pytest.raises(ValueError, match="period_a"):
+        peak_aom_gap(a, b, "period")
+    with pytest.raises(ValueError, match="unit"):
+        peak_aom_gap(a, b, "s")
+    with pytest.raises(ValueError, match=">= 0"):
+        peak_aom_gap(-1, b)
