@@ -31,9 +31,12 @@ from olaf.wire import QueueStatus
 
 
 def staleness_boost(delta_hat_ms: float, delta_t_ms: float, v_per_s: float) -> float:
-    """``f(Δ̂) = v·(Δ̂ − Δ̄_T)`` if ``Δ̂ > Δ̄_T`` else 0 (paper §5); ms in, ``v`` in 1/s."""
+    """``f(Δ̂) = v·(Δ̂ − Δ̄_T)`` if ``Δ̂ > Δ̄_T`` else 0 (paper §5); ms in, ``v`` in 1/s.
+
+    Exact when the arguments are :class:`fractions.Fraction` (the verifier uses it so).
+    """
     excess_ms = delta_hat_ms - delta_t_ms
-    return v_per_s * excess_ms / 1000.0 if excess_ms > 0 else 0.0
+    return v_per_s * excess_ms / 1000 if excess_ms > 0 else 0
 
 
 def send_probability(
@@ -41,8 +44,10 @@ def send_probability(
 ) -> float:
     """``P_s`` of paper §5 for status ``(N, Q_max)`` and ``Δ̂`` (ms).
 
-    Returns 1.0 in the no-congestion regime ``N ≤ Q_max``, else
-    ``min(Q_max/N + f(Δ̂), 1)``.
+    Returns 1 in the no-congestion regime ``N ≤ Q_max``, else
+    ``min(Q_max/N + f(Δ̂), 1)``. This is the one implementation of the rule:
+    the worker calls it with floats, the SMT verifier
+    (:mod:`olaf.verifier.sendrule`) with Fractions for exact arithmetic.
 
     Raises:
         ValueError: ``queue_size`` < 1 (an unknown ``Q_max`` gives no probability).
@@ -50,8 +55,8 @@ def send_probability(
     if queue_size < 1:
         raise ValueError(f"Q_max must be >= 1 to compute P_s, got {queue_size}")
     if active_clusters <= queue_size:
-        return 1.0
-    return min(queue_size / active_clusters + staleness_boost(delta_hat_ms, delta_t_ms, v_per_s), 1.0)
+        return 1
+    return min(queue_size / active_clusters + staleness_boost(delta_hat_ms, delta_t_ms, v_per_s), 1)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import math
 from fractions import Fraction
 from typing import Optional
 
+from olaf.hosts import txcontrol
 from olaf.verifier.config import Transmission, VerifyConfig
 
 
@@ -45,12 +46,14 @@ def base_probability(q_max: int, n: int) -> Fraction:
 
 
 def send_probability(q_max: int, n: int, dhat_ms: int, delta_t_ms: int, v: Fraction) -> Fraction:
-    """``P_s`` of paper §5 for status ``(N, Q_max)`` and ``Δ̂`` ms since the last ACK (``v`` in 1/ms)."""
-    p = base_probability(q_max, n)
-    if p == 1:
-        return p
-    f = v * (dhat_ms - delta_t_ms) if dhat_ms > delta_t_ms else Fraction(0)
-    return min(p + f, Fraction(1))
+    """``P_s`` of paper §5 for status ``(N, Q_max)`` and ``Δ̂`` ms since the last ACK (``v`` in 1/ms).
+
+    The worker's own rule (:func:`olaf.hosts.txcontrol.send_probability`) evaluated
+    exactly in Fractions.
+    """
+    base_probability(q_max, n)  # validates q_max, n
+    return Fraction(txcontrol.send_probability(n, Fraction(q_max), Fraction(dhat_ms),
+                                               Fraction(delta_t_ms), v * 1000))
 
 
 def stale_threshold_ms(q_max: int, n: int, delta_t_ms: int, v: Fraction) -> Optional[int]:
