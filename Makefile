@@ -35,6 +35,7 @@ vectors: $(STAMP) ## Regenerate tests/vectors from the reference model
 # --- P4 data plane (p4src/) ---
 BUILD ?= build
 P4C ?= p4c-bm2-ss
+P4FLAGS ?=
 CXX ?= g++
 CXXFLAGS ?= -std=c++17 -O2 -g -Wall -Wextra
 # BMv2's headers: next to the installed simple_switch_grpc (p4lang packages: /usr/include).
@@ -61,7 +62,7 @@ $(BUILD)/olaf_queue.so: p4src/extern/olaf_queue_bmv2.cpp $(CORE_SOURCES)
 $(BUILD)/olaf.json: $(P4_SOURCES)
 	@scripts/check-system-deps.sh p4
 	@mkdir -p $(BUILD)
-	$(P4C) --std p4-16 --target bmv2 --arch v1model --emit-externs \
+	$(P4C) --std p4-16 --target bmv2 --arch v1model --emit-externs $(P4FLAGS) \
 	  --p4runtime-files $(BUILD)/olaf.p4info.txt -o $@ p4src/olaf.p4
 
 .PHONY: build
@@ -89,6 +90,28 @@ bench-verify: $(STAMP) ## Verifier benchmark (time and verdict vs horizon, clust
 	$(PY) bench/verify_bench.py --out docs/verifier-bench.md
 
 # --- end Verifier ---
+
+# --- Mininet end to end (topologies/) ---
+DURATION ?= 30
+QUEUE ?= olaf
+TOPO ?= tor
+RUN_ARGS ?=
+MININET_PY ?= /usr/lib/python3/dist-packages/mininet
+MININET_LINK := $(VENV)/.mininet-linked
+
+# Mininet's Python package comes with the distribution's mininet package; link it into the venv.
+$(MININET_LINK): $(STAMP)
+	@scripts/check-system-deps.sh mininet
+	ln -sfn $(MININET_PY) "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/mininet"
+	@touch $@
+
+.PHONY: run
+run: $(STAMP) build $(MININET_LINK) ## Olaf end to end in Mininet (root): DURATION=s (0: CLI) QUEUE=olaf|fifo TOPO=tor|multihop
+	$(VENV)/bin/olaf run --topo $(TOPO) --queue $(QUEUE) --duration $(DURATION) $(RUN_ARGS)
+
+.PHONY: compare
+compare: $(STAMP) build $(MININET_LINK) ## Olaf and FIFO back to back on the same topology and load (root)
+	$(VENV)/bin/olaf compare --topo $(TOPO) --duration $(DURATION) $(RUN_ARGS)
 
 .PHONY: clean
 clean: ## Remove build outputs (keeps .venv)

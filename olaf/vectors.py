@@ -521,23 +521,27 @@ def _random_config_change(rng: random.Random, cfg: QueueConfig) -> dict[str, Any
 
 
 RANDOM_SET = [
-    # (name, seed, events, config kwargs, discipline)
+    # (name, seed, events, config kwargs, discipline[, p_lock])
     ("random_small_olaf", 1, 300, dict(segments=2, num_clusters=3, num_grads=4), "olaf"),
     ("random_threshold_olaf", 2, 400, dict(segments=4, num_clusters=5, num_grads=8,
                                            reward_threshold=reward_to_fixed(1.0)), "olaf"),
     ("random_wide_olaf", 3, 400, dict(segments=8, num_clusters=16, num_grads=32), "olaf"),
     ("random_one_segment_olaf", 4, 200, dict(segments=1, num_clusters=2, num_grads=2), "olaf"),
     ("random_fifo", 5, 300, dict(segments=4, num_clusters=5, num_grads=4), "fifo"),
+    # Without lock events: a switch that locks and dequeues in one step (BMv2) replays these too.
+    ("random_nolock_olaf", 6, 150, dict(segments=3, num_clusters=4, num_grads=4,
+                                        reward_threshold=reward_to_fixed(1.0)), "olaf", 0.0),
+    ("random_nolock_fifo", 7, 100, dict(segments=3, num_clusters=4, num_grads=4), "fifo", 0.0),
 ]
 
 
 def all_traces(extra_random: int = 0, seed: int = 1000) -> list[TraceBuilder]:
     """The curated set, the fixed random set, and ``extra_random`` more random traces."""
     traces = [fn() for fn in CURATED.values()]
-    for name, s, n, kw, disc in RANDOM_SET:
+    for name, s, n, kw, disc, *p_lock in RANDOM_SET:
         traces.append(random_trace(name, seed=s, n_events=n,
                                    config=QueueConfig(activity_window_ns=20_000, **kw),
-                                   discipline=disc))
+                                   discipline=disc, p_lock=p_lock[0] if p_lock else 0.05))
     rng = random.Random(seed)
     for i in range(extra_random):
         segs = rng.randint(1, 8)

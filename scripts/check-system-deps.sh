@@ -36,12 +36,20 @@ need_p4() {
   fi
 }
 
+need_mininet() {
+  if [ ! -d /usr/lib/python3/dist-packages/mininet ] || ! command -v mnexec >/dev/null; then
+    missing+=("mininet"); apt_pkgs+=(mininet)
+  fi
+  command -v ip >/dev/null || { missing+=("iproute2"); apt_pkgs+=(iproute2); }
+}
+
 p4_hint=0
 for group in "$@"; do
   case "$group" in
     python) need_python ;;
     cpp) need_cpp ;;
     p4) need_p4 ;;
+    mininet) need_mininet ;;
     *) echo "check-system-deps: unknown group '$group'" >&2; exit 2 ;;
   esac
 done

@@ -1,0 +1,227 @@
+"""Run BMv2 ``simple_switch_grpc`` with the Olaf extern, by process handle.
+
+Used by the PTF runner, the integration tests and the Mininet topologies, so
+the switch command line exists once (:meth:`SwitchSpec.command`). The switch
+is a child process kept by its :class:`subprocess.Popen` handle; readiness is
+a poll of its gRPC and Thrift ports with a timeout; :meth:`Bmv2Switch.stop`
+acts on the handle only (never ``pkill`` by name).
+
+:class:`NetNamespace` and :func:`veth_pairs` create the links a test needs and
+remove them on exit, including after an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Mapping, Optional, Sequence
+
+
+class ToolMissing(RuntimeError):
+    """A P4 tool is not on PATH; the message says which and how to get it."""
+
+
+class SwitchStartError(RuntimeError):
+    """The switch did not come up; the message names the log file and its tail."""
+
+
+P4_TOOLS_HINT = (
+    "p4c and BMv2 come from p4lang's packages (Ubuntu: add the p4lang OBS repository, "
+    "then `apt-get install p4lang-p4c p4lang-bmv2 p4lang-pi`; see README \"P4 toolchain\"), "
+    "or build p4lang/p4c, p4lang/PI and p4lang/behavioral-model from source and put them on PATH."
+)
+
+
+def require_tool(name: str) -> str:
+    """Absolute path of ``name`` on PATH, or :class:`ToolMissing` with the install hint."""
+    path = shutil.which(name)
+    if path is None:
+        raise ToolMissing(f"{name} is not on PATH. {P4_TOOLS_HINT}")
+    return path
+
+
+def missing_p4_tools() -> list[str]:
+    """The P4 tools Olaf needs that are not on PATH (empty if all are there)."""
+    return [t for t in ("p4c-bm2-ss", "simple_switch_grpc", "simple_switch_CLI") if shutil.which(t) is None]
+
+
+@dataclass
+class SwitchSpec:
+    """How to start one BMv2 switch.
+
+    Attributes:
+        name: label for logs and errors (e.g. ``"s1"``).
+        ports: BMv2 port number → interface name (the single port map, also given to PTF).
+        extern_so: absolute path of the OlafQueue extern module (``olaf_queue.so``).
+        json_path: BMv2 JSON to load at start, or None for ``--no-p4`` (pipeline pushed over P4Runtime).
+        device_id: P4Runtime device id.
+        grpc_port / thrift_port: TCP ports on 127.0.0.1 (or all addresses when ``grpc_host`` is 0.0.0.0).
+        log_path: switch log file.
+        netns: network namespace to run in (None: the caller's).
+        cpu_port: optional BMv2 CPU port for packet-in/out.
+    """
+
+    name: str
+    ports: Mapping[int, str]
+    extern_so: Path
+    log_path: Path
+    json_path: Optional[Path] = None
+    device_id: int = 0
+    grpc_port: int = 9559
+    thrift_port: int = 9090
+    grpc_host: str = "127.0.0.1"
+    netns: Optional[str] = None
+    cpu_port: Optional[int] = None
+    extra_args: Sequence[str] = field(default_factory=tuple)
+
+    @property
+    def grpc_addr(self) -> str:
+        return f"{'127.0.0.1' if self.grpc_host == '0.0.0.0' else self.grpc_host}:{self.grpc_port}"
+
+    def command(self) -> list[str]:
+        """The full ``simple_switch_grpc`` command line."""
+        exe = require_tool("simple_switch_grpc")
+        if not Path(self.extern_so).is_absolute():
+            raise ValueError(f"extern_so must be an absolute path, got {self.extern_so}")
+        cmd = [exe, "--device-id", str(self.device_id), "--thrift-port", str(self.thrift_port),
+               "--log-file", str(self.log_path), "--log-flush", "--log-level", "info"]
+        for port, iface in sorted(self.ports.items()):
+            cmd += ["-i", f"{port}@{iface}"]
+        cmd += [str(self.json_path)] if self.json_path else ["--no-p4"]
+        cmd += list(self.extra_args)
+        cmd += ["--", "--grpc-server-addr", f"{self.grpc_host}:{self.grpc_port}",
+                "--load-modules", str(self.extern_so)]
+        if self.cpu_port is not None:
+            cmd += ["--cpu-port", str(self.cpu_port)]
+        if self.netns:
+            cmd = ["ip", "netns", "exec", self.netns] + cmd
+        return cmd
+
+
+class Bmv2Switch:
+    """A running ``simple_switch_grpc`` (context manager: start on enter, stop on exit)."""
+
+    def __init__(self, spec: SwitchSpec):
+        self.spec = spec
+        self.proc: Optional[subprocess.Popen] = None
+
+    def start(self, timeout_s: float = 30.0) -> "Bmv2Switch":
+        """Start and wait until both the gRPC and the Thrift port accept connections.
+
+        Raises SwitchStartError (with the log's tail) if the process exits or
+        the ports stay closed for ``timeout_s``.
+        """
+        spec = self.spec
+        Path(spec.log_path).parent.mkdir(parents=True, exist_ok=True)
+        out = open(f"{spec.log_path}.stdout", "wb")
+        self.proc = subprocess.Popen(spec.command(), stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        out.close()
+        deadline = time.monotonic() + timeout_s
+        pending = {spec.grpc_port, spec.thrift_port}
+        while pending:
+            if self.proc.poll() is not None:
+                raise SwitchStartError(self._failure(f"exited with status {self.proc.returncode}"))
+            for port in list(pending):
+                if self._port_open(port):
+                    pending.discard(port)
+            if time.monotonic() > deadline:
+                self.stop()
+                raise SwitchStartError(self._failure(f"ports {sorted(pending)} not open after {timeout_s:.0f} s"))
+            time.sleep(0.05)
+        return self
+
+    def _port_open(self, port: int) -> bool:
+        if self.spec.netns:
+            # The port lives in the namespace: probe from inside it.
+            r = subprocess.run(["ip", "netns", "exec", self.spec.netns, "python3", "-c",
+                                f"import socket; socket.create_connection(('127.0.0.1', {port}), 0.2)"],
+                               capture_output=True)
+            return r.returncode == 0
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+        return False
+
+    def _failure(self, what: str) -> str:
+        tail = ""
+        for p in (Path(f"{self.spec.log_path}.stdout"), Path(self.spec.log_path)):
+            if p.exists():
+                tail += "".join(p.read_text(errors="replace").splitlines(True)[-15:])
+        return (f"{self.spec.name}: simple_switch_grpc {what}; log: {self.spec.log_path}\n"
+                f"command: {' '.join(self.spec.command())}\n{tail}")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def check_alive(self) -> None:
+        """Watchdog: raise SwitchStartError (with the log tail) if the switch died."""
+        if self.proc is not None and self.proc.poll() is not None:
+            raise SwitchStartError(self._failure(f"died with status {self.proc.returncode}"))
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Terminate the switch (its whole process group) and wait for it."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def __enter__(self) -> "Bmv2Switch":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class NetNamespace:
+    """A named network namespace, deleted (with its interfaces) on exit."""
+
+    def __init__(self, name: str):
+        if len(name) > 32:
+            raise ValueError(f"namespace name {name!r} is too long")
+        self.name = name
+
+    def __enter__(self) -> "NetNamespace":
+        subprocess.run(["ip", "netns", "add", self.name], check=True, capture_output=True)
+        self.exec("ip", "link", "set", "lo", "up")
+        return self
+
+    def exec(self, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(["ip", "netns", "exec", self.name, *cmd], check=check,
+                              capture_output=True, text=True)
+
+    def __exit__(self, *exc: object) -> None:
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True)
+
+
+@contextlib.contextmanager
+def veth_pairs(pairs: Sequence[tuple[str, str]], netns: Optional[str] = None) -> Iterator[None]:
+    """Create veth pairs (both ends in ``netns`` if given), up, IPv6 off; delete on exit."""
+    pre = ["ip", "netns", "exec", netns] if netns else []
+    made = []
+    try:
+        for a, b in pairs:
+            subprocess.run(pre + ["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                           check=True, capture_output=True)
+            made.append(a)
+            for end in (a, b):
+                subprocess.run(pre + ["ip", "link", "set", end, "up"], check=True, capture_output=True)
+                subprocess.run(pre + ["sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1"],
+                               capture_output=True)
+        yield
+    finally:
+        for a in made:
+            subprocess.run(pre + ["ip", "link", "del", a], capture_output=True)

@@ -1,0 +1,214 @@
+// BMv2 adapter of the OlafQueue: a user extern (bm::ExternType) around the
+// plain C++ core (olaf_queue_core.hpp). P4 declaration: p4src/include/olaf_queue.p4.
+//
+// Build as a shared object against the installed BMv2 headers and load it with
+//   simple_switch_grpc ... -- --load-modules /abs/path/olaf_queue.so
+// (P4 compiled with p4c-bm2-ss --emit-externs).
+//
+// Threading: BMv2 takes the extern instance's mutex around every method call
+// (BM_REGISTER_EXTERN_METHOD), so ingress (enqueue/status) and the egress
+// threads (dequeue) are serialised; the core needs no locking of its own.
+// Time for the activity window is read from steady_clock under that mutex, so
+// it never goes backwards.
+//
+// BMv2 mapping (DESIGN "BMv2 mapping"): an APPENDed packet is a token in the
+// traffic manager's queue toward the PS; the core's out_mem_addrs and that
+// queue are both FIFO, so when a token reaches egress it takes the head
+// segment. dequeue() writes the head's Olaf fields into the token's header,
+// its gradients into the token's payload, and its owner's source IP/port (the
+// packet that appended or last replaced it).
+
+#include <bm/bm_sim/extern.h>
+#include <bm/bm_sim/logger.h>
+#include <bm/bm_sim/packet.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "olaf_queue_core.hpp"
+
+namespace {
+
+constexpr uint8_t kParamRewardFilter = 0x01;  // PARAM_REWARD_FILTER in constants.p4
+constexpr uint8_t kParamFifo = 0x02;          // PARAM_FIFO
+constexpr uint8_t kDecisionError = 255;       // DECISION_ERROR
+
+int32_t load_be32(const char *p) {
+  const auto *b = reinterpret_cast<const unsigned char *>(p);
+  return static_cast<int32_t>((uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) |
+                              (uint32_t{b[2]} << 8) | uint32_t{b[3]});
+}
+
+void store_be32(char *p, int32_t v) {
+  const auto u = static_cast<uint32_t>(v);
+  p[0] = static_cast<char>(u >> 24);
+  p[1] = static_cast<char>(u >> 16);
+  p[2] = static_cast<char>(u >> 8);
+  p[3] = static_cast<char>(u);
+}
+
+}  // namespace
+
+class OlafQueue : public bm::ExternType {
+ public:
+  BM_EXTERN_ATTRIBUTES {
+    BM_EXTERN_ATTRIBUTE_ADD(segments);
+    BM_EXTERN_ATTRIBUTE_ADD(num_clusters);
+  }
+
+  void init() override {
+    start_ = std::chrono::steady_clock::now();
+    config_.segments = segments.get<uint32_t>();
+    config_.num_clusters = num_clusters.get<uint32_t>();
+    config_.queue_size = std::min<uint32_t>(8, config_.segments);
+    config_.num_grads = 0;
+    core_ = std::make_unique<olaf::Queue>(config_, discipline_);
+    owners_.assign(config_.segments, Owner{});
+  }
+
+  void configure(const bm::Data &queue_size, const bm::Data &flags,
+                 const bm::Data &reward_threshold, const bm::Data &activity_window_ns,
+                 const bm::Data &num_grads) {
+    const auto f = flags.get<uint32_t>();
+    const auto want_disc = (f & kParamFifo) ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf;
+    const auto want_grads = num_grads.get<uint32_t>();
+    const auto qs = queue_size.get<uint32_t>();
+    const bool filter = (f & kParamRewardFilter) != 0;
+    const auto thr = static_cast<int64_t>(reward_threshold.get<uint32_t>() & 0x7FFFFFFFu);
+    const auto win = activity_window_ns.get<uint64_t>();
+
+    // Static parameters change only while the queue is empty (nothing is lost);
+    // until then the request stays pending and is retried on every call.
+    if ((want_disc != discipline_ || want_grads != config_.num_grads) && core_->occupancy() == 0) {
+      discipline_ = want_disc;
+      config_.num_grads = want_grads;
+      config_.queue_size = (qs >= 1 && qs <= config_.segments) ? qs : config_.queue_size;
+      config_.reward_filter = filter;
+      config_.reward_threshold = thr;
+      config_.activity_window_ns = win;
+      core_ = std::make_unique<olaf::Queue>(config_, discipline_);
+    }
+    const auto &c = core_->config();
+    if (qs != c.queue_size || filter != c.reward_filter || thr != c.reward_threshold ||
+        win != c.activity_window_ns) {
+      if (!core_->configure(qs, filter, thr, win)) {
+        BMLOG_ERROR("OlafQueue {}: rejected queue_size={} (must be 1..{})", get_name(), qs,
+                    c.segments);
+      }
+    }
+  }
+
+  void enqueue(const bm::Data &cluster_id, const bm::Data &worker_id, const bm::Data &seq,
+               const bm::Data &count, const bm::Data &reward_sum, const bm::Data &gen_ts,
+               const bm::Data &src_ip, const bm::Data &src_port, bm::Data &decision,
+               bm::Data &segment) {
+    olaf::Update u;
+    u.cluster_id = cluster_id.get<uint16_t>();
+    u.worker_id = worker_id.get<uint16_t>();
+    u.seq = seq.get<uint32_t>();
+    u.count = count.get<uint16_t>();
+    u.reward_sum = static_cast<int32_t>(reward_sum.get<uint32_t>());
+    u.gen_ts = gen_ts.get<uint64_t>();
+    const size_t need = size_t{core_->config().num_grads} * 4;
+    bm::Packet &pkt = get_packet();
+    if (pkt.get_data_size() < need) {
+      decision.set(kDecisionError);
+      segment.set(0);
+      return;
+    }
+    const char *p = pkt.data();
+    u.grads.resize(core_->config().num_grads);
+    for (size_t i = 0; i < u.grads.size(); i++) u.grads[i] = load_be32(p + 4 * i);
+
+    const auto r = core_->enqueue(u, now_ns());
+    if (r.error != olaf::Error::kNone) {
+      decision.set(kDecisionError);
+      segment.set(0);
+      return;
+    }
+    decision.set(static_cast<uint32_t>(r.decision));
+    segment.set(static_cast<uint32_t>(r.segment < 0 ? 0 : r.segment));
+    if (r.decision == olaf::Decision::kAppend || r.decision == olaf::Decision::kReplaceWorker ||
+        r.decision == olaf::Decision::kReplaceReward) {
+      owners_[r.segment] = Owner{src_ip.get<uint32_t>(), src_port.get<uint16_t>()};
+    }
+  }
+
+  void dequeue(const bm::Data &segment, bm::Data &ok, bm::Data &cluster_id, bm::Data &worker_id,
+               bm::Data &seq, bm::Data &count, bm::Data &reward_sum, bm::Data &gen_ts,
+               bm::Data &src_ip, bm::Data &src_port) {
+    auto dep = core_->dequeue();
+    if (!dep) {
+      ok.set(0);
+      return;
+    }
+    if (static_cast<uint32_t>(dep->segment) != segment.get<uint32_t>()) {
+      BMLOG_ERROR("OlafQueue {}: token of segment {} departed segment {} (TM and queue order "
+                  "differ; is the PS port's queue depth below the queue size?)",
+                  get_name(), segment.get<uint32_t>(), dep->segment);
+    }
+    const olaf::Update &u = dep->update;
+    bm::Packet &pkt = get_packet();
+    const size_t need = u.grads.size() * 4;
+    if (pkt.get_data_size() < need) {
+      ok.set(0);
+      return;
+    }
+    char *p = pkt.data();
+    for (size_t i = 0; i < u.grads.size(); i++) store_be32(p + 4 * i, u.grads[i]);
+    ok.set(1);
+    cluster_id.set(u.cluster_id);
+    worker_id.set(u.worker_id);
+    seq.set(u.seq);
+    count.set(u.count);
+    reward_sum.set(static_cast<uint32_t>(u.reward_sum));
+    gen_ts.set(u.gen_ts);
+    const Owner &o = owners_[dep->segment];
+    src_ip.set(o.ip);
+    src_port.set(o.port);
+  }
+
+  void status(bm::Data &queue_util, bm::Data &active_clusters, bm::Data &queue_size) {
+    const auto s = core_->status(now_ns());
+    queue_util.set(std::min<uint32_t>(s.queue_util, 0xFFFFFF));
+    active_clusters.set(std::min<uint32_t>(s.active_clusters, 0xFFFF));
+    queue_size.set(std::min<uint32_t>(s.queue_size, 0xFFFFFF));
+  }
+
+ private:
+  struct Owner {
+    uint32_t ip = 0;
+    uint16_t port = 0;
+  };
+
+  uint64_t now_ns() const {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - start_)
+                                     .count());
+  }
+
+  // Constructor parameters (P4: OlafQueue(bit<32> segments, bit<32> num_clusters)).
+  bm::Data segments{8};
+  bm::Data num_clusters{1024};
+
+  olaf::Config config_;
+  olaf::Discipline discipline_ = olaf::Discipline::kOlaf;
+  std::unique_ptr<olaf::Queue> core_;
+  std::vector<Owner> owners_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+BM_REGISTER_EXTERN(OlafQueue);
+BM_REGISTER_EXTERN_METHOD(OlafQueue, configure, const bm::Data &, const bm::Data &,
+                          const bm::Data &, const bm::Data &, const bm::Data &);
+BM_REGISTER_EXTERN_METHOD(OlafQueue, enqueue, const bm::Data &, const bm::Data &,
+                          const bm::Data &, const bm::Data &, const bm::Data &,
+                          const bm::Data &, const bm::Data &, const bm::Data &, bm::Data &,
+                          bm::Data &);
+BM_REGISTER_EXTERN_METHOD(OlafQueue, dequeue, const bm::Data &, bm::Data &, bm::Data &,
+                          bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &,
+                          bm::Data &);
+BM_REGISTER_EXTERN_METHOD(OlafQueue, status, bm::Data &, bm::Data &, bm::Data &);

@@ -1,0 +1,100 @@
+// Headers and metadata. The Olaf layouts are docs/protocol.md, field by field.
+#ifndef OLAF_HEADERS_P4_
+#define OLAF_HEADERS_P4_
+
+typedef bit<9>  egressSpec_t;
+typedef bit<48> macAddr_t;
+typedef bit<32> ip4Addr_t;
+
+header ethernet_t {
+    macAddr_t dstAddr;
+    macAddr_t srcAddr;
+    bit<16>   etherType;
+}
+
+header ipv4_t {
+    bit<4>    version;
+    bit<4>    ihl;
+    bit<8>    diffserv;
+    bit<16>   totalLen;
+    bit<16>   identification;
+    bit<3>    flags;
+    bit<13>   fragOffset;
+    bit<8>    ttl;
+    bit<8>    protocol;
+    bit<16>   hdrChecksum;
+    ip4Addr_t srcAddr;
+    ip4Addr_t dstAddr;
+}
+
+header udp_t {
+    bit<16> srcPort;
+    bit<16> dstPort;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+// Model update, worker -> PS (26 bytes; the Q7.24 grads follow as payload).
+header olaf_update_t {
+    bit<4>  version;
+    bit<4>  msg_type;
+    bit<8>  flags;
+    bit<16> num_grads;
+    bit<16> cluster_id;   // stamped by the switch
+    bit<16> worker_id;    // stamped by the switch
+    bit<32> seq;
+    bit<16> count;
+    bit<32> reward_sum;   // Q15.16, two's complement
+    bit<64> gen_ts;       // ns
+}
+
+// ACK, PS -> cluster (34 bytes; the Q7.24 weights follow as payload).
+header olaf_ack_t {
+    bit<4>  version;
+    bit<4>  msg_type;
+    bit<8>  flags;
+    bit<16> num_weights;
+    bit<16> cluster_id;
+    bit<16> worker_id;
+    bit<32> seq;
+    bit<16> count;
+    bit<32> global_reward;
+    bit<64> gen_ts;
+    bit<24> queue_util;       // written by the switch
+    bit<16> active_clusters;  // written by the switch
+    bit<24> queue_size;       // written by the switch
+}
+
+struct headers_t {
+    ethernet_t    ethernet;
+    ipv4_t        ipv4;
+    udp_t         udp;
+    olaf_update_t olaf_update;
+    olaf_ack_t    olaf_ack;
+}
+
+struct olaf_params_t {
+    bit<32> queue_size;          // occupancy limit, segments
+    bit<8>  flags;               // PARAM_REWARD_FILTER | PARAM_FIFO
+    bit<32> reward_threshold;    // Q15.16
+    bit<64> activity_window_ns;
+    bit<16> num_grads;           // gradient elements per update in this deployment
+}
+
+struct metadata_t {
+    olaf_params_t params;
+    bit<8>  decision;
+    bit<32> segment;
+    bit<1>  is_token;            // APPENDed update: carries a queue segment to egress
+    bit<1>  worker_known;        // worker_table hit
+    bit<1>  to_queue;            // a known worker's update: offer it to the OlafQueue
+    bit<1>  routed;              // ipv4_lpm forwarded the packet
+    bit<1>  ack_grouped;         // cluster_mcast hit
+    bit<32> malformed_reason;
+    bit<1>  malformed;
+    bit<24> queue_util;
+    bit<16> active_clusters;
+    bit<24> queue_size;
+}
+
+#endif

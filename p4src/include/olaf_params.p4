@@ -1,0 +1,28 @@
+// Runtime parameters of the OlafQueue, as the default action of a keyless
+// table so the controller sets them over P4Runtime (P4Info does not describe
+// user externs). Controller: olaf.controller.params.OlafParams.
+#ifndef OLAF_PARAMS_P4_
+#define OLAF_PARAMS_P4_
+
+control OlafParams(inout metadata_t meta) {
+    // queue_size: segments (1..OLAF_SEGMENTS); flags: PARAM_REWARD_FILTER | PARAM_FIFO;
+    // reward_threshold: Q15.16; activity_window_ns: ns; num_grads: elements per update.
+    action set_params(bit<32> queue_size, bit<8> flags, bit<32> reward_threshold,
+                      bit<64> activity_window_ns, bit<16> num_grads) {
+        meta.params.queue_size = queue_size;
+        meta.params.flags = flags;
+        meta.params.reward_threshold = reward_threshold;
+        meta.params.activity_window_ns = activity_window_ns;
+        meta.params.num_grads = num_grads;
+    }
+    table olaf_params {
+        key = { }
+        actions = { set_params; }
+        default_action = set_params(8, 0, 0, 1000000000, 16);
+    }
+    apply {
+        olaf_params.apply();
+    }
+}
+
+#endif

@@ -1,0 +1,48 @@
+// Malformed Olaf messages (docs/protocol.md "Versioning and malformed
+// messages") are flagged here; ingress counts them by reason and drops them.
+#ifndef OLAF_VALIDATE_P4_
+#define OLAF_VALIDATE_P4_
+
+control ValidateOlaf(in headers_t hdr, inout metadata_t meta,
+                     in standard_metadata_t standard_metadata) {
+    action malformed(bit<32> reason) {
+        meta.malformed = 1;
+        meta.malformed_reason = reason;
+    }
+    apply {
+        meta.malformed = 0;
+        // Length as the headers claim it, and as the frame has it (no FCS on BMv2 ports).
+        bit<32> frame_len = 14 + 20 + (bit<32>)hdr.udp.length;
+        if (hdr.olaf_update.isValid()) {
+            bit<32> elems = (bit<32>)hdr.olaf_update.num_grads;
+            if (hdr.olaf_update.version != OLAF_VERSION) {
+                malformed(MALFORMED_VERSION);
+            } else if (hdr.olaf_update.msg_type != OLAF_MSG_UPDATE) {
+                malformed(MALFORMED_MSG_TYPE);
+            } else if ((bit<32>)hdr.udp.length != 8 + 26 + (elems << 2)
+                       || hdr.ipv4.totalLen != 20 + hdr.udp.length
+                       || standard_metadata.packet_length != frame_len) {
+                malformed(MALFORMED_LENGTH);
+            } else if (hdr.olaf_update.count == 0) {
+                malformed(MALFORMED_COUNT);
+            }
+        } else if (hdr.olaf_ack.isValid()) {
+            bit<32> elems = (bit<32>)hdr.olaf_ack.num_weights;
+            if (hdr.olaf_ack.version != OLAF_VERSION) {
+                malformed(MALFORMED_VERSION);
+            } else if (hdr.olaf_ack.msg_type != OLAF_MSG_ACK) {
+                malformed(MALFORMED_MSG_TYPE);
+            } else if ((bit<32>)hdr.udp.length != 8 + 34 + (elems << 2)
+                       || hdr.ipv4.totalLen != 20 + hdr.udp.length
+                       || standard_metadata.packet_length != frame_len) {
+                malformed(MALFORMED_LENGTH);
+            }
+        } else if (hdr.udp.isValid()
+                   && (hdr.udp.dstPort == OLAF_UPDATE_PORT || hdr.udp.dstPort == OLAF_ACK_PORT)) {
+            // Olaf port but the header could not be extracted: too short.
+            malformed(MALFORMED_LENGTH);
+        }
+    }
+}
+
+#endif

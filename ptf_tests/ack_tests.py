@@ -1,0 +1,78 @@
+"""ACK path: multicast to exactly the cluster's workers, per-replica rewrite, queue status."""
+
+from ptf import testutils as tu
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from olaf import wire
+from olaf.fixedpoint import reward_to_fixed
+from olaf.update import Update
+from olaf.wire import QueueStatus
+from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, WORKER_PORTS, OlafTest, worker_ip, worker_mac
+
+
+def ack_frame(cluster_id, dst_ip, *, weights=(1, -2, 3, -4), status=None, flags_valid=False):
+    layer = wire.ack_layer(cluster_id=cluster_id, worker_id=1, seq=42, count=3,
+                           global_reward=reward_to_fixed(2.5), gen_ts=999, weights=list(weights),
+                           status=status)
+    return (Ether(src=PS_MAC, dst=SW_MAC) / IP(src=PS_IP, dst=dst_ip, ttl=64)
+            / UDP(sport=wire.UPDATE_PORT, dport=wire.ACK_PORT) / layer)
+
+
+class AckFanOut(OlafTest):
+    """An ACK for cluster 0 reaches workers 1-3 (each rewritten to its address) and no one else,
+    with the queue status filled in."""
+
+    def runTest(self):
+        self.add_workers(0, [1, 2, 3], group=True)
+        self.add_workers(1, [4, 5], group=True)
+        self.set_params(queue_size=6)
+        # Two clusters active, one update waiting in the queue while the ACK passes.
+        self.open_window(rate_pps=1)
+        self.send_update(1, Update(cluster_id=0, worker_id=0, grads=(0, 0, 0, 0)))
+        self.send_update(4, Update(cluster_id=0, worker_id=0, grads=(0, 0, 0, 0)))
+        self.wait_decided(2)
+        tu.send_packet(self, PS_PORT, bytes(ack_frame(0, worker_ip(1))))
+        for k in (1, 2, 3):
+            pkt = self.recv(k)
+            self.assertEqual((pkt[Ether].dst, pkt[IP].dst, pkt[UDP].dport), (worker_mac(k), worker_ip(k), wire.ACK_PORT))
+            a = wire.parse_ack(bytes(pkt[UDP].payload))
+            self.assertEqual(a.status, QueueStatus(queue_util=2, active_clusters=2, queue_size=6))
+            self.assertEqual((a.cluster_id, a.seq, a.count, a.weights), (0, 42, 3, (1, -2, 3, -4)))
+        for k in (4, 5):
+            self.assert_no_packet(k)
+        self.recv_update(timeout=5)
+        self.recv_update(timeout=5)
+        self.assertEqual(self.counters.traffic()["ack_multicast"], 1)
+
+
+class AckWithoutGroupIsUnicast(OlafTest):
+    """An ACK for a cluster without a multicast group is forwarded to its IP destination."""
+
+    def runTest(self):
+        self.add_workers(0, [1, 2], group=True)
+        tu.send_packet(self, PS_PORT, bytes(ack_frame(9, worker_ip(4))))
+        pkt = self.recv(4)
+        self.assertIsNotNone(wire.parse_ack(bytes(pkt[UDP].payload)).status)
+        for k in (1, 2, 3, 5):
+            self.assert_no_packet(k, timeout=0.2)
+        self.assertEqual(self.counters.traffic()["ack_unicast"], 1)
+
+
+class MultiHopKeepsTightestStatus(OlafTest):
+    """A status already carried from a more congested switch (smaller Q_max/N) is kept;
+    a less congested one is overwritten (docs/protocol.md "Multi-hop status")."""
+
+    def runTest(self):
+        self.add_workers(0, [1], group=True)
+        self.set_params(queue_size=8)
+        # Local status: Q_max = 8, N = 1 (worker 1 just sent) -> ratio 8.
+        self.send_update(1, Update(cluster_id=0, worker_id=0, grads=(0, 0, 0, 0)))
+        self.recv_update()
+        tight = QueueStatus(queue_util=4, active_clusters=10, queue_size=4)   # ratio 0.4
+        tu.send_packet(self, PS_PORT, bytes(ack_frame(0, worker_ip(1), status=tight)))
+        self.assertEqual(wire.parse_ack(bytes(self.recv(1)[UDP].payload)).status, tight)
+        loose = QueueStatus(queue_util=0, active_clusters=1, queue_size=100)  # ratio 100
+        tu.send_packet(self, PS_PORT, bytes(ack_frame(0, worker_ip(1), status=loose)))
+        got = wire.parse_ack(bytes(self.recv(1)[UDP].payload)).status
+        self.assertEqual((got.queue_size, got.active_clusters), (8, 1))
