@@ -1,0 +1,275 @@
+"""``olafctl``: regroup clusters and tune the queue on running Olaf switches.
+
+The network (switches, hosts, links) comes from ``--network`` (``make run``
+writes ``results/latest/network.yaml``); the current cluster membership is
+read from the switches themselves, so ``olafctl`` works whoever changed them
+last. Every command checks its arguments before writing anything, applies the
+change to every switch and returns when the switches hold it; it then records
+the new membership in the network file.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from olaf.controller import config as cfgmod
+from olaf.controller.config import ConfigError, Deployment
+from olaf.controller.controller import OlafController
+from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
+from olaf.controller.tm import ThriftError
+from olaf.fixedpoint import reward_to_fixed
+from olaf.queue_model import Decision
+
+DEFAULT_NETWORK = Path("results/latest/network.yaml")
+
+
+class CommandError(click.ClickException):
+    """Bad input: nothing was written."""
+
+
+class Ctx:
+    def __init__(self, network: Path, p4info: Path, bmv2_json: Path, election_id: int):
+        self.network = network
+        try:
+            self.d = cfgmod.load(network)
+        except FileNotFoundError:
+            raise CommandError(f"{network} not found: start a network with `make run DURATION=0` "
+                               "or pass --network FILE") from None
+        except ConfigError as e:
+            raise CommandError(f"{network}: {e}") from None
+        self.ctl = OlafController(self.d, p4info, bmv2_json, election_id=(0, election_id))
+        try:
+            for name in self.ctl.attach(timeout_s=5):
+                click.echo(f"{name} had no pipeline (restarted?): pushed and reprogrammed it", err=True)
+        except SwitchUnavailable as e:
+            raise CommandError(f"{e} — is the network running?") from None
+        self.ctl.d = self.d.with_clusters(self.live_clusters())
+
+    def live_clusters(self) -> dict[int, tuple[str, ...]]:
+        """Membership as the first switch holds it (worker_table + cluster_mcast)."""
+        name, sc = next(iter(self.ctl.switches.items()))
+        st = sc.read_state()
+        by_ip = {h.ip: n for n, h in self.d.hosts.items()}
+        clusters: dict[int, list[str]] = {c: [] for c in st.groups}
+        for ip, (_wid, cid) in sorted(st.workers.items(), key=lambda kv: kv[1][0]):
+            if ip not in by_ip:
+                raise CommandError(f"{name} has worker {ip} that {self.network} does not describe")
+            clusters.setdefault(cid, []).append(by_ip[ip])
+        return {c: tuple(ws) for c, ws in sorted(clusters.items())}
+
+    def regroup(self, clusters: dict[int, tuple[str, ...]]) -> None:
+        try:
+            changes = self.ctl.regroup(clusters)
+        except ConfigError as e:
+            raise CommandError(str(e)) from None
+        for name, ch in changes.items():
+            click.echo(f"{name}: {ch}")
+        cfgmod.save(self.ctl.d, self.network)
+
+    def close(self) -> None:
+        self.ctl.close()
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--network", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_NETWORK,
+              show_default=True, help="Deployment file of the running network.")
+@click.option("--p4info", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=Path("build/olaf.p4info.txt"), show_default=True)
+@click.option("--bmv2-json", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("build/olaf.json"), show_default=True,
+              help="Pushed only to a switch that lost its pipeline.")
+@click.option("--election-id", type=click.IntRange(min=1), default=2, show_default=True,
+              help="P4Runtime election id; above the running controller's (1) so olafctl may write.")
+@click.pass_context
+def main(ctx: click.Context, network: Path, p4info: Path, bmv2_json: Path, election_id: int) -> None:
+    """Regroup Olaf clusters and tune the queue at runtime."""
+    ctx.obj = Ctx(network, p4info, bmv2_json, election_id)
+    ctx.call_on_close(ctx.obj.close)
+
+
+def _cluster_arg(c: Ctx, cluster: int, must_exist: bool = True) -> None:
+    if must_exist and cluster not in c.ctl.d.clusters:
+        raise CommandError(f"cluster {cluster} does not exist (clusters: "
+                           f"{', '.join(map(str, sorted(c.ctl.d.clusters))) or 'none'})")
+
+
+@main.command("clusters")
+@pass_ctx
+def list_clusters(c: Ctx) -> None:
+    """List clusters, their workers and live per-cluster counters on every switch."""
+    counters = c.ctl.cluster_counters()
+    con = Console()
+    for sw, per in counters.items():
+        t = Table(title=f"{sw}: clusters")
+        t.add_column("cluster", justify="right")
+        t.add_column("workers")
+        for d in Decision:
+            t.add_column(d.label, justify="right")
+        t.add_column("departures", justify="right")
+        for cid, ws in sorted(c.ctl.d.clusters.items()):
+            k = per[cid]
+            t.add_row(str(cid), " ".join(f"{w}({c.d.hosts[w].worker_id})" for w in ws),
+                      *(str(k.decisions[d.label]) for d in Decision), str(k.departures))
+        con.print(t)
+    unassigned = [n for n, h in c.d.hosts.items() if h.worker_id is not None and c.ctl.d.cluster_of(n) is None]
+    if unassigned:
+        con.print(f"workers in no cluster (their updates bypass the queue): {' '.join(unassigned)}")
+
+
+@main.command()
+@click.argument("worker")
+@click.option("--to", "cluster", type=int, required=True, help="Destination cluster id.")
+@pass_ctx
+def move(c: Ctx, worker: str, cluster: int) -> None:
+    """Move WORKER to another cluster (its next update aggregates there; ACKs follow)."""
+    try:
+        c.d.worker(worker)
+    except ConfigError as e:
+        raise CommandError(str(e)) from None
+    src = c.ctl.d.cluster_of(worker)
+    if src is None:
+        raise CommandError(f"{worker} is in no cluster; use add-worker")
+    _cluster_arg(c, cluster)
+    if src == cluster:
+        raise CommandError(f"{worker} is already in cluster {cluster}")
+    new = {k: tuple(w for w in ws if w != worker) for k, ws in c.ctl.d.clusters.items()}
+    new[cluster] = new[cluster] + (worker,)
+    c.regroup(new)
+    click.echo(f"moved {worker} from cluster {src} to cluster {cluster}")
+
+
+@main.command("add-worker")
+@click.argument("worker")
+@click.option("--cluster", type=int, required=True)
+@pass_ctx
+def add_worker(c: Ctx, worker: str, cluster: int) -> None:
+    """Add a worker host that is in no cluster to CLUSTER."""
+    try:
+        c.d.worker(worker)
+    except ConfigError as e:
+        raise CommandError(str(e)) from None
+    src = c.ctl.d.cluster_of(worker)
+    if src is not None:
+        raise CommandError(f"{worker} is already in cluster {src}; use move")
+    _cluster_arg(c, cluster)
+    new = dict(c.ctl.d.clusters)
+    new[cluster] = new[cluster] + (worker,)
+    c.regroup(new)
+
+
+@main.command("remove-worker")
+@click.argument("worker")
+@pass_ctx
+def remove_worker(c: Ctx, worker: str) -> None:
+    """Remove WORKER from its cluster (its updates then bypass the queue)."""
+    src = c.ctl.d.cluster_of(worker)
+    if src is None:
+        raise CommandError(f"{worker} is in no cluster")
+    c.regroup({k: tuple(w for w in ws if w != worker) for k, ws in c.ctl.d.clusters.items()})
+
+
+@main.command("create-cluster")
+@click.argument("cluster", type=int)
+@click.argument("workers", nargs=-1)
+@pass_ctx
+def create_cluster(c: Ctx, cluster: int, workers: tuple[str, ...]) -> None:
+    """Create CLUSTER, optionally moving WORKERS into it."""
+    if cluster in c.ctl.d.clusters:
+        raise CommandError(f"cluster {cluster} already exists")
+    new = {k: tuple(w for w in ws if w not in workers) for k, ws in c.ctl.d.clusters.items()}
+    new[cluster] = tuple(workers)
+    c.regroup(new)
+
+
+@main.command("delete-cluster")
+@click.argument("cluster", type=int)
+@click.option("--force", is_flag=True, help="Also remove its workers from every cluster.")
+@pass_ctx
+def delete_cluster(c: Ctx, cluster: int, force: bool) -> None:
+    """Delete CLUSTER (must be empty unless --force)."""
+    _cluster_arg(c, cluster)
+    if c.ctl.d.clusters[cluster] and not force:
+        raise CommandError(f"cluster {cluster} has workers {', '.join(c.ctl.d.clusters[cluster])}; "
+                           "move them first or pass --force")
+    c.regroup({k: ws for k, ws in c.ctl.d.clusters.items() if k != cluster})
+
+
+@main.command("set-queue")
+@click.option("--switch", help="Only this switch (default: all).")
+@click.option("--size", type=click.IntRange(1, 64), help="Queue size Q_max in segments.")
+@click.option("--reward-threshold", help="Threshold T in reward units, or 'off'.")
+@click.option("--activity-window-ms", type=click.FloatRange(min=0), help="Window for active clusters, ms.")
+@pass_ctx
+def set_queue(c: Ctx, switch: Optional[str], size: Optional[int], reward_threshold: Optional[str],
+              activity_window_ms: Optional[float]) -> None:
+    """Change queue size, reward threshold or activity window at runtime (queue kept)."""
+    if switch is not None and switch not in c.d.switches:
+        raise CommandError(f"--switch: unknown switch {switch!r} ({', '.join(c.d.switches)})")
+    changes: dict = {}
+    if size is not None:
+        changes["queue_size"] = size
+    if reward_threshold is not None:
+        if reward_threshold == "off":
+            changes["reward_threshold"] = None
+        else:
+            try:
+                t = float(reward_threshold)
+            except ValueError:
+                raise CommandError(f"--reward-threshold: {reward_threshold!r} is not a number or 'off'") from None
+            if t < 0:
+                raise CommandError("--reward-threshold must be >= 0")
+            changes["reward_threshold"] = reward_to_fixed(t)
+    if activity_window_ms is not None:
+        changes["activity_window_ns"] = int(activity_window_ms * 1e6)
+    if not changes:
+        raise CommandError("nothing to change: give --size, --reward-threshold or --activity-window-ms")
+    c.ctl.set_queue(switch, **changes)
+    cfgmod.save(c.ctl.d, c.network)
+    click.echo("queue parameters updated")
+
+
+@main.command("set-bottleneck")
+@click.argument("switch")
+@click.option("--rate-pps", type=click.IntRange(min=0), help="Egress rate toward the PS, packets/s (0 = unlimited).")
+@click.option("--depth", type=click.IntRange(min=1), help="Egress queue depth toward the PS, packets.")
+@pass_ctx
+def set_bottleneck(c: Ctx, switch: str, rate_pps: Optional[int], depth: Optional[int]) -> None:
+    """Change the bottleneck (rate/depth of the queue toward the PS) of SWITCH."""
+    if switch not in c.d.switches:
+        raise CommandError(f"unknown switch {switch!r} ({', '.join(c.d.switches)})")
+    if rate_pps is None and depth is None:
+        raise CommandError("nothing to change: give --rate-pps or --depth")
+    c.ctl.set_bottleneck(switch, rate_pps, depth)
+    cfgmod.save(c.ctl.d, c.network)
+
+
+@main.command()
+@pass_ctx
+def counters(c: Ctx) -> None:
+    """Decision, malformed and traffic counters of every switch."""
+    for name, sc in c.ctl.switches.items():
+        click.echo(f"{name}: decisions {sc.counters.decisions()}")
+        click.echo(f"{name}: malformed {sc.counters.malformed()}")
+        click.echo(f"{name}: traffic {sc.counters.traffic()}")
+
+
+def run() -> None:
+    """Entry point: turn switch-side failures into one-line errors (exit 1)."""
+    try:
+        main(standalone_mode=True)
+    except (SwitchUnavailable, P4RuntimeWriteError, ThriftError) as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,276 @@
+"""The Olaf controller: programs every switch of a deployment and keeps it programmed.
+
+Each switch gets its own :class:`SwitchController` (own P4Runtime connection,
+no shared state). :meth:`SwitchController.sync` reads what the switch holds,
+diffs it against the desired state (:mod:`olaf.controller.state`) and writes
+only the difference, so the same code deploys a fresh switch, regroups
+clusters at runtime (MODIFY/DELETE of worker entries and multicast groups,
+queue untouched) and reprograms a switch that restarted.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Optional
+
+from p4.v1 import p4runtime_pb2
+
+from olaf.controller.clusters import AckMulticast
+from olaf.controller.config import Deployment, SwitchConf
+from olaf.controller.counters import ClusterCounters, OlafCounters
+from olaf.controller.forwarding import Ipv4Forwarding
+from olaf.controller.p4rt import SwitchConnection, SwitchUnavailable
+from olaf.controller.params import OlafParams, QueueParams
+from olaf.controller.routing import next_hops
+from olaf.controller.state import Rewrite, Route, SwitchState, desired_state, group_id
+from olaf.controller import tm as tmmod
+from olaf.controller.tm import TrafficManager
+from olaf.controller.workers import UpdateIdentifier
+
+log = logging.getLogger(__name__)
+
+
+def _ip(v: int) -> str:
+    return ".".join(str((v >> s) & 0xFF) for s in (24, 16, 8, 0))
+
+
+def _mac(v: int) -> str:
+    return ":".join(f"{(v >> s) & 0xFF:02x}" for s in range(40, -8, -8))
+
+
+@dataclass
+class Changes:
+    """Counts of what a sync wrote, for logs and the CLI."""
+
+    inserted: int = 0
+    modified: int = 0
+    deleted: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.inserted or self.modified or self.deleted)
+
+    def __str__(self) -> str:
+        return f"{self.inserted} inserted, {self.modified} modified, {self.deleted} deleted"
+
+
+class SwitchController:
+    """Programs one switch (see module docstring)."""
+
+    def __init__(self, conf: SwitchConf, p4info: Path, bmv2_json: Path, election_id: tuple[int, int] = (0, 1)):
+        self.conf = conf
+        self.p4info = Path(p4info)
+        self.bmv2_json = Path(bmv2_json)
+        self.sw = SwitchConnection(conf.grpc, device_id=conf.device_id, election_id=election_id,
+                                   name=conf.name)
+        self.fwd = Ipv4Forwarding(self.sw)
+        self.workers = UpdateIdentifier(self.sw)
+        self.params = OlafParams(self.sw)
+        self.acks = AckMulticast(self.sw)
+        self.counters = OlafCounters(self.sw)
+        self.tm = TrafficManager(conf.thrift_port, name=conf.name)
+
+    # -- session / pipeline ---------------------------------------------------------
+
+    def connect(self, timeout_s: float = 10.0, push_pipeline: bool = False) -> bool:
+        """Connect; push the pipeline if asked or if the switch has none (a fresh or
+        restarted switch). Returns True if the pipeline was pushed."""
+        self.sw.connect(timeout_s)
+        if not push_pipeline:
+            try:
+                self.sw.fetch_pipeline()
+                return False
+            except SwitchUnavailable:
+                pass
+        tmmod.push_pipeline(self.sw, self.tm, self.p4info, self.bmv2_json)
+        return True
+
+    def close(self) -> None:
+        self.sw.close()
+
+    # -- reading the switch -----------------------------------------------------------
+
+    def read_state(self) -> SwitchState:
+        p = self.sw.require_pipeline()
+        st = SwitchState()
+        for e in self.sw.read_table(Ipv4Forwarding.TABLE):
+            ip, _plen = p.match_values(e)["hdr.ipv4.dstAddr"]
+            v = p.param_values(e.action.action)
+            st.routes[_ip(ip)] = Route(_ip(ip), v["port"], _mac(v["src_mac"]), _mac(v["dst_mac"]))
+        for ip, (wid, cid) in self.workers.read().items():
+            st.workers[_ip(ip)] = (wid, cid)
+        for e in self.sw.read_table(AckMulticast.MCAST_TABLE):
+            cid = p.match_values(e)["hdr.olaf_ack.cluster_id"]
+            grp = p.param_values(e.action.action)["grp"]
+            st.groups[cid] = tuple(sorted(self.sw.read_multicast_group(grp) or [],
+                                          key=lambda r: (r.port, r.rid)))
+        for e in self.sw.read_table(AckMulticast.REWRITE_TABLE):
+            rid = p.match_values(e)["standard_metadata.egress_rid"]
+            v = p.param_values(e.action.action)
+            st.rewrites[rid] = Rewrite(_mac(v["src_mac"]), _mac(v["dst_mac"]), _ip(v["dst_ip"]))
+        return st
+
+    # -- writing the difference ------------------------------------------------------------
+
+    def sync(self, want: SwitchState) -> Changes:
+        """Make the switch hold ``want``; returns what changed.
+
+        Order: routes and rewrites first (so replicas and updates have somewhere
+        to go), then groups created/changed, then worker entries, then groups
+        and rewrites that are no longer needed.
+        """
+        have = self.read_state()
+        ch = Changes()
+        sw = self.sw
+        ups: list[p4runtime_pb2.Update] = []
+
+        def diff(have_d: Mapping, want_d: Mapping, make: Callable, key_only: Callable):
+            ins, mod, dele = [], [], []
+            for k, v in want_d.items():
+                if k not in have_d:
+                    ins.append(sw.update("insert", make(k, v)))
+                elif have_d[k] != v:
+                    mod.append(sw.update("modify", make(k, v)))
+            for k in have_d:
+                if k not in want_d:
+                    dele.append(sw.update("delete", key_only(k)))
+            return ins, mod, dele
+
+        r_ins, r_mod, r_del = diff(have.routes, want.routes,
+                                   lambda k, r: self.fwd.entry(k, 32, r.port, r.src_mac, r.dst_mac),
+                                   lambda k: sw.require_pipeline().table_entry(
+                                       Ipv4Forwarding.TABLE, {"hdr.ipv4.dstAddr": (k, 32)}))
+        w_ins, w_mod, w_del = diff(have.workers, want.workers,
+                                   lambda k, v: self.workers.entry(k, v[0], v[1]),
+                                   lambda k: self.workers.entry(k))
+        x_ins, x_mod, x_del = diff(have.rewrites, want.rewrites,
+                                   lambda k, v: self.acks.rewrite_entry(k, v.src_mac, v.dst_mac, v.dst_ip),
+                                   lambda k: self.acks.rewrite_entry(k))
+        g_new, g_mod, g_del = [], [], []
+        for cid, reps in want.groups.items():
+            if cid not in have.groups:
+                g_new += self.acks.group_updates(cid, group_id(cid), reps, "insert")
+            elif have.groups[cid] != reps:
+                g_mod += self.acks.group_updates(cid, group_id(cid), reps, "modify")
+        for cid in have.groups:
+            if cid not in want.groups:
+                g_del += self.acks.group_updates(cid, group_id(cid), [], "delete")
+
+        batches = (r_ins + r_mod + x_ins + x_mod, g_new + g_mod, w_ins + w_mod + w_del,
+                   g_del + x_del + r_del)
+        for batch in batches:
+            sw.write(batch)
+        for u in (u for b in batches for u in b):
+            if u.type == p4runtime_pb2.Update.INSERT:
+                ch.inserted += 1
+            elif u.type == p4runtime_pb2.Update.MODIFY:
+                ch.modified += 1
+            else:
+                ch.deleted += 1
+        return ch
+
+    def set_queue(self, q: QueueParams) -> None:
+        self.params.set(q)
+
+    def set_bottleneck(self, port: int, rate_pps: int, depth: int) -> None:
+        """Rate and depth of the egress queue toward the PS (BMv2 Thrift)."""
+        self.tm.set_queue_depth(depth, port)
+        self.tm.set_queue_rate(rate_pps, port)
+
+
+class OlafController:
+    """All switches of a deployment.
+
+    Args:
+        deployment: validated config (:func:`olaf.controller.config.load`).
+        p4info / bmv2_json: the compiled program (``make build``).
+        election_id: P4Runtime election id (high, low). The highest connected client is
+            primary and may write; others may read. A long-running controller uses
+            (0, 1); ``olafctl`` uses (0, 2) so it can regroup while the run's
+            controller stays connected.
+    """
+
+    def __init__(self, deployment: Deployment, p4info: Path, bmv2_json: Path,
+                 election_id: tuple[int, int] = (0, 1)):
+        self.d = deployment
+        self.switches = {n: SwitchController(c, p4info, bmv2_json, election_id)
+                         for n, c in deployment.switches.items()}
+
+    def ps_port(self, switch: str) -> int:
+        return next_hops(self.d, switch)[self.d.ps].port
+
+    def deploy(self, push_pipeline: bool = True, timeout_s: float = 10.0) -> dict[str, Changes]:
+        """Connect every switch, push pipelines, program tables, queue and bottleneck."""
+        out = {}
+        for name, sc in self.switches.items():
+            sc.connect(timeout_s, push_pipeline=push_pipeline)
+            out[name] = self._program(name, sc)
+        return out
+
+    def _program(self, name: str, sc: SwitchController) -> Changes:
+        conf = self.d.switches[name]
+        ch = sc.sync(desired_state(self.d, name))
+        sc.set_queue(conf.queue)
+        sc.set_bottleneck(self.ps_port(name), conf.rate_pps, conf.depth)
+        return ch
+
+    def attach(self, timeout_s: float = 10.0) -> list[str]:
+        """Connect to running switches (for olafctl); a switch without a pipeline
+        (restarted) is fully reprogrammed. Returns the reprogrammed switches."""
+        redone = []
+        for name, sc in self.switches.items():
+            if sc.connect(timeout_s, push_pipeline=False):
+                self._program(name, sc)
+                redone.append(name)
+        return redone
+
+    def ensure(self, timeout_s: float = 10.0) -> list[str]:
+        """Reconnect lost sessions; a switch that restarted (no pipeline) is fully
+        reprogrammed. Returns the names of switches that were reprogrammed."""
+        redone = []
+        for name, sc in self.switches.items():
+            if sc.sw.connected:
+                try:
+                    sc.sw.fetch_pipeline()
+                    continue
+                except SwitchUnavailable:
+                    pass
+            pushed = sc.connect(timeout_s)
+            if pushed:
+                self._program(name, sc)
+                redone.append(name)
+        return redone
+
+    def regroup(self, clusters: Mapping[int, Iterable[str]]) -> dict[str, Changes]:
+        """Apply new cluster membership to every switch (validated first; nothing is
+        written if it is invalid). Waiting updates stay in the queue."""
+        new = self.d.with_clusters({c: tuple(ws) for c, ws in clusters.items()})
+        out = {name: sc.sync(desired_state(new, name)) for name, sc in self.switches.items()}
+        self.d = new
+        return out
+
+    def set_queue(self, switch: Optional[str] = None, **changes) -> None:
+        """Change queue parameters (size, reward_threshold, activity_window_ns) on one or all switches."""
+        for name, sc in self.switches.items():
+            if switch is None or name == switch:
+                q = dc_replace(self.d.switches[name].queue, **changes)
+                sc.set_queue(q)
+                self.d = dc_replace(self.d, switches={**self.d.switches,
+                                                      name: dc_replace(self.d.switches[name], queue=q)})
+
+    def set_bottleneck(self, switch: str, rate_pps: Optional[int] = None, depth: Optional[int] = None) -> None:
+        c = self.d.switches[switch]
+        c = dc_replace(c, rate_pps=c.rate_pps if rate_pps is None else rate_pps,
+                       depth=c.depth if depth is None else depth)
+        self.switches[switch].set_bottleneck(self.ps_port(switch), c.rate_pps, c.depth)
+        self.d = dc_replace(self.d, switches={**self.d.switches, switch: c})
+
+    def cluster_counters(self) -> dict[str, dict[int, ClusterCounters]]:
+        return {n: sc.counters.clusters(self.d.clusters) for n, sc in self.switches.items()}
+
+    def close(self) -> None:
+        for sc in self.switches.values():
+            sc.close()
