@@ -63,7 +63,8 @@ class SwitchSpec:
         json_path: BMv2 JSON to load at start, or None for ``--no-p4`` (pipeline pushed over P4Runtime).
         device_id: P4Runtime device id.
         grpc_port / thrift_port: TCP ports on 127.0.0.1 (or all addresses when ``grpc_host`` is 0.0.0.0).
-        log_path: switch log file.
+        log_path: switch log, without suffix: BMv2 writes ``<log_path>.txt``
+            (:attr:`log_file`); start-up output goes to ``<log_path>.stdout``.
         netns: network namespace to run in (None: the caller's).
         cpu_port: optional BMv2 CPU port for packet-in/out.
     """
@@ -80,6 +81,11 @@ class SwitchSpec:
     netns: Optional[str] = None
     cpu_port: Optional[int] = None
     extra_args: Sequence[str] = field(default_factory=tuple)
+
+    @property
+    def log_file(self) -> Path:
+        """The file BMv2 actually writes (it appends ``.txt`` to ``--log-file``)."""
+        return Path(f"{self.log_path}.txt")
 
     @property
     def grpc_addr(self) -> str:
@@ -151,10 +157,10 @@ class Bmv2Switch:
 
     def _failure(self, what: str) -> str:
         tail = ""
-        for p in (Path(f"{self.spec.log_path}.stdout"), Path(self.spec.log_path)):
+        for p in (Path(f"{self.spec.log_path}.stdout"), self.spec.log_file):
             if p.exists():
                 tail += "".join(p.read_text(errors="replace").splitlines(True)[-15:])
-        return (f"{self.spec.name}: simple_switch_grpc {what}; log: {self.spec.log_path}\n"
+        return (f"{self.spec.name}: simple_switch_grpc {what}; log: {self.spec.log_file}\n"
                 f"command: {' '.join(self.spec.command())}\n{tail}")
 
     @property

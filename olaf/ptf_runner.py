@@ -72,7 +72,7 @@ def run(build: Path, test_dir: Path, ptf_args: tuple[str, ...], log_dir: Path) -
                 cmd += ["--interface", f"{i}@ptf{i}"]
             rc = subprocess.call(cmd + list(ptf_args))
             if not switch.alive:
-                click.echo(f"simple_switch_grpc died during the tests; log: {spec.log_path}", err=True)
+                click.echo(f"simple_switch_grpc died during the tests; log: {spec.log_file}", err=True)
                 rc = rc or 1
             return rc
         finally:
