@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.olaf-installed
-EXTRAS ?= test
+EXTRAS ?= test,rtl
 
 .DEFAULT_GOAL := help
 
