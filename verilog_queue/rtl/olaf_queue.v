@@ -341,8 +341,8 @@ wr_inst (
 );
 
 /*
- * Segment memory: two copies written alike, one read by the merge path and
- * one by the departure path, so that neither waits for the other
+ * Segment memory: the merge path and the departure path each have a read
+ * port, so that neither waits for the other
  */
 wire                  out_rd_en;
 wire [SEG_WIDTH-1:0]  out_rd_seg;
@@ -357,36 +357,20 @@ olaf_queue_mem #(
     .BEAT_WIDTH(LEN_WIDTH),
     .XILINX_RAM_STYLE(XILINX_RAM_STYLE)
 )
-merge_mem_inst (
+mem_inst (
     .clk(clk),
     .wr_en(wr_en),
     .wr_seg(wr_seg),
     .wr_beat(wr_beat),
     .wr_data(wr_data),
-    .rd_en(merge_rd_en),
-    .rd_seg(merge_rd_seg),
-    .rd_beat(merge_rd_beat),
-    .rd_data(merge_rd_data)
-);
-
-olaf_queue_mem #(
-    .DATA_WIDTH(DATA_WIDTH),
-    .SEGMENTS(SEGMENTS),
-    .BEATS_PER_SEGMENT(BEATS_PER_SEGMENT),
-    .SEG_WIDTH(SEG_WIDTH),
-    .BEAT_WIDTH(LEN_WIDTH),
-    .XILINX_RAM_STYLE(XILINX_RAM_STYLE)
-)
-out_mem_inst (
-    .clk(clk),
-    .wr_en(wr_en),
-    .wr_seg(wr_seg),
-    .wr_beat(wr_beat),
-    .wr_data(wr_data),
-    .rd_en(out_rd_en),
-    .rd_seg(out_rd_seg),
-    .rd_beat(out_rd_beat),
-    .rd_data(out_rd_data)
+    .rd_a_en(merge_rd_en),
+    .rd_a_seg(merge_rd_seg),
+    .rd_a_beat(merge_rd_beat),
+    .rd_a_data(merge_rd_data),
+    .rd_b_en(out_rd_en),
+    .rd_b_seg(out_rd_seg),
+    .rd_b_beat(out_rd_beat),
+    .rd_b_data(out_rd_data)
 );
 
 /*

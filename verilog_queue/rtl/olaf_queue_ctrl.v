@@ -217,79 +217,60 @@ reg [LEN_WIDTH-1:0]  seg_len [0:SEGMENTS-1];
 reg [KEEP_WIDTH-1:0] seg_keep [0:SEGMENTS-1];
 
 /*
- * Stage A -> B
+ * Stages A -> B -> C: the frame's metadata and its configuration snapshot
  */
+localparam FRAME_WIDTH = 4 + QS_WIDTH + 3 * 16 + 32 + 64 + TIME_WIDTH;
+
 wire a_in_range = {16'd0, a_cluster_id} < NUM_CLUSTERS;
+wire a_seen = a_update && a_in_range;         // an Olaf update of a known cluster
+wire a_tracked = a_seen && !cfg_fifo_mode;    // ... decided by the OlafQueue rules
 
-reg                  b_valid;
-reg                  b_seen;       // an Olaf update of a known cluster
-reg                  b_tracked;    // ... decided by the OlafQueue rules (not FIFO mode)
-reg                  b_filter_en;
-reg [QS_WIDTH-1:0]   b_queue_size;
-reg                  b_update;
-reg [15:0]           b_cluster_id;
-reg [15:0]           b_worker_id;
-reg [15:0]           b_count;
-reg [31:0]           b_reward_sum;
-reg [63:0]           b_gen_ts;
-reg [TIME_WIDTH-1:0] b_time;
+wire [FRAME_WIDTH-1:0] a_frame = {a_seen, a_tracked, cfg_reward_filter_en, cfg_queue_size, a_update,
+                                  a_cluster_id, a_worker_id, a_count, a_reward_sum, a_gen_ts, a_time};
 
-always @(posedge clk) begin
-    b_valid <= a_valid;
-    b_seen <= a_update && a_in_range;
-    b_tracked <= a_update && a_in_range && !cfg_fifo_mode;
-    b_filter_en <= cfg_reward_filter_en;
-    b_queue_size <= cfg_queue_size;
-    b_update <= a_update;
-    b_cluster_id <= a_cluster_id;
-    b_worker_id <= a_worker_id;
-    b_count <= a_count;
-    b_reward_sum <= a_reward_sum;
-    b_gen_ts <= a_gen_ts;
-    b_time <= a_time;
+reg                   b_valid;
+reg [FRAME_WIDTH-1:0] b_frame;
+reg                   c_valid_reg;
+reg [FRAME_WIDTH-1:0] c_frame;
 
-    if (rst) begin
-        b_valid <= 1'b0;
-    end
-end
+// stage B looks at the cluster, count and reward only
+localparam F_REWARD = TIME_WIDTH + 64;
+localparam F_COUNT = F_REWARD + 32;
+localparam F_CLUSTER = F_COUNT + 32;
 
-/*
- * Stage B -> C
- */
-wire [CL_WIDTH-1:0]  b_cl = b_cluster_id[CL_WIDTH-1:0];
+wire        b_tracked = b_frame[FRAME_WIDTH-2];
+wire [15:0] b_count = b_frame[F_COUNT +: 16];
+wire [31:0] b_reward_sum = b_frame[F_REWARD +: 32];
+
+wire                  c_seen;
+wire                  c_tracked;
+wire                  c_filter_en;
+wire [QS_WIDTH-1:0]   c_queue_size;
+wire                  c_update;
+wire [15:0]           c_cluster_id;
+wire [15:0]           c_worker_id;
+wire [15:0]           c_count;
+wire [31:0]           c_reward_sum;
+wire [63:0]           c_gen_ts;
+wire [TIME_WIDTH-1:0] c_time;
+
+assign {c_seen, c_tracked, c_filter_en, c_queue_size, c_update, c_cluster_id, c_worker_id, c_count,
+        c_reward_sum, c_gen_ts, c_time} = c_frame;
+
+wire [CL_WIDTH-1:0]  b_cl = b_frame[F_CLUSTER +: CL_WIDTH];
 wire                 b_q_valid = b_tracked && cluster_valid[b_cl];
 wire [SEG_WIDTH-1:0] b_q_seg = cluster_seg[b_cl];
 
-reg                  c_valid_reg;
-reg                  c_seen;
-reg                  c_tracked;
-reg                  c_filter_en;
-reg [QS_WIDTH-1:0]   c_queue_size;
-reg                  c_update;
-reg [15:0]           c_cluster_id;
-reg [15:0]           c_worker_id;
-reg [15:0]           c_count;
-reg [31:0]           c_reward_sum;
-reg [63:0]           c_gen_ts;
-reg [TIME_WIDTH-1:0] c_time;
-
 always @(posedge clk) begin
+    b_valid <= a_valid;
+    b_frame <= a_frame;
     c_valid_reg <= b_valid;
-    c_seen <= b_seen;
-    c_tracked <= b_tracked;
-    c_filter_en <= b_filter_en;
-    c_queue_size <= b_queue_size;
-    c_update <= b_update;
-    c_cluster_id <= b_cluster_id;
-    c_worker_id <= b_worker_id;
-    c_count <= b_count;
-    c_reward_sum <= b_reward_sum;
-    c_gen_ts <= b_gen_ts;
-    c_time <= b_time;
+    c_frame <= b_frame;
     c_q_seg <= b_q_seg;
     c_q_hit <= b_valid && b_q_valid;
 
     if (rst) begin
+        b_valid <= 1'b0;
         c_valid_reg <= 1'b0;
         c_q_hit <= 1'b0;
     end

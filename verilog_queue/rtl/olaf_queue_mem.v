@@ -11,11 +11,12 @@
 `default_nettype none
 
 /*
- * Simple dual-port RAM holding the queue's segments, one tdata beat per
- * word; a beat is addressed by its segment and its index within the
- * segment (word segment * BEATS_PER_SEGMENT + beat). Infers block RAM. The
- * read data register holds its value while rd_en is low, so it can serve as
- * an AXI4-Stream output register.
+ * The queue's segments: one tdata beat per word, a beat addressed by its
+ * segment and its index within the segment (word segment *
+ * BEATS_PER_SEGMENT + beat). One write port and two independent read ports
+ * (the merge path and the departure path), so that a synthesis tool builds
+ * two block RAMs written alike. Each read data register holds its value
+ * while its rd_en is low, so it can serve as an AXI4-Stream output register.
  *
  * A read and a write of the same word in the same cycle return the old
  * word; the queue never relies on the value returned in that case (the
@@ -48,11 +49,17 @@ module olaf_queue_mem #
     input  wire [BEAT_WIDTH-1:0] wr_beat,
     input  wire [DATA_WIDTH-1:0] wr_data,
 
-    // Read port (one cycle latency; rd_data holds while rd_en is low)
-    input  wire                  rd_en,
-    input  wire [SEG_WIDTH-1:0]  rd_seg,
-    input  wire [BEAT_WIDTH-1:0] rd_beat,
-    output reg  [DATA_WIDTH-1:0] rd_data
+    // Read port A (one cycle latency; rd_a_data holds while rd_a_en is low)
+    input  wire                  rd_a_en,
+    input  wire [SEG_WIDTH-1:0]  rd_a_seg,
+    input  wire [BEAT_WIDTH-1:0] rd_a_beat,
+    output reg  [DATA_WIDTH-1:0] rd_a_data,
+
+    // Read port B (as port A)
+    input  wire                  rd_b_en,
+    input  wire [SEG_WIDTH-1:0]  rd_b_seg,
+    input  wire [BEAT_WIDTH-1:0] rd_b_beat,
+    output reg  [DATA_WIDTH-1:0] rd_b_data
 );
 
 localparam DEPTH = SEGMENTS * BEATS_PER_SEGMENT;
@@ -86,8 +93,11 @@ always @(posedge clk) begin
 end
 
 always @(posedge clk) begin
-    if (rd_en) begin
-        rd_data <= mem[word_addr(rd_seg, rd_beat)];
+    if (rd_a_en) begin
+        rd_a_data <= mem[word_addr(rd_a_seg, rd_a_beat)];
+    end
+    if (rd_b_en) begin
+        rd_b_data <= mem[word_addr(rd_b_seg, rd_b_beat)];
     end
 end
 

@@ -188,50 +188,37 @@ assign a_first_valid = a_valid && a_first;
 assign a_user = a_user_reg;
 
 /*
- * Stage B
+ * Stages B and C: the beat waits for its frame's decision
  */
-reg                  b_valid;
-reg                  b_first;
-reg                  b_last;
-reg [BEAT_WIDTH-1:0] b_beat;
-reg [DATA_WIDTH-1:0] b_data;
-reg [KEEP_WIDTH-1:0] b_keep;
+localparam BEAT_BITS = 2 + BEAT_WIDTH + KEEP_WIDTH + DATA_WIDTH;
+
+reg                 b_valid;
+reg [BEAT_BITS-1:0] b_beat_bus;
+reg                 c_valid;
+reg [BEAT_BITS-1:0] c_beat_bus;
 
 always @(posedge clk) begin
     b_valid <= a_valid;
-    b_first <= a_first;
-    b_last <= a_last;
-    b_beat <= a_beat;
-    b_data <= a_data;
-    b_keep <= a_keep;
+    b_beat_bus <= {a_first, a_last, a_beat, a_keep, a_data};
+    c_valid <= b_valid;
+    c_beat_bus <= b_beat_bus;
 
     if (rst) begin
         b_valid <= 1'b0;
+        c_valid <= 1'b0;
     end
 end
 
 /*
  * Stage C: apply the frame's decision, read for the merge
  */
-reg                  c_valid;
-reg                  c_first;
-reg                  c_last;
-reg [BEAT_WIDTH-1:0] c_beat;
-reg [DATA_WIDTH-1:0] c_data;
-reg [KEEP_WIDTH-1:0] c_keep;
+wire                  c_first;
+wire                  c_last;
+wire [BEAT_WIDTH-1:0] c_beat;
+wire [KEEP_WIDTH-1:0] c_keep;
+wire [DATA_WIDTH-1:0] c_data;
 
-always @(posedge clk) begin
-    c_valid <= b_valid;
-    c_first <= b_first;
-    c_last <= b_last;
-    c_beat <= b_beat;
-    c_data <= b_data;
-    c_keep <= b_keep;
-
-    if (rst) begin
-        c_valid <= 1'b0;
-    end
-end
+assign {c_first, c_last, c_beat, c_keep, c_data} = c_beat_bus;
 
 // frame context, set by the first beat's decision
 reg                 ctx_active;   // a decided frame has beats still to pass stage C

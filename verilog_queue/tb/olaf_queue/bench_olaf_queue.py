@@ -1,8 +1,9 @@
 """Throughput benchmark of the OlafQueue RTL (``make rtl-bench``).
 
 Runs the paper's configuration (8 segments of 24 beats = 1500 B frames, 9
-clusters) on Verilator and streams back-to-back 1514-byte update frames
-(361 gradients) with no idle input cycle, for several traffic mixes. Every run
+clusters) on Verilator and streams back-to-back 1512-byte update frames
+(361 gradients, the most a 1500 B MTU holds) with no idle input cycle, for
+several traffic mixes. Every run
 is also checked against the reference model by the differential scoreboard,
 so a fast but wrong queue fails the benchmark.
 
@@ -29,20 +30,22 @@ from cocotb.triggers import RisingEdge
 
 from olaf.queue_model import Decision, OlafQueue, QueueConfig
 from olaf.update import Update
+from olaf.wire import update_frame_len
 
+from olaf_queue_frames import beats
 from olaf_queue_scoreboard import DifferentialScoreboard
 from olaf_queue_tb import OlafQueueTB
 
 PAPER = {"SEGMENTS": 8, "NUM_CLUSTERS": 9, "BEATS_PER_SEGMENT": 24}
-NUM_GRADS = 361          # 14 + 20 + 8 + 26 + 4 * 361 = 1514 bytes = 24 beats of 64 bytes
+NUM_GRADS = 361          # 14 + 20 + 8 + 26 + 4 * 361 = 1512 bytes = 24 beats of 64 bytes
 FRAMES = 240
 DATA_BITS = 512
 CLOCK_HZ = 250e6
 
 
-def mix_updates(mix: str, n: int):
+def mix_updates(mix: str, n: int, num_grads: int):
     """The update stream of a traffic mix."""
-    grads = tuple(range(-180, 181))
+    grads = tuple(range(-(num_grads // 2), num_grads - num_grads // 2))
     for i in range(n):
         if mix.startswith("append_only"):
             c, w = i % 9, (i % 9) * 3            # a different cluster each time
@@ -57,14 +60,17 @@ def mix_updates(mix: str, n: int):
 
 
 MIXES = {
-    # name: fraction of cycles in which the departure engine may start a frame
-    "append_only": 1.0,
-    "merge_heavy": 1.0,
-    "replace_heavy": 1.0,
+    # name: (departure pacing as a fraction of the line rate, gradients per update)
+    "append_only": (1.0, NUM_GRADS),
+    "merge_heavy": (1.0, NUM_GRADS),
+    "replace_heavy": (1.0, NUM_GRADS),
     # the same traffic with departures paced to a quarter of the line rate,
     # so that most updates meet a waiting one
-    "merge_heavy_paced_output": 0.25,
-    "replace_heavy_paced_output": 0.25,
+    "merge_heavy_paced_output": (0.25, NUM_GRADS),
+    "replace_heavy_paced_output": (0.25, NUM_GRADS),
+    # the smallest updates (4 gradients, 84 bytes, two beats) back to back:
+    # a merge every other cycle, each meeting the previous one's write
+    "merge_heavy_2beat_frames_paced_output": (0.25, 4),
 }
 
 
@@ -73,36 +79,37 @@ async def throughput(dut):
     """Back-to-back frames per mix; measure input and output beats per clock."""
     results = {}
     tb = OlafQueueTB(dut)
-    for mix, pace in MIXES.items():
+    for mix, (pace, num_grads) in MIXES.items():
         await tb.reset()
         await tb.configure(activity_window_ns=1_000_000)
-        model = OlafQueue(QueueConfig(segments=tb.segments, num_clusters=tb.num_clusters, num_grads=NUM_GRADS,
+        model = OlafQueue(QueueConfig(segments=tb.segments, num_clusters=tb.num_clusters, num_grads=num_grads,
                                       activity_window_ns=1_000_000))
         sb = DifferentialScoreboard(tb, model, check_structures=False)
-        beats = {"in": [], "out": []}
+        seen = {"in": [], "out": []}
 
-        def count(rec, beats=beats):
+        def count(rec, seen=seen):
             if rec.beat_in:
-                beats["in"].append(rec.index)
+                seen["in"].append(rec.index)
             if rec.beat_out:
-                beats["out"].append(rec.index)
+                seen["out"].append(rec.index)
 
         tb.listeners[:] = [sb, count]
         running = True
 
+        frame_beats = beats(update_frame_len(num_grads))
+
         async def pace_departures():
-            # departure_enable high in one cycle out of 1/pace frame times
-            period = round(24 / pace)
+            # departure_enable high for one frame time out of 1/pace frame times
+            period = round(frame_beats / pace)
             k = 0
             while running:
-                tb.dut.departure_enable.value = 1 if pace >= 1.0 or k % period < 24 else 0
+                tb.dut.departure_enable.value = 1 if pace >= 1.0 or k % period < frame_beats else 0
                 k += 1
                 await RisingEdge(dut.clk)
 
         pacer = cocotb.start_soon(pace_departures())
-        frames = [sb.expect_frame(u) for u in mix_updates(mix, FRAMES)]
-        for u_frame, u in zip(frames, mix_updates(mix, FRAMES)):
-            tb.source.send_nowait(tb.frame(u, data=u_frame))
+        for u in mix_updates(mix, FRAMES, num_grads):
+            tb.source.send_nowait(tb.frame(u, data=sb.expect_frame(u)))
         await tb.source.wait()
         running = False
         pacer.cancel()
@@ -113,12 +120,12 @@ async def throughput(dut):
             await RisingEdge(dut.clk)
         await tb.cycles(4)
         sb.assert_clean()
-        first, last = beats["in"][0], beats["in"][-1]
+        first, last = seen["in"][0], seen["in"][-1]
         window = last - first + 1
-        bpc_in = len(beats["in"]) / window
-        out_in_window = sum(1 for c in beats["out"] if first <= c <= last)
+        bpc_in = len(seen["in"]) / window
+        out_in_window = sum(1 for c in seen["out"] if first <= c <= last)
         results[mix] = {
-            "beats_in": len(beats["in"]),
+            "beats_in": len(seen["in"]),
             "cycles": window,
             "beats_per_clock": bpc_in,
             "gbit_s_at_250mhz": bpc_in * DATA_BITS * CLOCK_HZ / 1e9,
@@ -140,6 +147,7 @@ def main() -> int:
         print(f"rtl-bench skipped: {reason}", file=sys.stderr)
         return 1
     report = sim.BUILD_ROOT / "bench.json"
+    report.unlink(missing_ok=True)
     sim.run(PAPER, "throughput", test_module="bench_olaf_queue", extra_env={"OLAF_REPORT": str(report)})
     results = json.loads(report.read_text())
     for mix, r in results.items():

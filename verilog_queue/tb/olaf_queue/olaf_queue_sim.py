@@ -189,9 +189,9 @@ def run(
 ) -> Path:
     """Run cocotb test(s) ``testcase`` of ``test_module`` on the build for ``parameters``.
 
-    Raises SystemExit (from the runner) if a test fails. Returns the results file.
+    Raises SystemExit if a test fails or none ran. Returns the results file.
     """
-    from cocotb_tools.runner import get_runner
+    from cocotb_tools.runner import get_results, get_runner
 
     build_dir = build(parameters)
     if str(TB_DIR) not in sys.path:
@@ -199,7 +199,7 @@ def run(
     runner = get_runner("verilator")
     env = {"OLAF_RTL_PARAMS": json.dumps(dict(parameters))}
     env.update(extra_env or {})
-    return runner.test(
+    results = runner.test(
         test_module=test_module,
         hdl_toplevel=TOPLEVEL,
         hdl_toplevel_lang="verilog",
@@ -210,3 +210,8 @@ def run(
         seed=seed,
         parameters=dict(parameters),
     )
+    # under pytest the runner checks the results itself; elsewhere it does not
+    tests, failed = get_results(results)
+    if failed or not tests:
+        raise SystemExit(f"{failed} of {tests} cocotb test(s) failed ({results})")
+    return results

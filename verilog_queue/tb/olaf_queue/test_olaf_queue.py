@@ -354,13 +354,19 @@ async def random_differential(dut):
 # -- behaviour outside the model ---------------------------------------------------
 
 
-@cocotb.test()
-async def plain_traffic(dut):
-    """Non-Olaf frames and unknown clusters queue FIFO, are never merged and leave unchanged."""
+async def started(dut) -> tuple[OlafQueueTB, EventLog]:
+    """A testbench out of reset with an event log attached."""
     tb = OlafQueueTB(dut)
     log = EventLog()
     tb.listeners.append(log)
     await tb.reset()
+    return tb, log
+
+
+@cocotb.test()
+async def plain_traffic(dut):
+    """Non-Olaf frames and unknown clusters queue FIFO, are never merged and leave unchanged."""
+    tb, log = await started(dut)
     tb.sink.pause = True
     rng = random.Random(5)
     upd = Update(cluster_id=1, worker_id=3, seq=1, count=1, reward_sum=7, gen_ts=100, grads=(1, 2, 3, 4))
@@ -408,16 +414,12 @@ async def plain_traffic(dut):
     await wait_for(tb, lambda: int(dut.status_queue_util.value) == 0, 100, "departures")
     await tb.cycles(2)
     assert tb.sink.count() == appended > 0
-    dut._log.info("plain_traffic: %d cycles, decisions %s", tb.cycle, [d.code for d in log.decisions])
 
 
 @cocotb.test()
 async def oversize(dut):
     """A frame longer than a segment is cut to BEATS_PER_SEGMENT beats and flagged."""
-    tb = OlafQueueTB(dut)
-    log = EventLog()
-    tb.listeners.append(log)
-    await tb.reset()
+    tb, log = await started(dut)
     pulses = []
     tb.listeners.append(lambda rec: pulses.append(rec.index) if int(dut.status_oversize.value) else None)
     upd = Update(cluster_id=0, worker_id=0)
