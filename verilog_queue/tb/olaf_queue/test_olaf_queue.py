@@ -22,10 +22,14 @@ import random
 from collections import Counter
 from pathlib import Path
 
-import cocotb
 import pytest
-from cocotb.triggers import RisingEdge
-from cocotbext.axi import AxiResp
+
+_NO_RTL = "cocotb and cocotbext-axi are not installed (the 'rtl' extra of pyproject.toml; `make test` installs it)"
+cocotb = pytest.importorskip("cocotb", reason=_NO_RTL)
+pytest.importorskip("cocotbext.axi", reason=_NO_RTL)
+
+from cocotb.triggers import RisingEdge  # noqa: E402
+from cocotbext.axi import AxiResp  # noqa: E402
 
 from olaf.fixedpoint import INT32_MAX, INT32_MIN, reward_to_fixed
 from olaf.queue_model import Decision, OlafQueue, QueueConfig
@@ -232,16 +236,17 @@ async def vectors(dut):
     log = EventLog()
     tb.listeners.append(log)
     paths = json.loads(os.environ["OLAF_VECTORS"])
-    events = 0
+    events = frames = 0
     for path in paths:
         v = load(Path(path))
         assert v["config"]["segments"] == tb.segments, f"{path} needs SEGMENTS={v['config']['segments']}"
         replay = VectorReplay(tb, log, v)
         await replay.run()
         events += len(v["events"])
+        frames += replay.frames_compared
         dut._log.info("vector %s: %d events, %d departing frames compared", v["name"], len(v["events"]),
                       replay.frames_compared)
-    dut._log.info("replayed %d vectors, %d events", len(paths), events)
+    dut._log.info("replayed %d vectors: %d events, %d departing frames compared", len(paths), events, frames)
 
 
 # -- random differential test -------------------------------------------------------
@@ -472,7 +477,7 @@ async def registers(dut):
 
 # -- pytest: build and run -------------------------------------------------------------
 
-sim = pytest.importorskip("olaf_queue_sim")
+import olaf_queue_sim as sim  # noqa: E402
 
 
 def _skip_without_simulator() -> None:
