@@ -155,10 +155,10 @@ module olaf_queue #
     output wire [15:0]                m_decision_cluster_id,   // the frame's tuser cluster_id
     output wire                       m_decision_update,       // the frame's tuser update_valid
     output wire                       m_lock_valid,            // the head was locked for departure
-    output wire [SEG_WIDTH-1:0]       m_lock_segment,
+    output wire [SEG_WIDTH-1:0]       m_lock_segment,          // the locked segment
     output wire                       m_release_valid,         // the head's last beat left; its segment is free
-    output wire [SEG_WIDTH-1:0]       m_release_segment,
-    output wire [15:0]                m_release_cluster_id
+    output wire [SEG_WIDTH-1:0]       m_release_segment,       // the freed segment (to the tail of available_mem_addrs)
+    output wire [15:0]                m_release_cluster_id     // cluster_id of the departed frame
 );
 
 localparam LEN_WIDTH = $clog2(BEATS_PER_SEGMENT + 1);
