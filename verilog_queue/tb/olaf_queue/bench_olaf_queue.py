@@ -1,0 +1,164 @@
+"""Throughput benchmark of the OlafQueue RTL (``make rtl-bench``).
+
+Runs the paper's configuration (8 segments of 24 beats = 1500 B frames, 9
+clusters) on Verilator and streams back-to-back 1512-byte update frames
+(361 gradients, the most a 1500 B MTU holds) with no idle input cycle, for
+several traffic mixes. Every run
+is also checked against the reference model by the differential scoreboard,
+so a fast but wrong queue fails the benchmark.
+
+Measured: the sustained input rate = beats accepted on s_axis / cycles from
+the first to the last accepted beat; the output rate over the same window;
+the decisions taken. Printed, one line per mix::
+
+    mix=<name> beats_per_clock=<x> gbit_s_at_250mhz=<y>
+
+(512 bit x 250 MHz = 128 Gbit/s at one beat per clock). Details go to stderr
+and to ``sim_build/bench.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import cocotb
+from cocotb.triggers import RisingEdge
+
+from olaf.queue_model import Decision, OlafQueue, QueueConfig
+from olaf.update import Update
+from olaf.wire import update_frame_len
+
+from olaf_queue_frames import beats
+from olaf_queue_scoreboard import DifferentialScoreboard
+from olaf_queue_tb import OlafQueueTB
+
+PAPER = {"SEGMENTS": 8, "NUM_CLUSTERS": 9, "BEATS_PER_SEGMENT": 24}
+NUM_GRADS = 361          # 14 + 20 + 8 + 26 + 4 * 361 = 1512 bytes = 24 beats of 64 bytes
+FRAMES = 240
+DATA_BITS = 512
+CLOCK_HZ = 250e6
+
+
+def mix_updates(mix: str, n: int, num_grads: int):
+    """The update stream of a traffic mix."""
+    grads = tuple(range(-(num_grads // 2), num_grads - num_grads // 2))
+    for i in range(n):
+        if mix.startswith("append_only"):
+            c, w = i % 9, (i % 9) * 3            # a different cluster each time
+        elif mix.startswith("merge_heavy"):
+            c, w = 0, i % 3                      # one cluster, workers take turns
+        elif mix.startswith("replace_heavy"):
+            c, w = 0, 0                          # one worker's successive updates
+        else:
+            raise ValueError(mix)
+        yield Update(cluster_id=c, worker_id=w, seq=i, count=1, reward_sum=65536 * (i % 7),
+                     gen_ts=1_000_000 + i, grads=grads)
+
+
+MIXES = {
+    # name: (departure pacing as a fraction of the line rate, gradients per update)
+    "append_only": (1.0, NUM_GRADS),
+    "merge_heavy": (1.0, NUM_GRADS),
+    "replace_heavy": (1.0, NUM_GRADS),
+    # the same traffic with departures paced to a quarter of the line rate,
+    # so that most updates meet a waiting one
+    "merge_heavy_paced_output": (0.25, NUM_GRADS),
+    "replace_heavy_paced_output": (0.25, NUM_GRADS),
+    # the smallest updates (4 gradients, 84 bytes, two beats) back to back:
+    # a merge every other cycle, each meeting the previous one's write
+    "merge_heavy_2beat_frames_paced_output": (0.25, 4),
+}
+
+
+@cocotb.test()
+async def throughput(dut):
+    """Back-to-back frames per mix; measure input and output beats per clock."""
+    results = {}
+    tb = OlafQueueTB(dut)
+    for mix, (pace, num_grads) in MIXES.items():
+        await tb.reset()
+        await tb.configure(activity_window_ns=1_000_000)
+        model = OlafQueue(QueueConfig(segments=tb.segments, num_clusters=tb.num_clusters, num_grads=num_grads,
+                                      activity_window_ns=1_000_000))
+        sb = DifferentialScoreboard(tb, model, check_structures=False)
+        seen = {"in": [], "out": []}
+
+        def count(rec, seen=seen):
+            if rec.beat_in:
+                seen["in"].append(rec.index)
+            if rec.beat_out:
+                seen["out"].append(rec.index)
+
+        tb.listeners[:] = [sb, count]
+        running = True
+
+        frame_beats = beats(update_frame_len(num_grads))
+
+        async def pace_departures():
+            # departure_enable high for one frame time out of 1/pace frame times
+            period = round(frame_beats / pace)
+            k = 0
+            while running:
+                tb.dut.departure_enable.value = 1 if pace >= 1.0 or k % period < frame_beats else 0
+                k += 1
+                await RisingEdge(dut.clk)
+
+        pacer = cocotb.start_soon(pace_departures())
+        for u in mix_updates(mix, FRAMES, num_grads):
+            tb.source.send_nowait(tb.frame(u, data=sb.expect_frame(u)))
+        await tb.source.wait()
+        running = False
+        pacer.cancel()
+        tb.dut.departure_enable.value = 1
+        for _ in range(20000):
+            if model.occupancy == 0 and not sb.sent and int(dut.status_queue_util.value) == 0:
+                break
+            await RisingEdge(dut.clk)
+        await tb.cycles(4)
+        sb.assert_clean()
+        first, last = seen["in"][0], seen["in"][-1]
+        window = last - first + 1
+        bpc_in = len(seen["in"]) / window
+        out_in_window = sum(1 for c in seen["out"] if first <= c <= last)
+        results[mix] = {
+            "beats_in": len(seen["in"]),
+            "cycles": window,
+            "beats_per_clock": bpc_in,
+            "gbit_s_at_250mhz": bpc_in * DATA_BITS * CLOCK_HZ / 1e9,
+            "output_beats_per_clock": out_in_window / window,
+            "decisions": {d.label: sb.decisions[d] for d in Decision},
+            "frames_compared": sb.frames_compared,
+        }
+        dut._log.info("%s: %s", mix, results[mix])
+    Path(os.environ["OLAF_REPORT"]).write_text(json.dumps(results, indent=1))
+
+
+def main() -> int:
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    import olaf_queue_sim as sim
+
+    reason = sim.missing_simulator_reason()
+    if reason:
+        print(f"rtl-bench skipped: {reason}", file=sys.stderr)
+        return 1
+    report = sim.BUILD_ROOT / "bench.json"
+    report.unlink(missing_ok=True)
+    sim.run(PAPER, "throughput", test_module="bench_olaf_queue", extra_env={"OLAF_REPORT": str(report)})
+    results = json.loads(report.read_text())
+    for mix, r in results.items():
+        print(f"mix={mix} beats_per_clock={r['beats_per_clock']:.3f} gbit_s_at_250mhz={r['gbit_s_at_250mhz']:.1f}")
+    for mix, r in results.items():
+        dec = ", ".join(f"{k} {v}" for k, v in r["decisions"].items() if v)
+        print(f"  {mix}: {r['beats_in']} beats in {r['cycles']} cycles; output "
+              f"{r['output_beats_per_clock']:.3f} beats/clock; {dec}; {r['frames_compared']} frames compared "
+              "with the model", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
