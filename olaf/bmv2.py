@@ -67,6 +67,7 @@ class SwitchSpec:
             (:attr:`log_file`); start-up output goes to ``<log_path>.stdout``.
         netns: network namespace to run in (None: the caller's).
         cpu_port: optional BMv2 CPU port for packet-in/out.
+        log_level: BMv2 log level (``trace`` … ``off``); ``warn`` keeps a loaded switch fast.
     """
 
     name: str
@@ -80,6 +81,7 @@ class SwitchSpec:
     grpc_host: str = "127.0.0.1"
     netns: Optional[str] = None
     cpu_port: Optional[int] = None
+    log_level: str = "info"
     extra_args: Sequence[str] = field(default_factory=tuple)
 
     @property
@@ -97,7 +99,7 @@ class SwitchSpec:
         if not Path(self.extern_so).is_absolute():
             raise ValueError(f"extern_so must be an absolute path, got {self.extern_so}")
         cmd = [exe, "--device-id", str(self.device_id), "--thrift-port", str(self.thrift_port),
-               "--log-file", str(self.log_path), "--log-flush", "--log-level", "info"]
+               "--log-file", str(self.log_path), "--log-flush", "--log-level", self.log_level]
         for port, iface in sorted(self.ports.items()):
             cmd += ["-i", f"{port}@{iface}"]
         cmd += [str(self.json_path)] if self.json_path else ["--no-p4"]

@@ -11,6 +11,7 @@ import click
 from olaf import vectors as vec
 from olaf.hosts.commands import ps_cmd, worker_cmd
 from olaf.run.commands import report_cmd
+from olaf.topologies.run import compare_cmd, run_cmd
 from olaf.verifier.commands import verify_cmd
 
 
@@ -66,6 +67,8 @@ main.add_command(worker_cmd)
 main.add_command(ps_cmd)
 main.add_command(report_cmd)
 main.add_command(verify_cmd)
+main.add_command(run_cmd)
+main.add_command(compare_cmd)
 
 
 if __name__ == "__main__":

@@ -102,11 +102,13 @@ class OlafTest(BaseTest):
 
     # -- packets -------------------------------------------------------------------
 
-    def update_frame(self, k: int, u: Update, *, src_ip: str | None = None, init: bool = False):
-        """An update as worker ``k`` sends it (ids left 0: the switch stamps them)."""
+    def update_frame(self, k: int, u: Update, *, src_ip: str | None = None, init: bool = False,
+                     udp_checksum: bool = False):
+        """An update as worker ``k`` sends it (ids left 0: the switch stamps them); with
+        ``udp_checksum`` the UDP checksum is computed, as a kernel socket does."""
         return (Ether(src=worker_mac(k), dst=SW_MAC)
                 / IP(src=src_ip or worker_ip(k), dst=PS_IP, ttl=64, id=1)
-                / UDP(sport=wire.ACK_PORT, dport=wire.UPDATE_PORT, chksum=0)
+                / UDP(sport=wire.ACK_PORT, dport=wire.UPDATE_PORT, chksum=None if udp_checksum else 0)
                 / wire.update_layer(u.with_(cluster_id=0, worker_id=0), init=init))
 
     def send_update(self, k: int, u: Update, **kw):

@@ -1,6 +1,7 @@
 """OlafQueue decisions on the switch: append, replace, aggregate, reward filter, full, order."""
 
 from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
 
 from olaf.fixedpoint import reward_to_fixed
 from olaf.update import Update
@@ -145,13 +146,16 @@ class FifoMode(OlafTest):
 
 
 class InitBypassesQueue(OlafTest):
-    """An INIT update (initial weights) goes to the PS unqueued and unmodified."""
+    """An INIT update (initial weights) goes to the PS unqueued and unmodified, its UDP checksum valid."""
 
     def runTest(self):
         self.add_workers(0, [1])
         u = upd(seq=0, grads=(5, 6, 7, 8))
-        self.send_update(1, u, init=True)
+        self.send_update(1, u, init=True, udp_checksum=True)
         pkt, got = self.recv_update()
+        sent = pkt[UDP].chksum
+        del pkt[UDP].chksum
+        self.assertEqual(sent, Ether(bytes(pkt))[UDP].chksum, "UDP checksum broken by the switch")
         self.assertEqual(got, u)  # ids not stamped: it never entered the queue
         self.assertEqual(bytes(pkt[UDP].payload)[1] & 1, 1)
         self.assertEqual(self.decided(), 0)

@@ -41,6 +41,7 @@ need_mininet() {
     missing+=("mininet"); apt_pkgs+=(mininet)
   fi
   command -v ip >/dev/null || { missing+=("iproute2"); apt_pkgs+=(iproute2); }
+  command -v ethtool >/dev/null || { missing+=("ethtool"); apt_pkgs+=(ethtool); }
 }
 
 p4_hint=0

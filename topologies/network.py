@@ -1,0 +1,142 @@
+"""A Mininet network of BMv2 Olaf switches built from a Deployment.
+
+:class:`OlafNetwork` is a context manager: on exit — normal, exception or
+Ctrl-C — it stops every host process it started, every switch (by its process
+handle) and Mininet's hosts and links, so no interface, namespace or process
+is left behind. A switch that fails to start raises
+:class:`olaf.bmv2.SwitchStartError` naming the switch and its log file.
+
+Mininet comes from the distribution (Debian/Ubuntu package ``mininet``); the
+Makefile links its Python package into the virtualenv.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+from mininet.net import Mininet
+from mininet.node import Host, Switch
+
+from olaf.bmv2 import Bmv2Switch, SwitchSpec
+from olaf.controller.config import Deployment
+
+
+class OlafSwitchNode(Switch):
+    """Mininet switch running simple_switch_grpc with the OlafQueue extern (root namespace)."""
+
+    def __init__(self, name: str, spec_args: Optional[dict] = None, **params):
+        Switch.__init__(self, name, **params)
+        self.spec_args = spec_args or {}
+        self.bmv2: Optional[Bmv2Switch] = None
+
+    def start(self, controllers) -> None:  # noqa: ARG002 (Mininet API)
+        ports = {port: intf.name for port, intf in self.intfs.items() if intf.name != "lo"}
+        self.bmv2 = Bmv2Switch(SwitchSpec(name=self.name, ports=ports, **self.spec_args))
+        self.bmv2.start()
+
+    def stop(self, deleteIntfs: bool = True) -> None:
+        if self.bmv2 is not None:
+            self.bmv2.stop()
+        super().stop(deleteIntfs)
+
+
+class OlafNetwork:
+    """Mininet hosts, links and BMv2 switches for ``deployment``.
+
+    Args:
+        deployment: hosts, switches (gRPC/Thrift ports, device ids), links.
+        extern_so: absolute path of ``olaf_queue.so``.
+        log_dir: switch logs go to ``<log_dir>/<switch>.log``.
+        log_level: BMv2 log level (``warn`` keeps the switch fast under load).
+    """
+
+    def __init__(self, deployment: Deployment, extern_so: Path, log_dir: Path, log_level: str = "warn"):
+        self.d = deployment
+        self.extern_so = Path(extern_so).resolve()
+        self.log_dir = Path(log_dir).resolve()
+        self.log_level = log_level
+        self.net: Optional[Mininet] = None
+        self.procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> "OlafNetwork":
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
+        self.net = net
+        try:
+            for name, s in self.d.switches.items():
+                grpc_host, grpc_port = s.grpc.rsplit(":", 1)
+                net.addSwitch(name, cls=OlafSwitchNode, spec_args=dict(
+                    extern_so=self.extern_so, log_path=self.log_dir / f"{name}.log",
+                    device_id=s.device_id, grpc_port=int(grpc_port), grpc_host=grpc_host,
+                    thrift_port=s.thrift_port, log_level=self.log_level))
+            for name, h in self.d.hosts.items():
+                net.addHost(name, ip=f"{h.ip}/8", mac=h.mac)
+            for name, h in self.d.hosts.items():
+                net.addLink(net.get(name), net.get(h.switch), port2=h.port)
+            for l in self.d.links:
+                net.addLink(net.get(l.a), net.get(l.b), port1=l.port_a, port2=l.port_b)
+            net.build()
+            net.start()
+            net.staticArp()
+            for h in self.hosts():
+                h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
+                # veth TX checksum offload leaves partial UDP checksums that BMv2 (which reads
+                # raw frames) forwards unchanged and the receiver then drops: compute them in
+                # software, as BMv2 setups do (p4lang/tutorials, p4-utils).
+                for intf in h.intfList():
+                    if intf.name != "lo":
+                        h.cmd(f"ethtool -K {intf.name} tx off rx off >/dev/null 2>&1")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def hosts(self) -> list[Host]:
+        assert self.net is not None
+        return list(self.net.hosts)
+
+    def host(self, name: str) -> Host:
+        assert self.net is not None
+        return self.net.get(name)
+
+    def popen(self, host: str, cmd: list[str], log: Path) -> subprocess.Popen:
+        """Start ``cmd`` in ``host``'s namespace (stdout+stderr to ``log``); stopped on exit."""
+        out = open(log, "wb")
+        # mnexec -d (Mininet's popen) calls setsid(): the process leads its own group,
+        # so killpg reaches it. (start_new_session would make mnexec fork and exit.)
+        p = self.host(host).popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        self.procs.append(p)
+        return p
+
+    def stop_procs(self, timeout_s: float = 10.0) -> None:
+        """SIGTERM every started process (they flush logs and exit), SIGKILL stragglers."""
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def check_switches(self) -> None:
+        """Watchdog: raise SwitchStartError if a switch process died."""
+        assert self.net is not None
+        for s in self.net.switches:
+            if isinstance(s, OlafSwitchNode) and s.bmv2 is not None:
+                s.bmv2.check_alive()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_procs()
+        if self.net is not None:
+            self.net.stop()
+            self.net = None
