@@ -10,7 +10,9 @@ the new membership in the network file.
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -71,6 +73,10 @@ class Ctx:
         for name, ch in changes.items():
             click.echo(f"{name}: {ch}")
         cfgmod.save(self.ctl.d, self.network)
+        # For the run's report: from now on, each worker's updates count for its new cluster.
+        record = {"t_ns": time.time_ns(), "clusters": {str(c): list(ws) for c, ws in self.ctl.d.clusters.items()}}
+        with open(self.network.parent / "regroups.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
 
     def close(self) -> None:
         self.ctl.close()

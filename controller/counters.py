@@ -54,9 +54,13 @@ class OlafCounters:
         return out
 
     def clusters(self, cluster_ids) -> dict[int, ClusterCounters]:
-        """Counters of several clusters with two reads (whole arrays)."""
-        dec = self.sw.read_counter(self.CLUSTER_DECISIONS)
+        """Counters of several clusters with two reads (whole arrays).
+
+        Departures are read first, so a live snapshot never shows more departures
+        than appends.
+        """
         dep = self.sw.read_counter(self.DEPARTURES)
+        dec = self.sw.read_counter(self.CLUSTER_DECISIONS)
         return {
             c: ClusterCounters({d.label: dec.get(c * 8 + int(d), 0) for d in Decision}, dep.get(c, 0))
             for c in cluster_ids

@@ -152,7 +152,11 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console) -> dict[st
             console.print(f"[bold]{spec.topo}[/] network up: {len(d.switches)} switch(es), "
                           f"{len(d.clusters)} clusters, {sum(map(len, d.clusters.values()))} workers; "
                           f"queue [bold]{spec.queue}[/] size {spec.queue_size}, bottleneck {spec.rate_pps} pps")
-            ctl.deploy(push_pipeline=True)
+            try:
+                ctl.deploy(push_pipeline=True)
+            except (SwitchUnavailable, P4RuntimeWriteError, ThriftError):
+                net.check_switches()  # a dead switch explains more than the controller's error
+                raise
             ps = net.popen(d.ps, [_olaf_bin(), "ps", "--bind", ps_ip, "--out-dir", str(hosts_dir),
                                   "--name", "ps"], logs_dir / "ps.out")
             _wait_files([hosts_dir / "ps.jsonl"], [ps], timeout_s=60, what="the PS")

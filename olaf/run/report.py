@@ -91,7 +91,13 @@ def _ms(x: Optional[float]) -> Optional[float]:
 
 
 def _cluster_metrics(ds: list[Delivery], sent: int, t0: int, t1: int, workers: int,
-                     k: Optional[int]) -> dict[str, Any]:
+                     k: Optional[int], regrouped: bool = False) -> dict[str, Any]:
+    excess = max(0, sum(d.count for d in ds) - sent)
+    if regrouped and excess:
+        # Updates generated while olafctl was writing may be stamped with the new
+        # cluster but attributed to the old one (regroups.jsonl records when the
+        # switches held the change): count those at their delivering cluster.
+        sent += excess
     try:
         acc = accounting(sent, ds)
     except ValueError as e:
@@ -116,6 +122,7 @@ def _cluster_metrics(ds: list[Delivery], sent: int, t0: int, t1: int, workers: i
         "aom_max_ms": _ms(float(ages.max())),
         "aggregations_mean": float(aggregations_per_delivery(ds).mean()) if ds else None,
         "time_to_k_ms": ttk,
+        "regroup_boundary_updates": excess if regrouped else 0,
     }
 
 
@@ -139,11 +146,19 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
     workers_of: dict[int, list] = defaultdict(list)
     unattributed = []
     for w in run.workers:
-        (workers_of[w.cluster_id] if w.cluster_id is not None else unattributed).append(w)
+        final = run.cluster_at(w, t1) if run.regroups else w.cluster_id
+        (workers_of[final] if final is not None else unattributed).append(w)
+    sent_of: dict[int, int] = defaultdict(int)
+    for w in run.workers:
+        for t in w.sent_ts:
+            c = run.cluster_at(w, t)
+            if c is not None:
+                sent_of[c] += 1
     clusters: dict[str, dict[str, Any]] = {}
-    for c in sorted(set(by_cluster) | set(workers_of)):
+    for c in sorted(set(by_cluster) | set(workers_of) | set(sent_of)):
         ws = workers_of.get(c, [])
-        m = _cluster_metrics(by_cluster.get(c, []), sum(w.sent for w in ws), t0, t1, len(ws), k)
+        m = _cluster_metrics(by_cluster.get(c, []), sent_of.get(c, 0), t0, t1, len(ws), k,
+                             regrouped=bool(run.regroups))
         m["generated"] = sum(w.generated for w in ws)
         m["skipped"] = sum(w.skipped for w in ws)
         m["accepted"] = sum(1 for r in run.ps_updates if r["cluster_id"] == c and r.get("outcome") == "accepted")
@@ -176,6 +191,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
                     "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0}},
         "run": run.run_meta,
         "switch": run.switch,
+        "regroups": [{"t_ns": t, "clusters": m} for t, m in run.regroups],
     }
 
 

@@ -74,6 +74,18 @@ class RunData:
     workers: list[WorkerLog]
     run_meta: dict[str, Any]
     switch: Optional[dict[str, Any]]
+    regroups: list[tuple[int, dict[str, int]]] = field(default_factory=list)
+    """Membership changes made with ``olafctl`` during the run (``regroups.jsonl``):
+    ``(t_ns, {worker name: cluster id})``, in time order."""
+
+    def cluster_at(self, w: WorkerLog, t_ns: int) -> Optional[int]:
+        """The cluster ``w`` belonged to at ``t_ns`` (None: in no cluster then)."""
+        cluster = w.cluster_id
+        for t, members in self.regroups:
+            if t > t_ns:
+                break
+            cluster = members.get(w.name)
+        return cluster
 
 
 def _load_worker(path: Path, records: list[dict]) -> WorkerLog:
@@ -123,6 +135,15 @@ def _read_optional_json(path: Path) -> Optional[dict]:
     return data
 
 
+def _read_regroups(path: Path) -> list[tuple[int, dict[str, int]]]:
+    if not path.exists():
+        return []
+    out = []
+    for r in read_jsonl(path):
+        out.append((int(r["t_ns"]), {w: int(c) for c, ws in r["clusters"].items() for w in ws}))
+    return sorted(out, key=lambda x: x[0])
+
+
 def load_run(run_dir: Path | str) -> RunData:
     """Read every host log below ``run_dir``.
 
@@ -157,6 +178,7 @@ def load_run(run_dir: Path | str) -> RunData:
         ps_malformed=sum(1 for r in recs if r.get("ev") == "malformed"),
         ps_stopped=any(r.get("ev") == "stop" for r in recs),
         workers=workers,
+        regroups=_read_regroups(run_dir / "regroups.jsonl"),
         run_meta=_read_optional_json(run_dir / "run.json") or {},
         switch=_read_optional_json(run_dir / "switch_counters.json"),
     )

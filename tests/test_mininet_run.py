@@ -1,0 +1,115 @@
+"""Tier 3: `olaf run` end to end in Mininet with BMv2 (root, Mininet, P4 tools).
+
+Small networks keep these to a few tens of seconds each; `make run` /
+`make compare` run the paper-sized ones.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from p4_tier import ROOT, build_p4, require_p4_tools, require_root
+
+OLAF = str(Path(sys.executable).parent / "olaf")
+OLAFCTL = str(Path(sys.executable).parent / "olafctl")
+
+
+@pytest.fixture(scope="module")
+def build():
+    require_p4_tools()
+    require_root()
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        pytest.skip("Mininet's Python package is not importable (`make run` links the distribution's mininet)")
+    return build_p4()
+
+
+def leftovers() -> list[str]:
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    names = [l.split(": ")[1].split("@")[0] for l in links.splitlines()]
+    procs = subprocess.run(["pgrep", "-af", "simple_switch_grpc|mnexec|olaf (ps|worker)"],
+                           capture_output=True, text=True).stdout.strip()
+    return [n for n in names if "-eth" in n] + ([procs] if procs else [])
+
+
+def run(args, results, build, **kw):
+    return subprocess.run([OLAF, "run", "--results", str(results), "--build", str(build), *args],
+                          capture_output=True, text=True, cwd=ROOT, **kw)
+
+
+def test_tor_run_reconciles_with_the_switch(build, tmp_path):
+    r = run(["--duration", "6", "--clusters", "3", "--workers-per-cluster", "2", "--rate-pps", "60",
+             "--period-ms", "40"], tmp_path, build, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = (tmp_path / "latest").resolve()
+    s = json.loads((out / "summary.json").read_text())
+    c = json.loads((out / "switch_counters.json").read_text())["s1"]["decisions"]
+    assert set(s["clusters"]) == {"0", "1", "2"}
+    for m in s["clusters"].values():
+        assert {"sent", "delivered", "aggregated", "dropped", "aom_avg_ms", "aom_peak_ms"} <= set(m)
+    o = s["overall"]
+    assert o["sent"] == sum(c.values())                      # every sent update reached a decision
+    assert o["delivered"] == c["append"]                     # each APPEND is one PS delivery
+    assert o["aggregated"] == c["aggregate"]
+    assert o["dropped"] == c["drop_full"] + c["drop_reward"] + c["replace_worker"] + c["replace_reward"]
+    assert o["aggregated"] > 0, "a 60 pps bottleneck under 150 updates/s must aggregate"
+    assert 0 < o["jain_fairness"] <= 1
+    assert s["ps"]["inits"] == 6
+    for f in ("aom.png", "summary.csv", "network.yaml", "run.json"):
+        assert (out / f).exists()
+    assert leftovers() == []
+
+
+def test_regroup_during_a_run(build, tmp_path):
+    p = subprocess.Popen([OLAF, "run", "--results", str(tmp_path), "--build", str(build), "--duration", "12",
+                          "--clusters", "2", "--workers-per-cluster", "2", "--rate-pps", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    try:
+        net = None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            runs = [d for d in tmp_path.iterdir() if d.is_dir()]
+            if runs and (runs[0] / "start_ns").exists():
+                net = runs[0] / "network.yaml"
+                break
+            assert p.poll() is None, p.stdout.read()
+            time.sleep(0.5)
+        assert net is not None, "the run did not start"
+        time.sleep(2)
+        r = subprocess.run([OLAFCTL, "--network", str(net), "--p4info", str(build / "olaf.p4info.txt"),
+                            "--bmv2-json", str(build / "olaf.json"), "move", "w2", "--to", "1"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        out, _ = p.communicate(timeout=180)
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            p.wait()
+    assert p.returncode == 0, out[-3000:]
+    s = json.loads((net.parent / "summary.json").read_text())
+    assert len(s["regroups"]) == 1 and s["regroups"][0]["clusters"]["w2"] == 1
+    # w2's updates after the move count (and arrive) as cluster 1: nothing is "lost" by the move.
+    assert s["overall"]["dropped"] == 0
+    assert s["clusters"]["1"]["workers"] == 3 and s["clusters"]["0"]["workers"] == 1
+    assert s["clusters"]["1"]["sent"] > s["clusters"]["0"]["sent"]
+    assert leftovers() == []
+
+
+def test_failed_start_names_the_switch_log_and_cleans_up(build, tmp_path):
+    bad = tmp_path / "build"
+    bad.mkdir()
+    for f in ("olaf.json", "olaf.p4info.txt"):
+        shutil.copy(build / f, bad / f)
+    (bad / "olaf_queue.so").write_bytes(b"not a shared object")
+    r = run(["--duration", "5", "--clusters", "1", "--workers-per-cluster", "1"], tmp_path / "res", bad, timeout=120)
+    assert r.returncode != 0
+    err = r.stdout + r.stderr
+    assert "s1: simple_switch_grpc could not load the OlafQueue extern" in err and "log:" in err, err[-2000:]
+    assert leftovers() == []
