@@ -102,6 +102,15 @@ def main(ctx: click.Context, network: Path, p4info: Path, bmv2_json: Path, elect
     ctx.call_on_close(ctx.obj.close)
 
 
+def _worker_arg(c: Ctx, worker: str) -> Optional[int]:
+    """Check WORKER is a worker host of the network; return its cluster (None: in none)."""
+    try:
+        c.d.worker(worker)
+    except ConfigError as e:
+        raise CommandError(str(e)) from None
+    return c.ctl.d.cluster_of(worker)
+
+
 def _cluster_arg(c: Ctx, cluster: int, must_exist: bool = True) -> None:
     if must_exist and cluster not in c.ctl.d.clusters:
         raise CommandError(f"cluster {cluster} does not exist (clusters: "
@@ -137,11 +146,7 @@ def list_clusters(c: Ctx) -> None:
 @pass_ctx
 def move(c: Ctx, worker: str, cluster: int) -> None:
     """Move WORKER to another cluster (its next update aggregates there; ACKs follow)."""
-    try:
-        c.d.worker(worker)
-    except ConfigError as e:
-        raise CommandError(str(e)) from None
-    src = c.ctl.d.cluster_of(worker)
+    src = _worker_arg(c, worker)
     if src is None:
         raise CommandError(f"{worker} is in no cluster; use add-worker")
     _cluster_arg(c, cluster)
@@ -159,11 +164,7 @@ def move(c: Ctx, worker: str, cluster: int) -> None:
 @pass_ctx
 def add_worker(c: Ctx, worker: str, cluster: int) -> None:
     """Add a worker host that is in no cluster to CLUSTER."""
-    try:
-        c.d.worker(worker)
-    except ConfigError as e:
-        raise CommandError(str(e)) from None
-    src = c.ctl.d.cluster_of(worker)
+    src = _worker_arg(c, worker)
     if src is not None:
         raise CommandError(f"{worker} is already in cluster {src}; use move")
     _cluster_arg(c, cluster)
@@ -177,8 +178,7 @@ def add_worker(c: Ctx, worker: str, cluster: int) -> None:
 @pass_ctx
 def remove_worker(c: Ctx, worker: str) -> None:
     """Remove WORKER from its cluster (its updates then bypass the queue)."""
-    src = c.ctl.d.cluster_of(worker)
-    if src is None:
+    if _worker_arg(c, worker) is None:
         raise CommandError(f"{worker} is in no cluster")
     c.regroup({k: tuple(w for w in ws if w != worker) for k, ws in c.ctl.d.clusters.items()})
 
