@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.olaf-installed
+# Defined before any rule uses it (prerequisites are expanded when a rule is read).
+MININET_PY ?= /usr/lib/python3/dist-packages/mininet
+MININET_LINK := $(VENV)/.mininet-linked
 EXTRAS ?= test,p4,verify,rtl
 
 .DEFAULT_GOAL := help
@@ -96,8 +99,6 @@ DURATION ?= 30
 QUEUE ?= olaf
 TOPO ?= tor
 RUN_ARGS ?=
-MININET_PY ?= /usr/lib/python3/dist-packages/mininet
-MININET_LINK := $(VENV)/.mininet-linked
 
 # Mininet's Python package comes with the distribution's mininet package; link it into the venv.
 # Optional for `make test` (the Mininet tests then skip and say why); `olaf run` checks it.
