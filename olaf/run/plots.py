@@ -2,7 +2,8 @@
 
 * ``aom.png`` — the AoM sawtooth of every cluster over the window
   (:func:`olaf.aom.sawtooth`, paper §2.2 / Fig. 5): time since the window start
-  (s) against AoM (ms);
+  (s) against AoM (ms); below it, a zoom on :data:`ZOOM_S` seconds in the middle
+  of the window where single teeth are visible;
 * ``aggregations_cdf.png`` — CDF of aggregations per delivered update
   (``count − 1``, paper Fig. 6), one curve per run;
 * ``reward.png`` — the PS's global reward over time (paper Fig. 8) and the
@@ -21,6 +22,9 @@ from olaf.run.rundata import RunData
 
 LEGEND_MAX = 12
 """More clusters than this: no legend (the lines speak for the spread)."""
+
+ZOOM_S = 1.0
+"""Width of the zoomed AoM panel, s."""
 
 
 def _pyplot():
@@ -44,16 +48,24 @@ def _save(fig, ax, path: Path | str, legend: bool = True) -> Path:
 
 
 def plot_aom(by_cluster: Mapping[int, list[Delivery]], t_start_ns: int, t_end_ns: int, path: Path | str) -> Path:
-    """AoM sawtooth per cluster over ``[t_start_ns, t_end_ns]``, saved to ``path``."""
+    """AoM sawtooth per cluster over ``[t_start_ns, t_end_ns]`` and a zoom on its middle, saved to ``path``."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fig, (ax, zoom) = plt.subplots(2, 1, figsize=(9, 7), gridspec_kw={"height_ratios": [3, 2]})
+    span_s = (t_end_ns - t_start_ns) / 1e9
+    z0 = max(0.0, span_s / 2 - ZOOM_S / 2)
     for c in sorted(by_cluster):
         ds = [d for d in by_cluster[c] if t_start_ns <= d.t_ns <= t_end_ns]
         t, a = sawtooth(ds, t_end_ns, t_start_ns=t_start_ns)
-        ax.plot((t - t_start_ns) / 1e9, a / 1e6, lw=0.9, label=f"cluster {c}")
+        x, y = (t - t_start_ns) / 1e9, a / 1e6
+        line, = ax.plot(x, y, lw=0.9, label=f"cluster {c}")
+        zoom.plot(x, y, lw=1.0, color=line.get_color())
     ax.set_xlabel("time since start (s)")
     ax.set_ylabel("AoM (ms)")
     ax.set_title("Age of Model at the PS")
+    zoom.set_xlim(z0, min(span_s, z0 + ZOOM_S))
+    zoom.set_xlabel(f"time since start (s), zoom on {ZOOM_S:g} s")
+    zoom.set_ylabel("AoM (ms)")
+    zoom.grid(alpha=0.3)
     return _save(fig, ax, path, legend=0 < len(by_cluster) <= LEGEND_MAX)
 
 
