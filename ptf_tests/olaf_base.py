@@ -82,8 +82,18 @@ class OlafTest(BaseTest):
         self.set_params()
 
     def tearDown(self):
+        self.drain_ps_port()
         self.sw.close()
         BaseTest.tearDown(self)
+
+    def drain_ps_port(self):
+        """Discard packets still paced toward the PS (a failed test can leave some in the
+        traffic manager) until the port stays quiet for longer than the pacing interval,
+        so they cannot reach the next test."""
+        quiet = 1.0 / getattr(self, "window_rate", 1) + 0.5
+        while isinstance(tu.dp_poll(self, device_number=0, port_number=PS_PORT, timeout=quiet),
+                         self.dataplane.PollSuccess):
+            pass
 
     # -- configuration -------------------------------------------------------------
 

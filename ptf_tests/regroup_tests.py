@@ -46,7 +46,7 @@ class MoveWorkerWithOlafctl(OlafTest):
         ctl.deploy(push_pipeline=True)
         ctl.close()
 
-        # w2's update waits in the queue as cluster 0 while the move happens.
+        # w2's update is queued as cluster 0 before the move (it must still arrive as cluster 0).
         self.open_window(rate_pps=1)
         self.send_update(2, Update(cluster_id=0, worker_id=0, seq=1, grads=(1, 1, 1, 1)))
         self.wait_decided(1)
@@ -55,16 +55,18 @@ class MoveWorkerWithOlafctl(OlafTest):
                             "move", "w2", "--to", "1"], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("moved w2 from cluster 0 to cluster 1", r.stdout)
+        before = self.recv_update(timeout=5)[1]
+        self.assertEqual((before.cluster_id, before.worker_id, before.grads, before.count), (0, 2, (1, 1, 1, 1), 1))
 
-        # Now w2 and w3 (cluster 1) aggregate; w1 alone is cluster 0.
+        # After the move (a new window, so the olafctl start-up time does not matter):
+        # w3 (cluster 1) and w2 aggregate.
+        self.open_window(rate_pps=1)
         self.send_update(3, Update(cluster_id=0, worker_id=0, seq=1, grads=(10, 10, 10, 10)))
         self.send_update(2, Update(cluster_id=0, worker_id=0, seq=2, grads=(5, 5, 5, 5)))
         self.wait_decided(3)
         self.assert_window_holds()
-        first = self.recv_update(timeout=5)[1]
-        second = self.recv_update(timeout=5)[1]
-        self.assertEqual((first.cluster_id, first.worker_id, first.grads, first.count), (0, 2, (1, 1, 1, 1), 1))
-        self.assertEqual((second.cluster_id, second.worker_id, second.grads, second.count), (1, 3, (15, 15, 15, 15), 2))
+        after = self.recv_update(timeout=5)[1]
+        self.assertEqual((after.cluster_id, after.worker_id, after.grads, after.count), (1, 3, (15, 15, 15, 15), 2))
 
         # ACK fan-out follows the move.
         for cluster, expect in ((1, {2, 3, 4}), (0, {1})):

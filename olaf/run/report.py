@@ -126,6 +126,28 @@ def _cluster_metrics(ds: list[Delivery], sent: int, t0: int, t1: int, workers: i
     }
 
 
+def _reassign_regroup_boundary(run: RunData, by_cluster: dict[int, list[Delivery]],
+                               sent_of: dict[int, int]) -> None:
+    """Move boundary updates from the cluster a worker left to the one it joined.
+
+    ``regroups.jsonl`` has the time a change was complete on the switches; an
+    update generated while it was being written is attributed to the old
+    cluster but may have been stamped with the new one. Where the new cluster
+    delivered more worker updates than were attributed to it and the old one
+    fewer, up to that many are moved (in place, on ``sent_of``).
+    """
+    prev = {w.name: w.cluster_id for w in run.workers}
+    for _, members in run.regroups:
+        for name, new in members.items():
+            old = prev.get(name)
+            if old is not None and old != new:
+                got = {c: sum(d.count for d in by_cluster.get(c, [])) for c in (old, new)}
+                shift = min(max(0, got[new] - sent_of.get(new, 0)), max(0, sent_of.get(old, 0) - got[old]))
+                sent_of[old] = sent_of.get(old, 0) - shift
+                sent_of[new] = sent_of.get(new, 0) + shift
+        prev.update(members)
+
+
 def _time_to_reward(run: RunData, t0: int, target: float) -> Optional[float]:
     for r in sorted(run.ps_updates, key=lambda r: r["t_ns"]):
         g = r.get("global_reward")
@@ -154,6 +176,8 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
             c = run.cluster_at(w, t)
             if c is not None:
                 sent_of[c] += 1
+    if run.regroups:
+        _reassign_regroup_boundary(run, by_cluster, sent_of)
     clusters: dict[str, dict[str, Any]] = {}
     for c in sorted(set(by_cluster) | set(workers_of) | set(sent_of)):
         ws = workers_of.get(c, [])
