@@ -102,24 +102,34 @@ class MalformedOlafPacket(ValueError):
     """An Olaf message that a receiver must drop; the message says why."""
 
 
+def _common_header(msg_type: int, flag0: str, elements: str, count_default: int, reward: str) -> list:
+    """The first 26 bytes, shared by the update and the ACK (docs/protocol.md): version,
+    msg_type, flags, element count, cluster_id, worker_id, seq, count, a reward, gen_ts."""
+    return [
+        BitField("version", PROTOCOL_VERSION, 4),
+        BitEnumField("msg_type", msg_type, 4, MSG_TYPES),
+        FlagsField("flags", 0, 8, [flag0, "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
+        FieldLenField(f"num_{elements}", None, count_of=elements, fmt="!H"),
+        ShortField("cluster_id", 0),
+        ShortField("worker_id", 0),
+        IntField("seq", 0),
+        ShortField("count", count_default),
+        SignedIntField(reward, 0),
+        LongField("gen_ts", 0),
+    ]
+
+
+def _elements_field(elements: str) -> FieldListField:
+    """The trailing int32 elements, as many as the header's ``num_<elements>`` says."""
+    return FieldListField(elements, [], SignedIntField("", 0),
+                          count_from=lambda p: getattr(p, f"num_{elements}"), max_count=MAX_ELEMENTS)
+
+
 class OlafUpdate(Packet):
     """Model update, worker → PS (``docs/protocol.md`` §Update)."""
 
     name = "OlafUpdate"
-    fields_desc = [
-        BitField("version", PROTOCOL_VERSION, 4),
-        BitEnumField("msg_type", MSG_UPDATE, 4, MSG_TYPES),
-        FlagsField("flags", 0, 8, ["init", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
-        FieldLenField("num_grads", None, count_of="grads", fmt="!H"),
-        ShortField("cluster_id", 0),
-        ShortField("worker_id", 0),
-        IntField("seq", 0),
-        ShortField("count", 1),
-        SignedIntField("reward_sum", 0),
-        LongField("gen_ts", 0),
-        FieldListField("grads", [], SignedIntField("", 0), count_from=lambda p: p.num_grads,
-                       max_count=MAX_ELEMENTS),
-    ]
+    fields_desc = _common_header(MSG_UPDATE, "init", "grads", 1, "reward_sum") + [_elements_field("grads")]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
         return b"", s
@@ -129,22 +139,11 @@ class OlafAck(Packet):
     """ACK with global weights and queue status, PS → cluster (``docs/protocol.md`` §ACK)."""
 
     name = "OlafAck"
-    fields_desc = [
-        BitField("version", PROTOCOL_VERSION, 4),
-        BitEnumField("msg_type", MSG_ACK, 4, MSG_TYPES),
-        FlagsField("flags", 0, 8, ["status_valid", "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
-        FieldLenField("num_weights", None, count_of="weights", fmt="!H"),
-        ShortField("cluster_id", 0),
-        ShortField("worker_id", 0),
-        IntField("seq", 0),
-        ShortField("count", 0),
-        SignedIntField("global_reward", 0),
-        LongField("gen_ts", 0),
+    fields_desc = _common_header(MSG_ACK, "status_valid", "weights", 0, "global_reward") + [
         ThreeBytesField("queue_util", 0),
         ShortField("active_clusters", 0),
         ThreeBytesField("queue_size", 0),
-        FieldListField("weights", [], SignedIntField("", 0), count_from=lambda p: p.num_weights,
-                       max_count=MAX_ELEMENTS),
+        _elements_field("weights"),
     ]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
