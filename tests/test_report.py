@@ -121,3 +121,27 @@ def test_compare_by_hand():
     c = compare(summ(100.0), summ(31.0))
     assert c["aom_avg_change"] == pytest.approx(-0.69)
     assert c["clusters"]["0"]["aom_avg_ms"] == [100.0, 31.0]
+
+
+def test_regroup_attributes_sends_by_time_and_moves_the_boundary(tmp_path):
+    """Worker m moves from cluster 0 to cluster 1; regroups.jsonl says the switches held the
+    change at 20 ms. m sent at 5, 10 ms (cluster 0) and 19 ms (stamped 1 while olafctl was still
+    writing, so attributed to 0 by time) and 30, 40 ms (cluster 1). Worker s stays in cluster 1."""
+    d = tmp_path / "run"
+    (d / "hosts").mkdir(parents=True)
+    worker_log(d / "hosts" / "m.jsonl", "m", 0, [5, 10, 19, 30, 40])
+    worker_log(d / "hosts" / "s.jsonl", "s", 1, [12])
+    ps = [{"ev": "start", "role": "ps", "t_ns": 0}]
+    for t, cl, g, c in [(6, 0, 5, 1), (11, 0, 10, 1), (20, 1, 19, 1), (25, 1, 12, 1), (31, 1, 30, 1), (41, 1, 40, 1)]:
+        ps.append({"ev": "update", "t_ns": t * MS, "cluster_id": cl, "worker_id": 0, "gen_ts": g * MS,
+                   "count": c, "init": False, "outcome": "accepted", "global_reward": None})
+    write_jsonl(d / "ps.jsonl", ps)
+    (d / "run.json").write_text(json.dumps({"t_start_ns": 0, "t_end_ns": 50 * MS}))
+    write_jsonl(d / "regroups.jsonl", [{"t_ns": 20 * MS, "clusters": {"0": [], "1": ["s", "m"]}}])
+    s = summarize(load_run(d))
+    c0, c1 = s["clusters"]["0"], s["clusters"]["1"]
+    assert (c0["sent"], c0["delivered"], c0["dropped"]) == (2, 2, 0)   # 19 ms moved to cluster 1
+    assert (c1["sent"], c1["delivered"], c1["dropped"]) == (4, 4, 0)
+    assert (c0["workers"], c1["workers"]) == (0, 2)
+    assert s["overall"]["dropped"] == 0
+    assert s["regroups"][0]["clusters"] == {"s": 1, "m": 1}
