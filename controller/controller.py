@@ -11,7 +11,7 @@ queue untouched) and reprograms a switch that restarted.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional
@@ -48,7 +48,6 @@ class Changes:
     inserted: int = 0
     modified: int = 0
     deleted: int = 0
-    notes: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.inserted or self.modified or self.deleted)

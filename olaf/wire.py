@@ -93,9 +93,6 @@ MAX_ELEMENTS = (1 << 16) - 1
 """Most gradient / weight elements a message can announce (16-bit count); scapy's
 default list limit (100) would otherwise reject longer models when dissecting."""
 
-MAX_QUEUE_UTIL = (1 << 24) - 1
-MAX_QUEUE_SIZE = (1 << 24) - 1
-MAX_ACTIVE_CLUSTERS = (1 << 16) - 1
 
 
 class MalformedOlafPacket(ValueError):

@@ -174,6 +174,3 @@ class OlafTest(BaseTest):
             self.fail("timing: a packet left the PS queue before the updates of this window "
                       "were processed; the machine is too loaded for rate "
                       f"{self.window_rate} pps (this is not a queue mismatch)")
-
-    def expected_update(self, u: Update, cluster_id: int, worker_id: int) -> Update:
-        return u.with_(cluster_id=cluster_id, worker_id=worker_id)
