@@ -14,7 +14,7 @@ unlocked update) and ``replace_status`` (per cluster: replace flag and
 Worker_ID).
 
 Enqueue decision for update ``n`` of cluster ``u`` from worker ``k``
-(paper Alg. 1, §3 "reward filtering", DESIGN "Enqueue decision"):
+(paper Alg. 1, §3 "reward filtering"; docs/vectors.md):
 
 1. No unlocked update of ``u`` waiting: APPEND at the tail if occupancy <
    ``queue_size`` (and so a segment is free), marking it replaceable by ``k``
@@ -47,53 +47,17 @@ updates; appends resume when occupancy falls below the new limit.
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
 
+from olaf.constants import Decision  # noqa: F401  (re-exported)
 from olaf.fixedpoint import sat_add32, sat_add_u16
 from olaf.update import Update
 from olaf.wire import QueueStatus
 
 
 _KEEP = object()
-
-
-class Decision(enum.IntEnum):
-    """Enqueue decision; the integer codes are shared by the P4 program, the
-    BMv2 extern, the RTL (``decision`` on the status port) and the vectors."""
-
-    APPEND = 0
-    AGGREGATE = 1
-    REPLACE_WORKER = 2
-    REPLACE_REWARD = 3
-    DROP_REWARD = 4
-    DROP_FULL = 5
-
-    @property
-    def label(self) -> str:
-        """Lower-case name used in vectors and reports (e.g. ``"drop_full"``)."""
-        return self.name.lower()
-
-    @classmethod
-    def from_label(cls, label: str) -> "Decision":
-        try:
-            return cls[label.upper()]
-        except KeyError:
-            raise ValueError(
-                f"unknown decision {label!r}; expected one of "
-                + ", ".join(d.label for d in cls)
-            ) from None
-
-    @property
-    def keeps_packet(self) -> bool:
-        """True if the arriving packet itself goes on (carries a new segment)."""
-        return self is Decision.APPEND
-
-    @property
-    def is_drop(self) -> bool:
-        return self in (Decision.DROP_REWARD, Decision.DROP_FULL)
 
 
 @dataclass(frozen=True)
@@ -439,7 +403,7 @@ class FifoQueue(OlafQueue):
 
 
 def aggregate(q: Update, n: Update) -> Update:
-    """Fold ``n`` into the waiting ``q`` (DESIGN "AGGREGATE in place").
+    """Fold ``n`` into the waiting ``q`` (paper Alg. 1, docs/vectors.md "aggregate").
 
     Saturating int32 add of grads and reward_sum, saturating uint16 add of
     count, ``gen_ts = max``; worker_id and seq stay ``q``'s.

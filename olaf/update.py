@@ -1,4 +1,4 @@
-"""The model update as the OlafQueue sees it (DESIGN "Update fields the queue sees").
+"""The model update as the OlafQueue sees it (docs/protocol.md, paper Alg. 1).
 
 This is the wire-independent value type shared by the reference model, the test
 vectors, the hosts and the metrics. :mod:`olaf.wire` converts it to and from

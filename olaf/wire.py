@@ -50,37 +50,25 @@ from scapy.fields import (
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
 
+from olaf.constants import (  # noqa: F401  (re-exported: the protocol's names)
+    ACK_FLAG_STATUS_VALID,
+    ACK_HEADER_LEN,
+    ACK_PORT,
+    ELEMENT_LEN,
+    ETH_HEADER_LEN,
+    IPV4_HEADER_LEN,
+    MAX_ELEMENTS,
+    MSG_ACK,
+    MSG_UPDATE,
+    PROTOCOL_VERSION,
+    UPDATE_FLAG_INIT,
+    UPDATE_HEADER_LEN,
+    UPDATE_PORT,
+    UDP_HEADER_LEN,
+)
 from olaf.update import Update
 
-PROTOCOL_VERSION = 1
-"""Version this implementation speaks; receivers drop (and count) any other."""
-
-UPDATE_PORT = 50100
-"""UDP destination port of model updates (the PS listens here)."""
-
-ACK_PORT = 50101
-"""UDP destination port of ACKs (workers listen here)."""
-
-MSG_UPDATE = 1
-MSG_ACK = 2
 MSG_TYPES = {MSG_UPDATE: "update", MSG_ACK: "ack"}
-
-UPDATE_HEADER_LEN = 26
-"""Bytes of the update header before the gradient elements."""
-
-ACK_HEADER_LEN = 34
-"""Bytes of the ACK header before the weight elements."""
-
-ELEMENT_LEN = 4
-"""Bytes per gradient / weight element (int32)."""
-
-ACK_FLAG_STATUS_VALID = 0x01
-"""ACK flag: the queue-status fields were written by an Olaf switch."""
-
-UPDATE_FLAG_INIT = 0x01
-"""Update flag: the elements are the worker's initial weights (paper §2.1), not
-gradients. A switch forwards such an update without queueing it; the PS
-initialises the global model from the first one it receives."""
 
 _UPDATE_HDR = struct.Struct("!BBHHHIHiQ")
 """version/msg_type, flags, num_grads, cluster_id, worker_id, seq, count, reward_sum, gen_ts (26 bytes)."""
@@ -88,11 +76,6 @@ _UPDATE_HDR = struct.Struct("!BBHHHIHiQ")
 _ACK_HDR = struct.Struct("!BBHHHIHiQ3sH3s")
 """version/msg_type, flags, num_weights, cluster_id, worker_id, seq, count, global_reward, gen_ts,
 queue_util, active_clusters, queue_size (34 bytes)."""
-
-MAX_ELEMENTS = (1 << 16) - 1
-"""Most gradient / weight elements a message can announce (16-bit count); scapy's
-default list limit (100) would otherwise reject longer models when dissecting."""
-
 
 
 class MalformedOlafPacket(ValueError):
@@ -350,4 +333,4 @@ def parse_ack(data: bytes) -> Ack:
 
 def update_frame_len(num_grads: int) -> int:
     """Ethernet frame length in bytes (no FCS) of an update with ``num_grads`` elements."""
-    return 14 + 20 + 8 + UPDATE_HEADER_LEN + ELEMENT_LEN * num_grads
+    return ETH_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + UPDATE_HEADER_LEN + ELEMENT_LEN * num_grads

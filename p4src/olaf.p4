@@ -24,14 +24,14 @@
 #include "include/ack_multicast.p4"
 
 // One queue shared by ingress (enqueue, status) and egress (dequeue).
-OlafQueue(OLAF_SEGMENTS, OLAF_MAX_CLUSTERS) olaf_queue;
+OlafQueue(SEGMENTS, MAX_CLUSTERS) olaf_queue;
 
 control OlafIngress(inout headers_t hdr, inout metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
-    counter(8, CounterType.packets) decisions;                           // index: decision
-    counter(OLAF_MAX_CLUSTERS * 8, CounterType.packets) cluster_decisions; // cluster*8 + decision
-    counter(8, CounterType.packets) malformed;                           // index: MALFORMED_*
-    counter(8, CounterType.packets) traffic;                             // index: TRAFFIC_*
+    counter(DECISION_SLOTS, CounterType.packets) decisions;                      // index: DECISION_*
+    counter(MAX_CLUSTERS * DECISION_SLOTS, CounterType.packets) cluster_decisions; // cluster * DECISION_SLOTS + decision
+    counter(NUM_MALFORMED, CounterType.packets) malformed;                       // index: MALFORMED_*
+    counter(NUM_TRAFFIC, CounterType.packets) traffic;                           // index: TRAFFIC_*
 
     ValidateOlaf() validate;
     OlafParams() params;
@@ -70,7 +70,7 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
         // (BMv2 allows one application of a table per packet path).
         meta.to_queue = 0;
         if (hdr.olaf_update.isValid()) {
-            if ((hdr.olaf_update.flags & OLAF_FLAG_INIT) != 0) {
+            if ((hdr.olaf_update.flags & UPDATE_FLAG_INIT) != 0) {
                 traffic.count(TRAFFIC_INIT);
             } else {
                 identifier.apply(hdr, meta);
@@ -86,11 +86,11 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
             // Multi-hop: keep the tightest bottleneck (smallest Q_max/N), docs/protocol.md.
             bit<48> own = (bit<48>)meta.queue_size * (bit<48>)hdr.olaf_ack.active_clusters;
             bit<48> carried = (bit<48>)hdr.olaf_ack.queue_size * (bit<48>)meta.active_clusters;
-            if ((hdr.olaf_ack.flags & OLAF_FLAG_STATUS_VALID) == 0 || own < carried) {
+            if ((hdr.olaf_ack.flags & ACK_FLAG_STATUS_VALID) == 0 || own < carried) {
                 hdr.olaf_ack.queue_util = meta.queue_util;
                 hdr.olaf_ack.active_clusters = meta.active_clusters;
                 hdr.olaf_ack.queue_size = meta.queue_size;
-                hdr.olaf_ack.flags = hdr.olaf_ack.flags | OLAF_FLAG_STATUS_VALID;
+                hdr.olaf_ack.flags = hdr.olaf_ack.flags | ACK_FLAG_STATUS_VALID;
             }
             ack_multicast.apply(hdr, meta, standard_metadata);
             if (meta.ack_grouped == 1) {
@@ -123,7 +123,7 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
                 return;
             }
             decisions.count((bit<32>)meta.decision);
-            cluster_decisions.count((bit<32>)hdr.olaf_update.cluster_id * 8 + (bit<32>)meta.decision);
+            cluster_decisions.count((bit<32>)hdr.olaf_update.cluster_id * DECISION_SLOTS + (bit<32>)meta.decision);
             if (meta.decision == DECISION_APPEND) {
                 meta.is_token = 1;
             } else {
@@ -135,8 +135,8 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
 
 control OlafEgress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
-    counter(OLAF_MAX_CLUSTERS, CounterType.packets) cluster_departures;
-    counter(8, CounterType.packets) egress_errors;
+    counter(MAX_CLUSTERS, CounterType.packets) cluster_departures;
+    counter(NUM_EGRESS_ERROR, CounterType.packets) egress_errors;  // index: EGRESS_ERROR_*
     AckReplicaRewrite() ack_rewrite;
 
     apply {
@@ -151,7 +151,7 @@ control OlafEgress(inout headers_t hdr, inout metadata_t meta,
                 hdr.udp.checksum = 0;
                 cluster_departures.count((bit<32>)hdr.olaf_update.cluster_id);
             } else {
-                egress_errors.count(TRAFFIC_DEQUEUE_ERROR);
+                egress_errors.count(EGRESS_ERROR_DEQUEUE_EMPTY);
                 mark_to_drop(standard_metadata);
             }
         } else if (hdr.olaf_ack.isValid() && standard_metadata.egress_rid != 0) {

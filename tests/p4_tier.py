@@ -1,4 +1,4 @@
-"""Shared checks for the tests that need the P4 toolchain (tier 2 of DESIGN "Tests")."""
+"""Shared checks for the tests that need the P4 toolchain (tier 2, README "Tests")."""
 
 import os
 import subprocess

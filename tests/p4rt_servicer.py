@@ -6,7 +6,7 @@ and PRE groups and answers Reads from them, with the P4Runtime error codes a
 switch returns (ALREADY_EXISTS on a duplicate INSERT, NOT_FOUND on MODIFY or
 DELETE of a missing entry), so the controller's read-diff-write logic runs
 against the real protocol. It does not forward packets: data-plane behaviour
-is tested against BMv2 (ptf_tests/, tests/test_integration_*.py).
+is tested against BMv2 (ptf_tests/, tests/test_ptf.py, tests/test_p4_program.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ falls more than a gap behind (busy CPU) re-anchors at its last generation
 instead of bursting to catch up, like a slow trainer; it logs how late each
 generation was (:mod:`olaf.hosts.worker`).
 
-* Periodic (the verifier's cluster model, DESIGN "SMT verifier"): the gap
+* Periodic (the verifier's cluster model, docs/verifier.md): the gap
   between consecutive generations is ``period + U(−jitter, +jitter)`` ms, so
   ``A(n+1) − A(n) ∈ [period − jitter, period + jitter]``; the first update
   comes one gap after the start. ``0 ≤ jitter ≤ period``.
@@ -151,6 +151,11 @@ class ScheduleSpec:
         self.trace_ms = None if trace_ms is None else list(trace_ms)
         self.trace_scale = trace_scale
         self.duration_s, self.max_updates = duration_s, max_updates
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ScheduleSpec) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  (mutable attributes)
 
     def gaps(self, rng: np.random.Generator) -> Iterator[int]:
         """Gaps in ns between generations, the first from the start (``rng`` draws

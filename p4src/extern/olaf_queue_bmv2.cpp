@@ -11,7 +11,7 @@
 // Time for the activity window is read from steady_clock under that mutex, so
 // it never goes backwards.
 //
-// BMv2 mapping (DESIGN "BMv2 mapping"): an APPENDed packet is a token in the
+// BMv2 mapping (docs/dataplane.md): an APPENDed packet is a token in the
 // traffic manager's queue toward the PS; the core's out_mem_addrs and that
 // queue are both FIFO, so when a token reaches egress it takes the head
 // segment. dequeue() writes the head's Olaf fields into the token's header,
@@ -28,13 +28,12 @@
 #include <memory>
 #include <vector>
 
+#include "olaf_constants.hpp"
 #include "olaf_queue_core.hpp"
 
 namespace {
 
-constexpr uint8_t kParamRewardFilter = 0x01;  // PARAM_REWARD_FILTER in constants.p4
-constexpr uint8_t kParamFifo = 0x02;          // PARAM_FIFO
-constexpr uint8_t kDecisionError = 255;       // DECISION_ERROR
+namespace k = olaf::constants;
 
 int32_t load_be32(const char *p) {
   const auto *b = reinterpret_cast<const unsigned char *>(p);
@@ -63,8 +62,8 @@ class OlafQueue : public bm::ExternType {
     start_ = std::chrono::steady_clock::now();
     config_.segments = segments.get<uint32_t>();
     config_.num_clusters = num_clusters.get<uint32_t>();
-    config_.queue_size = std::min<uint32_t>(8, config_.segments);
-    config_.num_grads = 0;
+    config_.queue_size = std::min<uint32_t>(k::DEFAULT_QUEUE_SIZE, config_.segments);
+    config_.num_grads = 0;  // set by the first configure() (olaf_params)
     core_ = std::make_unique<olaf::Queue>(config_, discipline_);
     owners_.assign(config_.segments, Owner{});
   }
@@ -73,10 +72,10 @@ class OlafQueue : public bm::ExternType {
                  const bm::Data &reward_threshold, const bm::Data &activity_window_ns,
                  const bm::Data &num_grads) {
     const auto f = flags.get<uint32_t>();
-    const auto want_disc = (f & kParamFifo) ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf;
+    const auto want_disc = (f & k::PARAM_FIFO) ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf;
     const auto want_grads = num_grads.get<uint32_t>();
     const auto qs = queue_size.get<uint32_t>();
-    const bool filter = (f & kParamRewardFilter) != 0;
+    const bool filter = (f & k::PARAM_REWARD_FILTER) != 0;
     const auto thr = static_cast<int64_t>(reward_threshold.get<uint32_t>() & 0x7FFFFFFFu);
     const auto win = activity_window_ns.get<uint64_t>();
 
@@ -115,7 +114,7 @@ class OlafQueue : public bm::ExternType {
     const size_t need = size_t{core_->config().num_grads} * 4;
     bm::Packet &pkt = get_packet();
     if (pkt.get_data_size() < need) {
-      decision.set(kDecisionError);
+      decision.set(k::DECISION_ERROR);
       segment.set(0);
       return;
     }
@@ -125,7 +124,7 @@ class OlafQueue : public bm::ExternType {
 
     const auto r = core_->enqueue(u, now_ns());
     if (r.error != olaf::Error::kNone) {
-      decision.set(kDecisionError);
+      decision.set(k::DECISION_ERROR);
       segment.set(0);
       return;
     }
@@ -191,8 +190,8 @@ class OlafQueue : public bm::ExternType {
   }
 
   // Constructor parameters (P4: OlafQueue(bit<32> segments, bit<32> num_clusters)).
-  bm::Data segments{8};
-  bm::Data num_clusters{1024};
+  bm::Data segments{k::SEGMENTS};
+  bm::Data num_clusters{k::MAX_CLUSTERS};
 
   olaf::Config config_;
   olaf::Discipline discipline_ = olaf::Discipline::kOlaf;

@@ -10,8 +10,7 @@ namespace olaf {
 
 namespace {
 
-constexpr const char *kLabels[kNumDecisions] = {
-    "append", "aggregate", "replace_worker", "replace_reward", "drop_reward", "drop_full"};
+const auto &kLabels = constants::DECISION_LABELS;
 
 int32_t sat_add32(int32_t a, int32_t b) {
   int64_t s = static_cast<int64_t>(a) + b;
@@ -115,7 +114,7 @@ EnqueueResult Queue::enqueue(const Update &n, uint64_t now_ns) {
     ReplaceStatus &rs = replace_status_[c];
     bool decided = false;
     if (config_.reward_filter) {
-      // Compare mean rewards without division (DESIGN "Enqueue decision").
+      // Compare mean rewards without division (paper Alg. 1; olaf/queue_model.py).
       const __int128 d = static_cast<__int128>(n.reward_sum) * q.count -
                          static_cast<__int128>(q.reward_sum) * n.count;
       const __int128 limit = static_cast<__int128>(config_.reward_threshold) * n.count * q.count;

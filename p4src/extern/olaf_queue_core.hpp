@@ -19,19 +19,21 @@
 #include <string>
 #include <vector>
 
+#include "olaf_constants.hpp"
+
 namespace olaf {
 
-// Enqueue decision; the codes are shared with the P4 program, the RTL and the
-// vectors (docs/vectors.md).
+// Enqueue decision; the codes come from olaf/constants.py (generated
+// olaf_constants.hpp), shared with the P4 program, the RTL and the vectors.
 enum class Decision : uint8_t {
-  kAppend = 0,
-  kAggregate = 1,
-  kReplaceWorker = 2,
-  kReplaceReward = 3,
-  kDropReward = 4,
-  kDropFull = 5,
+  kAppend = constants::DECISION_APPEND,
+  kAggregate = constants::DECISION_AGGREGATE,
+  kReplaceWorker = constants::DECISION_REPLACE_WORKER,
+  kReplaceReward = constants::DECISION_REPLACE_REWARD,
+  kDropReward = constants::DECISION_DROP_REWARD,
+  kDropFull = constants::DECISION_DROP_FULL,
 };
-constexpr int kNumDecisions = 6;
+constexpr int kNumDecisions = constants::NUM_DECISION;
 
 const char *decision_label(Decision d);
 bool decision_from_label(const std::string &label, Decision *out);

@@ -15,7 +15,7 @@ control AckMulticast(inout headers_t hdr, inout metadata_t meta,
     table cluster_mcast {
         key = { hdr.olaf_ack.cluster_id: exact; }
         actions = { set_mcast_grp; no_group; }
-        size = OLAF_MAX_CLUSTERS;
+        size = MAX_CLUSTERS;
         default_action = no_group();
     }
     apply {
@@ -38,7 +38,7 @@ control AckReplicaRewrite(inout headers_t hdr, inout metadata_t meta,
     table ack_rewrite {
         key = { standard_metadata.egress_rid: exact; }
         actions = { rewrite_dst; no_rewrite; }
-        size = 4096;
+        size = MAX_WORKERS;
         default_action = no_rewrite();
     }
     apply {

@@ -1,57 +1,57 @@
-// Olaf constants (docs/protocol.md). Override at compile time with -D.
+// Generated from olaf/constants.py by `olaf codegen generate` (make generate). Do not edit.
 #ifndef OLAF_CONSTANTS_P4_
 #define OLAF_CONSTANTS_P4_
 
-const bit<16> ETHERTYPE_IPV4 = 0x0800;
-const bit<8>  IPPROTO_UDP    = 17;
-
-const bit<16> OLAF_UPDATE_PORT = 50100;   // UDP dst port of updates (worker -> PS)
-const bit<16> OLAF_ACK_PORT    = 50101;   // UDP dst port of ACKs (PS -> cluster)
-const bit<4>  OLAF_VERSION     = 1;
-const bit<4>  OLAF_MSG_UPDATE  = 1;
-const bit<4>  OLAF_MSG_ACK     = 2;
-const bit<8>  OLAF_FLAG_INIT          = 0x01;  // update: initial weights, bypass the queue
-const bit<8>  OLAF_FLAG_STATUS_VALID  = 0x01;  // ACK: queue status written by a switch
-const bit<16> OLAF_UPDATE_HDR_LEN = 26;
-const bit<16> OLAF_ACK_HDR_LEN    = 34;
-
-// Physical queue segments and the cluster id space of the OlafQueue extern.
-#ifndef OLAF_SEGMENTS
-#define OLAF_SEGMENTS 64
-#endif
-#ifndef OLAF_MAX_CLUSTERS
-#define OLAF_MAX_CLUSTERS 1024
-#endif
-
-// Enqueue decisions (shared codes, docs/vectors.md).
-const bit<8> DECISION_APPEND         = 0;
-const bit<8> DECISION_AGGREGATE      = 1;
-const bit<8> DECISION_REPLACE_WORKER = 2;
-const bit<8> DECISION_REPLACE_REWARD = 3;
-const bit<8> DECISION_DROP_REWARD    = 4;
-const bit<8> DECISION_DROP_FULL      = 5;
-const bit<8> DECISION_ERROR          = 255;  // extern rejected the update (bad cluster/length)
-
-// olaf_params flags
-const bit<8> PARAM_REWARD_FILTER = 0x01;
-const bit<8> PARAM_FIFO          = 0x02;
-
-// Index of the `malformed` counter (why an Olaf packet was dropped).
-const bit<32> MALFORMED_VERSION   = 0;
-const bit<32> MALFORMED_MSG_TYPE  = 1;
-const bit<32> MALFORMED_LENGTH    = 2;
-const bit<32> MALFORMED_NUM_GRADS = 3;
-const bit<32> MALFORMED_COUNT     = 4;
-const bit<32> MALFORMED_EXTERN    = 5;
-
-// Index of the `traffic` counter.
-const bit<32> TRAFFIC_BYPASS          = 0;  // non-Olaf IPv4, forwarded normally
-const bit<32> TRAFFIC_UNKNOWN_SOURCE  = 1;  // Olaf update from a source not in worker_table
-const bit<32> TRAFFIC_INIT            = 2;  // INIT update, forwarded without queueing
-const bit<32> TRAFFIC_ACK_MULTICAST   = 3;  // ACK replicated to its cluster's group
-const bit<32> TRAFFIC_ACK_UNICAST     = 4;  // ACK of a cluster without group, forwarded
-const bit<32> TRAFFIC_NON_IPV4        = 5;  // dropped
-const bit<32> TRAFFIC_DEQUEUE_ERROR   = 6;  // a token found the extern queue empty (dropped)
-const bit<32> TRAFFIC_NO_ROUTE        = 7;  // no ipv4_lpm entry (dropped)
+const bit<16> ETHERTYPE_IPV4 = 0x800;  // EtherType of IPv4
+const bit<8> IPPROTO_UDP = 17;  // IPv4 protocol number of UDP
+const bit<4> IPV4_IHL_NO_OPTIONS = 5;  // IHL of an IPv4 header without options
+const bit<32> ETH_HEADER_LEN = 14;  // Ethernet II header, bytes
+const bit<16> IPV4_HEADER_LEN = 20;  // IPv4 header without options, bytes
+const bit<16> UDP_HEADER_LEN = 8;  // UDP header, bytes
+const bit<16> UPDATE_PORT = 50100;  // UDP dst port of updates (worker -> PS)
+const bit<16> ACK_PORT = 50101;  // UDP dst port of ACKs (PS -> cluster)
+const bit<4> PROTOCOL_VERSION = 1;  // Olaf protocol version
+const bit<4> MSG_UPDATE = 1;  // msg_type of an update
+const bit<4> MSG_ACK = 2;  // msg_type of an ACK
+const bit<8> UPDATE_FLAG_INIT = 0x01;  // update flag: initial weights, bypass the queue
+const bit<8> ACK_FLAG_STATUS_VALID = 0x01;  // ACK flag: queue status written by a switch
+const bit<16> UPDATE_HEADER_LEN = 26;  // update header, bytes
+const bit<16> ACK_HEADER_LEN = 34;  // ACK header, bytes
+const bit<16> ELEMENT_LEN = 4;  // bytes per gradient / weight element
+const bit<32> SEGMENTS = 64;  // physical segments of the OlafQueue extern
+const bit<32> MAX_CLUSTERS = 1024;  // cluster ids 0..MAX_CLUSTERS-1
+const bit<32> MAX_WORKERS = 4096;  // worker_table / ack_rewrite entries
+const bit<32> MAX_ROUTES = 1024;  // ipv4_lpm entries
+const bit<32> DEFAULT_QUEUE_SIZE = 8;  // Q_max before the controller writes olaf_params
+const bit<64> DEFAULT_ACTIVITY_WINDOW_NS = 1000000000;  // activity window default, ns
+const bit<16> DEFAULT_NUM_GRADS = 16;  // gradient elements default
+const bit<8> DECISION_ERROR = 255;  // the extern rejected the update
+const bit<32> DECISION_SLOTS = 8;  // per-cluster decision counter stride
+const bit<8> PARAM_REWARD_FILTER = 1;  // olaf_params flag: reward filtering
+const bit<8> PARAM_FIFO = 2;  // olaf_params flag: FIFO baseline
+const bit<8> DECISION_APPEND = 0;  // Decision.APPEND
+const bit<8> DECISION_AGGREGATE = 1;  // Decision.AGGREGATE
+const bit<8> DECISION_REPLACE_WORKER = 2;  // Decision.REPLACE_WORKER
+const bit<8> DECISION_REPLACE_REWARD = 3;  // Decision.REPLACE_REWARD
+const bit<8> DECISION_DROP_REWARD = 4;  // Decision.DROP_REWARD
+const bit<8> DECISION_DROP_FULL = 5;  // Decision.DROP_FULL
+const bit<32> NUM_DECISION = 6;  // number of Decision codes (counter size)
+const bit<32> MALFORMED_VERSION = 0;  // Malformed.VERSION
+const bit<32> MALFORMED_MSG_TYPE = 1;  // Malformed.MSG_TYPE
+const bit<32> MALFORMED_LENGTH = 2;  // Malformed.LENGTH
+const bit<32> MALFORMED_NUM_GRADS = 3;  // Malformed.NUM_GRADS
+const bit<32> MALFORMED_COUNT = 4;  // Malformed.COUNT
+const bit<32> MALFORMED_EXTERN = 5;  // Malformed.EXTERN
+const bit<32> NUM_MALFORMED = 6;  // number of Malformed codes (counter size)
+const bit<32> TRAFFIC_BYPASS = 0;  // Traffic.BYPASS
+const bit<32> TRAFFIC_UNKNOWN_SOURCE = 1;  // Traffic.UNKNOWN_SOURCE
+const bit<32> TRAFFIC_INIT = 2;  // Traffic.INIT
+const bit<32> TRAFFIC_ACK_MULTICAST = 3;  // Traffic.ACK_MULTICAST
+const bit<32> TRAFFIC_ACK_UNICAST = 4;  // Traffic.ACK_UNICAST
+const bit<32> TRAFFIC_NON_IPV4 = 5;  // Traffic.NON_IPV4
+const bit<32> TRAFFIC_NO_ROUTE = 6;  // Traffic.NO_ROUTE
+const bit<32> NUM_TRAFFIC = 7;  // number of Traffic codes (counter size)
+const bit<32> EGRESS_ERROR_DEQUEUE_EMPTY = 0;  // EgressError.DEQUEUE_EMPTY
+const bit<32> NUM_EGRESS_ERROR = 1;  // number of EgressError codes (counter size)
 
 #endif

@@ -20,7 +20,7 @@ control Ipv4Forwarding(inout headers_t hdr, inout metadata_t meta,
     table ipv4_lpm {
         key = { hdr.ipv4.dstAddr: lpm; }
         actions = { ipv4_forward; drop; }
-        size = 1024;
+        size = MAX_ROUTES;
         default_action = drop();
     }
     apply {

@@ -5,7 +5,7 @@
 #define OLAF_PARAMS_P4_
 
 control OlafParams(inout metadata_t meta) {
-    // queue_size: segments (1..OLAF_SEGMENTS); flags: PARAM_REWARD_FILTER | PARAM_FIFO;
+    // queue_size: segments (1..SEGMENTS); flags: PARAM_REWARD_FILTER | PARAM_FIFO;
     // reward_threshold: Q15.16; activity_window_ns: ns; num_grads: elements per update.
     action set_params(bit<32> queue_size, bit<8> flags, bit<32> reward_threshold,
                       bit<64> activity_window_ns, bit<16> num_grads) {
@@ -18,7 +18,7 @@ control OlafParams(inout metadata_t meta) {
     table olaf_params {
         key = { }
         actions = { set_params; }
-        default_action = set_params(8, 0, 0, 1000000000, 16);
+        default_action = set_params(DEFAULT_QUEUE_SIZE, 0, 0, DEFAULT_ACTIVITY_WINDOW_NS, DEFAULT_NUM_GRADS);
     }
     apply {
         olaf_params.apply();

@@ -16,15 +16,15 @@ parser OlafParser(packet_in packet, out headers_t hdr, inout metadata_t meta,
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
         transition select(hdr.ipv4.ihl, hdr.ipv4.protocol, hdr.ipv4.fragOffset) {
-            (5, IPPROTO_UDP, 0): parse_udp;
+            (IPV4_IHL_NO_OPTIONS, IPPROTO_UDP, 0): parse_udp;
             default: accept;
         }
     }
     state parse_udp {
         packet.extract(hdr.udp);
         transition select(hdr.udp.dstPort) {
-            OLAF_UPDATE_PORT: parse_olaf_update;
-            OLAF_ACK_PORT: parse_olaf_ack;
+            UPDATE_PORT: parse_olaf_update;
+            ACK_PORT: parse_olaf_ack;
             default: accept;
         }
     }

@@ -14,7 +14,7 @@ control UpdateIdentifier(inout headers_t hdr, inout metadata_t meta) {
     table worker_table {
         key = { hdr.ipv4.srcAddr: exact; }
         actions = { set_worker; unknown_source; }
-        size = 4096;
+        size = MAX_WORKERS;
         default_action = unknown_source();
     }
     apply {

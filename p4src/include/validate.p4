@@ -12,15 +12,15 @@ control ValidateOlaf(in headers_t hdr, inout metadata_t meta,
     apply {
         meta.malformed = 0;
         // Length as the headers claim it, and as the frame has it (no FCS on BMv2 ports).
-        bit<32> frame_len = 14 + 20 + (bit<32>)hdr.udp.length;
+        bit<32> frame_len = ETH_HEADER_LEN + (bit<32>)IPV4_HEADER_LEN + (bit<32>)hdr.udp.length;
         if (hdr.olaf_update.isValid()) {
             bit<32> elems = (bit<32>)hdr.olaf_update.num_grads;
-            if (hdr.olaf_update.version != OLAF_VERSION) {
+            if (hdr.olaf_update.version != PROTOCOL_VERSION) {
                 malformed(MALFORMED_VERSION);
-            } else if (hdr.olaf_update.msg_type != OLAF_MSG_UPDATE) {
+            } else if (hdr.olaf_update.msg_type != MSG_UPDATE) {
                 malformed(MALFORMED_MSG_TYPE);
-            } else if ((bit<32>)hdr.udp.length != 8 + 26 + (elems << 2)
-                       || hdr.ipv4.totalLen != 20 + hdr.udp.length
+            } else if ((bit<32>)hdr.udp.length != (bit<32>)(UDP_HEADER_LEN + UPDATE_HEADER_LEN) + elems * (bit<32>)ELEMENT_LEN
+                       || hdr.ipv4.totalLen != IPV4_HEADER_LEN + hdr.udp.length
                        || standard_metadata.packet_length != frame_len) {
                 malformed(MALFORMED_LENGTH);
             } else if (hdr.olaf_update.count == 0) {
@@ -28,17 +28,17 @@ control ValidateOlaf(in headers_t hdr, inout metadata_t meta,
             }
         } else if (hdr.olaf_ack.isValid()) {
             bit<32> elems = (bit<32>)hdr.olaf_ack.num_weights;
-            if (hdr.olaf_ack.version != OLAF_VERSION) {
+            if (hdr.olaf_ack.version != PROTOCOL_VERSION) {
                 malformed(MALFORMED_VERSION);
-            } else if (hdr.olaf_ack.msg_type != OLAF_MSG_ACK) {
+            } else if (hdr.olaf_ack.msg_type != MSG_ACK) {
                 malformed(MALFORMED_MSG_TYPE);
-            } else if ((bit<32>)hdr.udp.length != 8 + 34 + (elems << 2)
-                       || hdr.ipv4.totalLen != 20 + hdr.udp.length
+            } else if ((bit<32>)hdr.udp.length != (bit<32>)(UDP_HEADER_LEN + ACK_HEADER_LEN) + elems * (bit<32>)ELEMENT_LEN
+                       || hdr.ipv4.totalLen != IPV4_HEADER_LEN + hdr.udp.length
                        || standard_metadata.packet_length != frame_len) {
                 malformed(MALFORMED_LENGTH);
             }
         } else if (hdr.udp.isValid()
-                   && (hdr.udp.dstPort == OLAF_UPDATE_PORT || hdr.udp.dstPort == OLAF_ACK_PORT)) {
+                   && (hdr.udp.dstPort == UPDATE_PORT || hdr.udp.dstPort == ACK_PORT)) {
             // Olaf port but the header could not be extracted: too short.
             malformed(MALFORMED_LENGTH);
         }

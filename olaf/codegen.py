@@ -1,0 +1,143 @@
+"""Generated files: copies of :mod:`olaf.constants` for P4 and C++, the JSON Schemas of
+the configuration files, and the RTL drift check.
+
+``olaf codegen generate`` (``make generate``) writes the files of :data:`GENERATED`;
+``olaf codegen check`` (and ``tests/test_constants.py``) fails if a committed copy
+differs from what this module renders, or if the RTL's decision ``localparam``s differ
+from :class:`olaf.constants.Decision`.
+The RTL keeps its own ``localparam`` lines (Verilog include paths differ between
+Verilator, Yosys and vendor tools), so it is checked rather than generated.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from olaf.constants import ENUMS, Const, Decision, shared_constants
+
+ROOT = Path(__file__).resolve().parents[1]
+P4_FILE = Path("p4src/include/constants.p4")
+CPP_FILE = Path("p4src/extern/olaf_constants.hpp")
+RTL_FILE = Path("verilog_queue/rtl/olaf_queue_ctrl.v")
+
+_BANNER = "Generated from olaf/constants.py by `olaf codegen generate` (make generate). Do not edit."
+
+
+def render_p4() -> str:
+    """``p4src/include/constants.p4``: one ``const bit<N>`` per shared constant."""
+    lines = [f"// {_BANNER}", "#ifndef OLAF_CONSTANTS_P4_", "#define OLAF_CONSTANTS_P4_", ""]
+    for name, c in shared_constants().items():
+        lines.append(f"const bit<{c.bits}> {name} = {_literal(name, c)};  // {c.doc}")
+    lines += ["", "#endif", ""]
+    return "\n".join(lines)
+
+
+def _cpp_type(c: Const) -> str:
+    return next(f"uint{w}_t" for w in (8, 16, 32, 64) if c.bits <= w)
+
+
+def render_cpp() -> str:
+    """``p4src/extern/olaf_constants.hpp``: ``constexpr`` in ``namespace olaf::constants``."""
+    lines = [f"// {_BANNER}", "#ifndef OLAF_CONSTANTS_HPP_", "#define OLAF_CONSTANTS_HPP_", "",
+             "#include <cstdint>", "", "namespace olaf::constants {", ""]
+    for name, c in shared_constants().items():
+        lines.append(f"constexpr {_cpp_type(c)} {name} = {_literal(name, c)};  // {c.doc}")
+    lines.append("")
+    for prefix, en, _bits in ENUMS:
+        labels = ", ".join(f'"{m.name.lower()}"' for m in en)
+        lines.append(f"// Labels of {prefix}_* by code (counters, vectors, reports).")
+        lines.append(f"constexpr const char *{prefix}_LABELS[NUM_{prefix}] = {{{labels}}};")
+    lines += ["", "}  // namespace olaf::constants", "", "#endif  // OLAF_CONSTANTS_HPP_", ""]
+    return "\n".join(lines)
+
+
+def _literal(name: str, c: Const) -> str:
+    """Flags and EtherTypes in hex, everything else in decimal."""
+    return f"0x{c.value:02x}" if "FLAG" in name or name.startswith("ETHERTYPE") else str(c.value)
+
+
+def _schema(module: str, model: str, title: str, description: str):
+    def render() -> str:
+        import importlib  # noqa: PLC0415 (the models import pydantic; keep this module light)
+
+        from olaf.configfile import json_schema  # noqa: PLC0415
+
+        return json_schema(getattr(importlib.import_module(module), model), title, description)
+    return render
+
+
+SCHEMAS = {
+    Path("docs/schemas/network.schema.json"): _schema(
+        "olaf.controller.config", "NetworkFile", "Olaf deployment (network.yaml)",
+        "Switches, hosts, links, clusters and admission control of an Olaf deployment; docs/controller.md."),
+    Path("docs/schemas/verify.schema.json"): _schema(
+        "olaf.verifier.config", "VerifyFile", "Olaf AoM-fairness verifier config",
+        "Clusters, engine, transmission model and query of `olaf verify`; docs/verifier.md."),
+}
+
+GENERATED = {P4_FILE: render_p4, CPP_FILE: render_cpp, **SCHEMAS}
+
+_RTL_DEC = re.compile(r"localparam\s+\[2:0\]\s+DEC_([A-Z_]+)\s*=\s*3'd(\d+)\s*;")
+
+
+def rtl_decision_drift(text: str) -> list[str]:
+    """Differences between the RTL's ``DEC_*`` localparams and :class:`Decision` (empty: none)."""
+    found = {m.group(1): int(m.group(2)) for m in _RTL_DEC.finditer(text)}
+    want = {d.name: int(d) for d in Decision}
+    problems = [f"RTL DEC_{n} = {v}, olaf.constants.Decision.{n} = {want.get(n)}"
+                for n, v in found.items() if want.get(n) != v]
+    problems += [f"RTL has no DEC_{n} (Decision.{n} = {v})" for n, v in want.items() if n not in found]
+    return problems
+
+
+def generate(root: Path = ROOT) -> list[Path]:
+    """Write every generated file under ``root``; returns the files that changed."""
+    changed = []
+    for rel, render in GENERATED.items():
+        path = root / rel
+        text = render()
+        if not path.exists() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            changed.append(path)
+    return changed
+
+
+def check(root: Path = ROOT) -> list[str]:
+    """Every drift between :mod:`olaf.constants` and the other languages' copies (empty: none)."""
+    problems = []
+    for rel, render in GENERATED.items():
+        path = root / rel
+        if not path.exists():
+            problems.append(f"{rel} is missing: run `make generate`")
+        elif path.read_text() != render():
+            problems.append(f"{rel} differs from its source: run `make generate` and commit")
+    problems += [f"{RTL_FILE}: {p}" for p in rtl_decision_drift((root / RTL_FILE).read_text())]
+    return problems
+
+
+@click.group("codegen")
+def codegen_cmd() -> None:
+    """Generated files: P4/C++ constants (olaf/constants.py) and config JSON Schemas."""
+
+
+@codegen_cmd.command("generate")
+def generate_cmd() -> None:
+    """Rewrite every generated file (constants.p4, olaf_constants.hpp, docs/schemas/*.json)."""
+    changed = generate()
+    click.echo("\n".join(f"wrote {p.relative_to(ROOT)}" for p in changed) or "generated files are up to date")
+    problems = check()
+    if problems:
+        raise click.ClickException("\n".join(problems))
+
+
+@codegen_cmd.command("check")
+def check_cmd() -> None:
+    """Fail if a generated file or the RTL's decision codes drifted from their source."""
+    problems = check()
+    if problems:
+        raise click.ClickException("generated files drifted:\n  " + "\n  ".join(problems))
+    click.echo("generated files (P4/C++ constants, JSON Schemas) and the RTL match their sources")

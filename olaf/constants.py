@@ -1,0 +1,232 @@
+"""Every constant shared by the P4 program, the C++ queue extern, the RTL and Python: the one source.
+
+The other languages get generated copies (``olaf codegen generate``, ``make generate``):
+
+* ``p4src/include/constants.p4`` — P4_16 ``const`` declarations;
+* ``p4src/extern/olaf_constants.hpp`` — C++ ``constexpr`` in ``namespace olaf::constants``;
+* the RTL's decision ``localparam`` lines (``verilog_queue/rtl/olaf_queue_ctrl.v``) are
+  checked against :class:`Decision` instead (Verilog include paths differ between tools).
+
+``tests/test_constants.py`` fails if a generated file differs from what this module
+generates, so a change here that is not regenerated (or a hand edit there) cannot land.
+Python code imports these names; it never repeats a value.
+
+Sources: the wire format is ``docs/protocol.md`` (paper §7 "Packet Format"); the
+decision codes are the enqueue outcomes of paper Alg. 1 (``docs/vectors.md``);
+the counters are described in ``docs/dataplane.md``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Const:
+    """A named integer constant.
+
+    Attributes:
+        value: the value.
+        bits: width of the P4 type (``bit<bits>``) and the C++ unsigned type it fits.
+        doc: one line for the generated files.
+    """
+
+    value: int
+    bits: int
+    doc: str
+
+
+# --- Frame layout (docs/protocol.md "Transport") ---------------------------------------------
+ETH_HEADER_LEN = 14
+"""Ethernet II header, bytes (BMv2 ports carry no FCS)."""
+IPV4_HEADER_LEN = 20
+"""IPv4 header without options (IHL = 5), bytes."""
+UDP_HEADER_LEN = 8
+"""UDP header, bytes."""
+ETHERTYPE_IPV4 = 0x0800
+IPPROTO_UDP = 17
+IPV4_IHL_NO_OPTIONS = 5
+
+# --- Olaf messages (docs/protocol.md) ---------------------------------------------------------
+PROTOCOL_VERSION = 1
+"""Version this implementation speaks; receivers drop (and count) any other."""
+UPDATE_PORT = 50100
+"""UDP destination port of model updates (the PS listens here)."""
+ACK_PORT = 50101
+"""UDP destination port of ACKs (workers listen here)."""
+MSG_UPDATE = 1
+MSG_ACK = 2
+UPDATE_HEADER_LEN = 26
+"""Bytes of the update header before the gradient elements."""
+ACK_HEADER_LEN = 34
+"""Bytes of the ACK header before the weight elements."""
+ELEMENT_LEN = 4
+"""Bytes per gradient / weight element (int32, Q7.24)."""
+UPDATE_FLAG_INIT = 0x01
+"""Update flag: the elements are the worker's initial weights (paper §2.1); never queued."""
+ACK_FLAG_STATUS_VALID = 0x01
+"""ACK flag: the queue-status fields were written by an Olaf switch."""
+MAX_ELEMENTS = (1 << 16) - 1
+"""Most elements a message can announce (16-bit ``num_grads`` / ``num_weights``)."""
+
+MTU = 1500
+JUMBO_MTU = 9000
+
+
+def max_elements(mtu: int) -> int:
+    """Most gradient elements an update can carry in one IPv4 packet of ``mtu`` bytes.
+
+    ``(mtu − 20 − 8 − 26) / 4``, rounded down (docs/protocol.md "Constants").
+    """
+    return (mtu - IPV4_HEADER_LEN - UDP_HEADER_LEN - UPDATE_HEADER_LEN) // ELEMENT_LEN
+
+
+MAX_G = max_elements(MTU)
+"""361: the largest model in a standard 1500 B MTU."""
+MAX_G_JUMBO = max_elements(JUMBO_MTU)
+"""2236: the largest model in a 9000 B jumbo frame."""
+
+# --- Build limits of the BMv2 program (p4src/) ---------------------------------------------------
+SEGMENTS = 64
+"""Physical segments of the OlafQueue extern; ``queue_size`` (Q_max) is 1..SEGMENTS."""
+MAX_CLUSTERS = 1024
+"""Cluster ids 0..MAX_CLUSTERS−1 (OlafQueue extern, ``cluster_mcast``, per-cluster counters)."""
+MAX_WORKERS = 4096
+"""``worker_table`` and ``ack_rewrite`` entries; worker ids 1..MAX_WORKERS−1 (egress_rid 0 = no rewrite)."""
+MAX_ROUTES = 1024
+"""``ipv4_lpm`` entries (hosts and PS of a deployment)."""
+
+# --- Defaults of the runtime queue parameters (``olaf_params``; paper §8.1 queue size) -------------
+DEFAULT_QUEUE_SIZE = 8
+"""Q_max, segments, until the controller writes ``olaf_params``."""
+DEFAULT_ACTIVITY_WINDOW_NS = 1_000_000_000
+"""Window for counting active clusters (paper §5), ns."""
+DEFAULT_NUM_GRADS = 16
+"""Gradient elements per update of a deployment that does not say."""
+
+
+class Decision(enum.IntEnum):
+    """Enqueue decision of the OlafQueue (paper Alg. 1); the codes are shared by the P4
+    program, the BMv2 extern, the RTL (``m_decision``) and the vectors."""
+
+    APPEND = 0
+    AGGREGATE = 1
+    REPLACE_WORKER = 2
+    REPLACE_REWARD = 3
+    DROP_REWARD = 4
+    DROP_FULL = 5
+
+    @property
+    def label(self) -> str:
+        """Lower-case name used in vectors, counters and reports (e.g. ``"drop_full"``)."""
+        return self.name.lower()
+
+    @classmethod
+    def from_label(cls, label: str) -> Decision:
+        """The decision named ``label``; ValueError lists the valid labels."""
+        try:
+            return cls[label.upper()]
+        except KeyError:
+            raise ValueError(f"unknown decision {label!r}; expected one of "
+                             + ", ".join(d.label for d in cls)) from None
+
+    @property
+    def keeps_packet(self) -> bool:
+        """True if the arriving packet itself goes on (carries a new segment)."""
+        return self is Decision.APPEND
+
+    @property
+    def is_drop(self) -> bool:
+        return self in (Decision.DROP_REWARD, Decision.DROP_FULL)
+
+
+DECISION_ERROR = 255
+"""The extern rejected the update (cluster id out of range, wrong length): counted as malformed."""
+DECISION_SLOTS = 8
+"""Stride of the per-cluster decision counter: index ``cluster_id * DECISION_SLOTS + decision``."""
+
+PARAM_REWARD_FILTER = 0x01
+"""``olaf_params.flags``: reward filtering with threshold T (paper §4)."""
+PARAM_FIFO = 0x02
+"""``olaf_params.flags``: FIFO baseline discipline instead of the OlafQueue."""
+
+
+class Malformed(enum.IntEnum):
+    """Index of the ingress ``malformed`` counter: why an Olaf packet was dropped."""
+
+    VERSION = 0
+    MSG_TYPE = 1
+    LENGTH = 2
+    NUM_GRADS = 3
+    COUNT = 4
+    EXTERN = 5
+
+
+class Traffic(enum.IntEnum):
+    """Index of the ingress ``traffic`` counter: how a packet was classified."""
+
+    BYPASS = 0          # non-Olaf IPv4, forwarded normally
+    UNKNOWN_SOURCE = 1  # Olaf update from a source not in worker_table
+    INIT = 2            # INIT update, forwarded without queueing
+    ACK_MULTICAST = 3   # ACK replicated to its cluster's group
+    ACK_UNICAST = 4     # ACK of a cluster without group, forwarded
+    NON_IPV4 = 5        # dropped
+    NO_ROUTE = 6        # no ipv4_lpm entry, dropped
+
+
+class EgressError(enum.IntEnum):
+    """Index of the egress ``egress_errors`` counter."""
+
+    DEQUEUE_EMPTY = 0   # a token found no segment to carry (dropped)
+
+
+# Groups that are generated into the other languages, in order. Enums are emitted as
+# PREFIX_MEMBER constants plus NUM_PREFIX (the counter size).
+_P4_SCALARS: dict[str, Const] = {
+    "ETHERTYPE_IPV4": Const(ETHERTYPE_IPV4, 16, "EtherType of IPv4"),
+    "IPPROTO_UDP": Const(IPPROTO_UDP, 8, "IPv4 protocol number of UDP"),
+    "IPV4_IHL_NO_OPTIONS": Const(IPV4_IHL_NO_OPTIONS, 4, "IHL of an IPv4 header without options"),
+    "ETH_HEADER_LEN": Const(ETH_HEADER_LEN, 32, "Ethernet II header, bytes"),
+    "IPV4_HEADER_LEN": Const(IPV4_HEADER_LEN, 16, "IPv4 header without options, bytes"),
+    "UDP_HEADER_LEN": Const(UDP_HEADER_LEN, 16, "UDP header, bytes"),
+    "UPDATE_PORT": Const(UPDATE_PORT, 16, "UDP dst port of updates (worker -> PS)"),
+    "ACK_PORT": Const(ACK_PORT, 16, "UDP dst port of ACKs (PS -> cluster)"),
+    "PROTOCOL_VERSION": Const(PROTOCOL_VERSION, 4, "Olaf protocol version"),
+    "MSG_UPDATE": Const(MSG_UPDATE, 4, "msg_type of an update"),
+    "MSG_ACK": Const(MSG_ACK, 4, "msg_type of an ACK"),
+    "UPDATE_FLAG_INIT": Const(UPDATE_FLAG_INIT, 8, "update flag: initial weights, bypass the queue"),
+    "ACK_FLAG_STATUS_VALID": Const(ACK_FLAG_STATUS_VALID, 8, "ACK flag: queue status written by a switch"),
+    "UPDATE_HEADER_LEN": Const(UPDATE_HEADER_LEN, 16, "update header, bytes"),
+    "ACK_HEADER_LEN": Const(ACK_HEADER_LEN, 16, "ACK header, bytes"),
+    "ELEMENT_LEN": Const(ELEMENT_LEN, 16, "bytes per gradient / weight element"),
+    "SEGMENTS": Const(SEGMENTS, 32, "physical segments of the OlafQueue extern"),
+    "MAX_CLUSTERS": Const(MAX_CLUSTERS, 32, "cluster ids 0..MAX_CLUSTERS-1"),
+    "MAX_WORKERS": Const(MAX_WORKERS, 32, "worker_table / ack_rewrite entries"),
+    "MAX_ROUTES": Const(MAX_ROUTES, 32, "ipv4_lpm entries"),
+    "DEFAULT_QUEUE_SIZE": Const(DEFAULT_QUEUE_SIZE, 32, "Q_max before the controller writes olaf_params"),
+    "DEFAULT_ACTIVITY_WINDOW_NS": Const(DEFAULT_ACTIVITY_WINDOW_NS, 64, "activity window default, ns"),
+    "DEFAULT_NUM_GRADS": Const(DEFAULT_NUM_GRADS, 16, "gradient elements default"),
+    "DECISION_ERROR": Const(DECISION_ERROR, 8, "the extern rejected the update"),
+    "DECISION_SLOTS": Const(DECISION_SLOTS, 32, "per-cluster decision counter stride"),
+    "PARAM_REWARD_FILTER": Const(PARAM_REWARD_FILTER, 8, "olaf_params flag: reward filtering"),
+    "PARAM_FIFO": Const(PARAM_FIFO, 8, "olaf_params flag: FIFO baseline"),
+}
+
+ENUMS: list[tuple[str, type[enum.IntEnum], int]] = [
+    # (prefix, enum, P4 width of its members)
+    ("DECISION", Decision, 8),
+    ("MALFORMED", Malformed, 32),
+    ("TRAFFIC", Traffic, 32),
+    ("EGRESS_ERROR", EgressError, 32),
+]
+
+
+def shared_constants() -> dict[str, Const]:
+    """Every generated constant by name, enums expanded (``DECISION_APPEND``, ``NUM_DECISION``)."""
+    out = dict(_P4_SCALARS)
+    for prefix, en, bits in ENUMS:
+        for m in en:
+            out[f"{prefix}_{m.name}"] = Const(int(m), bits, f"{en.__name__}.{m.name}")
+        out[f"NUM_{prefix}"] = Const(len(en), 32, f"number of {en.__name__} codes (counter size)")
+    return out

@@ -1,0 +1,72 @@
+// Generated from olaf/constants.py by `olaf codegen generate` (make generate). Do not edit.
+#ifndef OLAF_CONSTANTS_HPP_
+#define OLAF_CONSTANTS_HPP_
+
+#include <cstdint>
+
+namespace olaf::constants {
+
+constexpr uint16_t ETHERTYPE_IPV4 = 0x800;  // EtherType of IPv4
+constexpr uint8_t IPPROTO_UDP = 17;  // IPv4 protocol number of UDP
+constexpr uint8_t IPV4_IHL_NO_OPTIONS = 5;  // IHL of an IPv4 header without options
+constexpr uint32_t ETH_HEADER_LEN = 14;  // Ethernet II header, bytes
+constexpr uint16_t IPV4_HEADER_LEN = 20;  // IPv4 header without options, bytes
+constexpr uint16_t UDP_HEADER_LEN = 8;  // UDP header, bytes
+constexpr uint16_t UPDATE_PORT = 50100;  // UDP dst port of updates (worker -> PS)
+constexpr uint16_t ACK_PORT = 50101;  // UDP dst port of ACKs (PS -> cluster)
+constexpr uint8_t PROTOCOL_VERSION = 1;  // Olaf protocol version
+constexpr uint8_t MSG_UPDATE = 1;  // msg_type of an update
+constexpr uint8_t MSG_ACK = 2;  // msg_type of an ACK
+constexpr uint8_t UPDATE_FLAG_INIT = 0x01;  // update flag: initial weights, bypass the queue
+constexpr uint8_t ACK_FLAG_STATUS_VALID = 0x01;  // ACK flag: queue status written by a switch
+constexpr uint16_t UPDATE_HEADER_LEN = 26;  // update header, bytes
+constexpr uint16_t ACK_HEADER_LEN = 34;  // ACK header, bytes
+constexpr uint16_t ELEMENT_LEN = 4;  // bytes per gradient / weight element
+constexpr uint32_t SEGMENTS = 64;  // physical segments of the OlafQueue extern
+constexpr uint32_t MAX_CLUSTERS = 1024;  // cluster ids 0..MAX_CLUSTERS-1
+constexpr uint32_t MAX_WORKERS = 4096;  // worker_table / ack_rewrite entries
+constexpr uint32_t MAX_ROUTES = 1024;  // ipv4_lpm entries
+constexpr uint32_t DEFAULT_QUEUE_SIZE = 8;  // Q_max before the controller writes olaf_params
+constexpr uint64_t DEFAULT_ACTIVITY_WINDOW_NS = 1000000000;  // activity window default, ns
+constexpr uint16_t DEFAULT_NUM_GRADS = 16;  // gradient elements default
+constexpr uint8_t DECISION_ERROR = 255;  // the extern rejected the update
+constexpr uint32_t DECISION_SLOTS = 8;  // per-cluster decision counter stride
+constexpr uint8_t PARAM_REWARD_FILTER = 1;  // olaf_params flag: reward filtering
+constexpr uint8_t PARAM_FIFO = 2;  // olaf_params flag: FIFO baseline
+constexpr uint8_t DECISION_APPEND = 0;  // Decision.APPEND
+constexpr uint8_t DECISION_AGGREGATE = 1;  // Decision.AGGREGATE
+constexpr uint8_t DECISION_REPLACE_WORKER = 2;  // Decision.REPLACE_WORKER
+constexpr uint8_t DECISION_REPLACE_REWARD = 3;  // Decision.REPLACE_REWARD
+constexpr uint8_t DECISION_DROP_REWARD = 4;  // Decision.DROP_REWARD
+constexpr uint8_t DECISION_DROP_FULL = 5;  // Decision.DROP_FULL
+constexpr uint32_t NUM_DECISION = 6;  // number of Decision codes (counter size)
+constexpr uint32_t MALFORMED_VERSION = 0;  // Malformed.VERSION
+constexpr uint32_t MALFORMED_MSG_TYPE = 1;  // Malformed.MSG_TYPE
+constexpr uint32_t MALFORMED_LENGTH = 2;  // Malformed.LENGTH
+constexpr uint32_t MALFORMED_NUM_GRADS = 3;  // Malformed.NUM_GRADS
+constexpr uint32_t MALFORMED_COUNT = 4;  // Malformed.COUNT
+constexpr uint32_t MALFORMED_EXTERN = 5;  // Malformed.EXTERN
+constexpr uint32_t NUM_MALFORMED = 6;  // number of Malformed codes (counter size)
+constexpr uint32_t TRAFFIC_BYPASS = 0;  // Traffic.BYPASS
+constexpr uint32_t TRAFFIC_UNKNOWN_SOURCE = 1;  // Traffic.UNKNOWN_SOURCE
+constexpr uint32_t TRAFFIC_INIT = 2;  // Traffic.INIT
+constexpr uint32_t TRAFFIC_ACK_MULTICAST = 3;  // Traffic.ACK_MULTICAST
+constexpr uint32_t TRAFFIC_ACK_UNICAST = 4;  // Traffic.ACK_UNICAST
+constexpr uint32_t TRAFFIC_NON_IPV4 = 5;  // Traffic.NON_IPV4
+constexpr uint32_t TRAFFIC_NO_ROUTE = 6;  // Traffic.NO_ROUTE
+constexpr uint32_t NUM_TRAFFIC = 7;  // number of Traffic codes (counter size)
+constexpr uint32_t EGRESS_ERROR_DEQUEUE_EMPTY = 0;  // EgressError.DEQUEUE_EMPTY
+constexpr uint32_t NUM_EGRESS_ERROR = 1;  // number of EgressError codes (counter size)
+
+// Labels of DECISION_* by code (counters, vectors, reports).
+constexpr const char *DECISION_LABELS[NUM_DECISION] = {"append", "aggregate", "replace_worker", "replace_reward", "drop_reward", "drop_full"};
+// Labels of MALFORMED_* by code (counters, vectors, reports).
+constexpr const char *MALFORMED_LABELS[NUM_MALFORMED] = {"version", "msg_type", "length", "num_grads", "count", "extern"};
+// Labels of TRAFFIC_* by code (counters, vectors, reports).
+constexpr const char *TRAFFIC_LABELS[NUM_TRAFFIC] = {"bypass", "unknown_source", "init", "ack_multicast", "ack_unicast", "non_ipv4", "no_route"};
+// Labels of EGRESS_ERROR_* by code (counters, vectors, reports).
+constexpr const char *EGRESS_ERROR_LABELS[NUM_EGRESS_ERROR] = {"dequeue_empty"};
+
+}  // namespace olaf::constants
+
+#endif  // OLAF_CONSTANTS_HPP_
