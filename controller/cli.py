@@ -10,42 +10,60 @@ the new membership in the network file.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from olaf.cli import logging_options, setup_logging
+from olaf.constants import Decision
 from olaf.controller import config as cfgmod
 from olaf.controller.config import ConfigError, Deployment
 from olaf.controller.controller import OlafController
 from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.fixedpoint import reward_to_fixed
-from olaf.queue_model import Decision
 
 DEFAULT_NETWORK = Path("results/latest/network.yaml")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class CommandError(click.ClickException):
     """Bad input: nothing was written."""
 
 
+def program_file(explicit: Optional[Path], network: Path, name: str) -> Path:
+    """``--p4info``/``--bmv2-json`` if given, else the copy ``olaf run`` keeps next to the
+    network file, else ``build/`` of this checkout."""
+    if explicit is not None:
+        return explicit
+    beside = network.parent / name
+    return beside if beside.exists() else ROOT / "build" / name
+
+
 class Ctx:
-    def __init__(self, network: Path, p4info: Path, bmv2_json: Path, election_id: int):
+    """The running network: its deployment file and a controller attached to every switch."""
+
+    def __init__(self, network: Path, p4info: Optional[Path], bmv2_json: Optional[Path], election_id: int):
         self.network = network
+        if not network.exists():
+            raise CommandError(f"{network} not found: start a network with `make run DURATION=0` "
+                               "or pass --network FILE")
         try:
             self.d = cfgmod.load(network)
-        except FileNotFoundError:
-            raise CommandError(f"{network} not found: start a network with `make run DURATION=0` "
-                               "or pass --network FILE") from None
         except ConfigError as e:
             raise CommandError(f"{network}: {e}") from None
-        self.ctl = OlafController(self.d, p4info, bmv2_json, election_id=(0, election_id))
+        p4info = program_file(p4info, network, "olaf.p4info.txt")
+        if not p4info.exists():
+            raise CommandError(f"P4Info {p4info} not found: pass --p4info FILE or run `make build`")
+        self.ctl = OlafController(self.d, p4info, program_file(bmv2_json, network, "olaf.json"),
+                                  election_id=(0, election_id))
         try:
             for name in self.ctl.attach(timeout_s=5):
                 click.echo(f"{name} had no pipeline (restarted?): pushed and reprogrammed it", err=True)
@@ -82,23 +100,49 @@ class Ctx:
         self.ctl.close()
 
 
-pass_ctx = click.make_pass_decorator(Ctx)
+class LazyCtx:
+    """Holds the group's options; connects to the switches only when a command runs (so
+    ``olafctl CMD --help`` works without a network or a build)."""
+
+    def __init__(self, *args: Any):
+        self.args = args
+        self.ctx: Optional[Ctx] = None
+
+    def get(self) -> Ctx:
+        if self.ctx is None:
+            self.ctx = Ctx(*self.args)
+        return self.ctx
+
+    def close(self) -> None:
+        if self.ctx is not None:
+            self.ctx.close()
+
+
+def pass_ctx(f):
+    """Decorator: call the command with the connected :class:`Ctx` as first argument."""
+    @click.pass_obj
+    @functools.wraps(f)
+    def wrapper(lazy: LazyCtx, *args, **kwargs):
+        return f(lazy.get(), *args, **kwargs)
+    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--network", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_NETWORK,
               show_default=True, help="Deployment file of the running network.")
-@click.option("--p4info", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=Path("build/olaf.p4info.txt"), show_default=True)
+@click.option("--p4info", type=click.Path(dir_okay=False, path_type=Path),
+              help="P4Info of the running program [default: the run's copy next to --network, else build/].")
 @click.option("--bmv2-json", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("build/olaf.json"), show_default=True,
-              help="Pushed only to a switch that lost its pipeline.")
+              help="BMv2 JSON, pushed only to a switch that lost its pipeline [default: as --p4info].")
 @click.option("--election-id", type=click.IntRange(min=1), default=2, show_default=True,
               help="P4Runtime election id; above the running controller's (1) so olafctl may write.")
+@logging_options
 @click.pass_context
-def main(ctx: click.Context, network: Path, p4info: Path, bmv2_json: Path, election_id: int) -> None:
+def main(ctx: click.Context, network: Path, p4info: Optional[Path], bmv2_json: Optional[Path], election_id: int,
+         verbose: int, log_level: Optional[str]) -> None:
     """Regroup Olaf clusters and tune the queue at runtime."""
-    ctx.obj = Ctx(network, p4info, bmv2_json, election_id)
+    setup_logging(verbose, log_level)
+    ctx.obj = LazyCtx(network, p4info, bmv2_json, election_id)
     ctx.call_on_close(ctx.obj.close)
 
 

@@ -16,36 +16,123 @@ YAML or JSON (``docs/controller.md`` shows a full example)::
       - [s1, 10, s3, 1]
     clusters:                   # cluster id -> its workers (host names)
       0: [w1, w2, w3]
+    admission:                  # optional: AoM-fairness admission control (paper §6)
+      worker_period_ms: 50
+      worker_jitter_ms: 10
+      delta_t_ms: 400
+      v_per_s: 2.5
+      epsilon: 0.1
 
-Every problem raises :class:`ConfigError` naming the field (``clusters.3[1]``)
-and what would fix it. The bottleneck is the egress queue toward the PS on
-each switch (``rate_pps`` packets/s, 0 = unlimited; ``depth`` packets).
+The file is validated by pydantic models (:class:`NetworkFile`; JSON Schema in
+``docs/schemas/network.schema.json``), then cross-checked (unique addresses and ports,
+membership, connectivity). Every problem raises :class:`~olaf.configfile.ConfigError`
+naming the field (``clusters.3[1]``) and what would fix it. The bottleneck is the
+egress queue toward the PS on each switch (``rate_pps`` packets/s, 0 = unlimited;
+``depth`` packets).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional
 
 import yaml
+from pydantic import Field, field_validator
 
-from olaf.controller.params import QueueParams
+from olaf.configfile import ConfigError, FileModel, read_document, validate as validate_model
+from olaf.constants import DEFAULT_NUM_GRADS, DEFAULT_QUEUE_SIZE, MAX_CLUSTERS, MAX_G_JUMBO, MAX_WORKERS, SEGMENTS
+from olaf.controller.olaf_params import QueueParams
 from olaf.fixedpoint import reward_to_fixed
 
-MAC_RE = re.compile(r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$")
-MAX_CLUSTER_ID = 1023  # OLAF_MAX_CLUSTERS - 1 of the P4 build
+__all__ = ["Admission", "ConfigError", "Deployment", "HostConf", "LinkConf", "NetworkFile", "SwitchConf", "load",
+           "parse", "save", "validate"]
+
+MAC_PATTERN = r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
+MAX_PORT = 510  # BMv2 port numbers of a deployment (bit<9> egress_spec, 511 = drop port)
 
 
-class ConfigError(ValueError):
-    """A bad config value; the message starts with the field path."""
+# -- the file (pydantic models; JSON Schema in docs/schemas/network.schema.json) ---------------
 
-    def __init__(self, path: str, message: str):
-        super().__init__(f"{path}: {message}")
-        self.path = path
+
+class QueueFile(FileModel):
+    """OlafQueue parameters of one switch (``olaf_params``)."""
+
+    size: int = Field(DEFAULT_QUEUE_SIZE, ge=1, le=SEGMENTS, description="Q_max, segments")
+    reward_threshold: Optional[float] = Field(None, ge=0, description="reward filter T in reward units; null: off")
+    reward_threshold_raw: Optional[int] = Field(None, ge=0, le=2**31 - 1, description="T in Q15.16 (instead of "
+                                                "reward_threshold)")
+    activity_window_ms: float = Field(1000, ge=0, description="window for counting active clusters, ms")
+    discipline: Literal["olaf", "fifo"] = "olaf"
+
+
+class BottleneckFile(FileModel):
+    """The traffic manager's egress queue toward the PS."""
+
+    rate_pps: int = Field(0, ge=0, le=10**9, description="packets/s, 0 = unlimited")
+    depth: int = Field(64, ge=1, le=1 << 20, description="packets")
+
+
+class SwitchFile(FileModel):
+    grpc: str = Field(pattern=r"^[^:]+:\d+$", description="P4Runtime server host:port")
+    device_id: int = Field(0, ge=0, le=2**32 - 1)
+    thrift_port: int = Field(ge=1, le=65535, description="BMv2 Thrift runtime port")
+    mac: str = Field(pattern=MAC_PATTERN, description="source MAC of frames the switch sends")
+    queue: QueueFile = QueueFile()
+    bottleneck: BottleneckFile = BottleneckFile()
+
+
+class HostFile(FileModel):
+    ip: str = Field(description="IPv4 address")
+    mac: str = Field(pattern=MAC_PATTERN)
+    switch: str = Field(description="the switch the host is attached to")
+    port: int = Field(ge=0, le=MAX_PORT, description="that switch's port")
+    worker_id: Optional[int] = Field(None, ge=1, le=MAX_WORKERS - 1, description="set for worker hosts")
+
+    @field_validator("ip")
+    @classmethod
+    def _ipv4(cls, v: str) -> str:
+        ipaddress.IPv4Address(v)
+        return v
+
+
+class AdmissionFile(FileModel):
+    """AoM-fairness admission control of ``olafctl create-cluster`` / ``add-worker`` (paper §6).
+
+    A cluster of k workers that each generate an update every ``worker_period_ms`` is
+    modelled for the verifier as one update stream of period ``worker_period_ms / k``.
+    The engine is the Olaf queue of ``switch`` (default: the PS's switch): ``Q_max`` is
+    its queue size, ``p/C`` its bottleneck's service time ``1000 / rate_pps`` ms.
+    """
+
+    switch: Optional[str] = None
+    worker_period_ms: float = Field(50.0, gt=0)
+    worker_jitter_ms: float = Field(10.0, ge=0)
+    delta_t_ms: float = Field(400.0, gt=0, description="transmission control Δ̄_T, ms (paper §5)")
+    v_per_s: float = Field(2.5, ge=0, description="slope v of f, 1/s")
+    epsilon: float = Field(0.1, ge=0, description="fairness bound ε")
+    epsilon_unit: Literal["period", "ms", "relative"] = "period"
+    horizon: int = Field(10, ge=2, le=100, description="updates per cluster the verifier looks at")
+    timeout_s: float = Field(60.0, gt=0)
+
+
+class NetworkFile(FileModel):
+    """A deployment file (``network.yaml``)."""
+
+    num_grads: int = Field(DEFAULT_NUM_GRADS, ge=0, le=MAX_G_JUMBO, description="gradient elements per update")
+    ps: str = Field(description="host name of the parameter server")
+    switches: dict[str, SwitchFile] = Field(min_length=1)
+    hosts: dict[str, HostFile]
+    links: list[tuple[str, int, str, int]] = Field(default_factory=list,
+                                                   description="switch-to-switch links: [sa, port_a, sb, port_b]")
+    clusters: dict[int, list[str]] = Field(default_factory=dict, description="cluster id -> worker host names")
+    admission: Optional[AdmissionFile] = None
+
+
+# -- the validated deployment ------------------------------------------------------------------
+
+Admission = AdmissionFile
 
 
 @dataclass(frozen=True)
@@ -77,7 +164,6 @@ class LinkConf:
     b: str
     port_b: int
 
-
 @dataclass(frozen=True)
 class Deployment:
     """A validated deployment. ``clusters`` maps cluster id → worker host names."""
@@ -88,6 +174,7 @@ class Deployment:
     hosts: Mapping[str, HostConf]
     links: tuple[LinkConf, ...]
     clusters: Mapping[int, tuple[str, ...]]
+    admission: Optional[Admission] = None
 
     def worker(self, name: str) -> HostConf:
         h = self.hosts.get(name)
@@ -108,184 +195,97 @@ class Deployment:
         _check_clusters(d)
         return d
 
+    def to_file(self) -> NetworkFile:
+        """The deployment as a :class:`NetworkFile` (what :func:`save` writes)."""
+        return NetworkFile(
+            num_grads=self.num_grads, ps=self.ps,
+            switches={n: SwitchFile(grpc=s.grpc, device_id=s.device_id, thrift_port=s.thrift_port, mac=s.mac,
+                                    queue=QueueFile(size=s.queue.queue_size,
+                                                    reward_threshold_raw=s.queue.reward_threshold,
+                                                    activity_window_ms=s.queue.activity_window_ns / 1e6,
+                                                    discipline=s.queue.discipline),
+                                    bottleneck=BottleneckFile(rate_pps=s.rate_pps, depth=s.depth))
+                      for n, s in self.switches.items()},
+            hosts={n: HostFile(ip=h.ip, mac=h.mac, switch=h.switch, port=h.port, worker_id=h.worker_id)
+                   for n, h in self.hosts.items()},
+            links=[(lk.a, lk.port_a, lk.b, lk.port_b) for lk in self.links],
+            clusters={c: list(ws) for c, ws in sorted(self.clusters.items())},
+            admission=self.admission)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "num_grads": self.num_grads,
-            "ps": self.ps,
-            "switches": {n: {"grpc": s.grpc, "device_id": s.device_id, "thrift_port": s.thrift_port,
-                             "mac": s.mac,
-                             "queue": {"size": s.queue.queue_size,
-                                       "reward_threshold_raw": s.queue.reward_threshold,
-                                       "activity_window_ms": s.queue.activity_window_ns / 1e6,
-                                       "discipline": s.queue.discipline},
-                             "bottleneck": {"rate_pps": s.rate_pps, "depth": s.depth}}
-                         for n, s in self.switches.items()},
-            "hosts": {n: {k: v for k, v in {"ip": h.ip, "mac": h.mac, "switch": h.switch,
-                                            "port": h.port, "worker_id": h.worker_id}.items()
-                          if v is not None}
-                      for n, h in self.hosts.items()},
-            "links": [[l.a, l.port_a, l.b, l.port_b] for l in self.links],
-            "clusters": {c: list(ws) for c, ws in sorted(self.clusters.items())},
-        }
+        return self.to_file().model_dump(mode="json", exclude_none=True)
 
 
 def load(path: Path) -> Deployment:
     """Read and validate a YAML/JSON deployment file (ConfigError on any problem)."""
-    text = Path(path).read_text()
-    try:
-        raw = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        raise ConfigError(str(path), f"not valid {'JSON' if str(path).endswith('.json') else 'YAML'}: {e}") from None
-    return parse(raw)
+    return parse(read_document(path))
 
 
 def save(d: Deployment, path: Path) -> None:
-    Path(path).write_text(yaml.safe_dump(d.to_dict(), sort_keys=False))
+    """Write ``d`` to ``path`` atomically (a temporary file renamed over it), so a reader
+    such as ``olafctl`` never sees half a file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(yaml.safe_dump(d.to_dict(), sort_keys=False))
+    tmp.replace(path)
 
 
-def _req(m: Mapping[str, Any], key: str, path: str) -> Any:
-    if not isinstance(m, Mapping):
-        raise ConfigError(path, f"must be a mapping, got {type(m).__name__}")
-    if key not in m:
-        raise ConfigError(f"{path}.{key}" if path else key, "missing (required)")
-    return m[key]
-
-
-def _int(v: Any, path: str, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ConfigError(path, f"must be an integer in {lo}..{hi}, got {v!r}")
-    if not lo <= v <= hi:
-        raise ConfigError(path, f"{v} is outside {lo}..{hi}")
-    return v
-
-
-def _unknown(m: Mapping[str, Any], allowed: set[str], path: str) -> None:
-    extra = set(m) - allowed
-    if extra:
-        raise ConfigError(f"{path}.{sorted(extra)[0]}" if path else sorted(extra)[0],
-                          f"unknown key (allowed: {', '.join(sorted(allowed))})")
-
-
-def _queue(q: Mapping[str, Any], path: str, num_grads: int) -> QueueParams:
-    _unknown(q, {"size", "reward_threshold", "reward_threshold_raw", "activity_window_ms", "discipline"}, path)
-    thr = q.get("reward_threshold")
-    raw = q.get("reward_threshold_raw")
-    if thr is not None and raw is not None:
-        raise ConfigError(f"{path}.reward_threshold", "give reward_threshold (reward units) or reward_threshold_raw (Q15.16), not both")
-    if thr is not None:
-        if isinstance(thr, bool) or not isinstance(thr, (int, float)) or thr < 0:
-            raise ConfigError(f"{path}.reward_threshold", f"must be a number >= 0 (reward units) or null, got {thr!r}")
-        raw = reward_to_fixed(float(thr))
-    elif raw is not None:
-        raw = _int(raw, f"{path}.reward_threshold_raw", 0, 2**31 - 1)
-    win = q.get("activity_window_ms", 1000)
-    if isinstance(win, bool) or not isinstance(win, (int, float)) or win < 0:
-        raise ConfigError(f"{path}.activity_window_ms", f"must be a number of ms >= 0, got {win!r}")
-    disc = q.get("discipline", "olaf")
-    if disc not in ("olaf", "fifo"):
-        raise ConfigError(f"{path}.discipline", f"must be 'olaf' or 'fifo', got {disc!r}")
-    return QueueParams(queue_size=_int(q.get("size", 8), f"{path}.size", 1, 64),
-                       num_grads=num_grads, reward_threshold=raw,
-                       activity_window_ns=int(win * 1_000_000), discipline=disc)
+def _queue(q: QueueFile, path: str, num_grads: int) -> QueueParams:
+    if q.reward_threshold is not None and q.reward_threshold_raw is not None:
+        raise ConfigError(f"{path}.reward_threshold",
+                          "give reward_threshold (reward units) or reward_threshold_raw (Q15.16), not both")
+    raw = reward_to_fixed(q.reward_threshold) if q.reward_threshold is not None else q.reward_threshold_raw
+    return QueueParams(queue_size=q.size, num_grads=num_grads, reward_threshold=raw,
+                       activity_window_ns=int(q.activity_window_ms * 1_000_000), discipline=q.discipline)
 
 
 def parse(raw: Any) -> Deployment:
     """Validate a parsed YAML/JSON document (see the module docstring)."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError("(top level)", "must be a mapping with switches, hosts, ps, clusters")
-    _unknown(raw, {"num_grads", "ps", "switches", "hosts", "links", "clusters"}, "")
-    num_grads = _int(raw.get("num_grads", 16), "num_grads", 0, 2236)
-
-    switches: dict[str, SwitchConf] = {}
-    sw_raw = _req(raw, "switches", "")
-    if not isinstance(sw_raw, Mapping) or not sw_raw:
-        raise ConfigError("switches", "must map at least one switch name to its settings")
-    for name, s in sw_raw.items():
-        p = f"switches.{name}"
-        _unknown(s, {"grpc", "device_id", "thrift_port", "mac", "queue", "bottleneck"}, p)
-        grpc = _req(s, "grpc", p)
-        if not isinstance(grpc, str) or ":" not in grpc:
-            raise ConfigError(f"{p}.grpc", f"must be host:port, got {grpc!r}")
-        mac = _req(s, "mac", p)
-        if not isinstance(mac, str) or not MAC_RE.match(mac):
-            raise ConfigError(f"{p}.mac", f"must be a MAC like 00:00:00:00:01:00, got {mac!r}")
-        b = s.get("bottleneck", {}) or {}
-        _unknown(b, {"rate_pps", "depth"}, f"{p}.bottleneck")
-        switches[name] = SwitchConf(
-            name=name, grpc=grpc, device_id=_int(s.get("device_id", 0), f"{p}.device_id", 0, 2**32 - 1),
-            thrift_port=_int(_req(s, "thrift_port", p), f"{p}.thrift_port", 1, 65535), mac=mac,
-            queue=_queue(s.get("queue", {}) or {}, f"{p}.queue", num_grads),
-            rate_pps=_int(b.get("rate_pps", 0), f"{p}.bottleneck.rate_pps", 0, 10**9),
-            depth=_int(b.get("depth", 64), f"{p}.bottleneck.depth", 1, 1 << 20))
-
+    f = validate_model(NetworkFile, raw)
+    switches = {n: SwitchConf(name=n, grpc=s.grpc, device_id=s.device_id, thrift_port=s.thrift_port, mac=s.mac,
+                              queue=_queue(s.queue, f"switches.{n}.queue", f.num_grads),
+                              rate_pps=s.bottleneck.rate_pps, depth=s.bottleneck.depth)
+                for n, s in f.switches.items()}
     hosts: dict[str, HostConf] = {}
     seen_ip: dict[str, str] = {}
     seen_wid: dict[int, str] = {}
     seen_port: dict[tuple[str, int], str] = {}
-    for name, h in _req(raw, "hosts", "").items():
+    for name, h in f.hosts.items():
         p = f"hosts.{name}"
-        _unknown(h, {"ip", "mac", "switch", "port", "worker_id"}, p)
-        ip = str(_req(h, "ip", p))
-        try:
-            ipaddress.IPv4Address(ip)
-        except ValueError:
-            raise ConfigError(f"{p}.ip", f"must be an IPv4 address, got {ip!r}") from None
-        if ip in seen_ip:
-            raise ConfigError(f"{p}.ip", f"{ip} is already used by host {seen_ip[ip]}")
-        seen_ip[ip] = name
-        mac = _req(h, "mac", p)
-        if not isinstance(mac, str) or not MAC_RE.match(mac):
-            raise ConfigError(f"{p}.mac", f"must be a MAC address, got {mac!r}")
-        sw = _req(h, "switch", p)
-        if sw not in switches:
-            raise ConfigError(f"{p}.switch", f"unknown switch {sw!r} (switches: {', '.join(switches)})")
-        port = _int(_req(h, "port", p), f"{p}.port", 0, 510)
-        if (sw, port) in seen_port:
-            raise ConfigError(f"{p}.port", f"{sw} port {port} is already used by {seen_port[(sw, port)]}")
-        seen_port[(sw, port)] = name
-        wid = h.get("worker_id")
-        if wid is not None:
-            wid = _int(wid, f"{p}.worker_id", 1, 4095)
-            if wid in seen_wid:
-                raise ConfigError(f"{p}.worker_id", f"{wid} is already used by {seen_wid[wid]}")
-            seen_wid[wid] = name
-        hosts[name] = HostConf(name, ip, mac, sw, port, wid)
-
+        if h.ip in seen_ip:
+            raise ConfigError(f"{p}.ip", f"{h.ip} is already used by host {seen_ip[h.ip]}")
+        seen_ip[h.ip] = name
+        if h.switch not in switches:
+            raise ConfigError(f"{p}.switch", f"unknown switch {h.switch!r} (switches: {', '.join(switches)})")
+        if (h.switch, h.port) in seen_port:
+            raise ConfigError(f"{p}.port", f"{h.switch} port {h.port} is already used by "
+                                           f"{seen_port[(h.switch, h.port)]}")
+        seen_port[(h.switch, h.port)] = name
+        if h.worker_id is not None:
+            if h.worker_id in seen_wid:
+                raise ConfigError(f"{p}.worker_id", f"{h.worker_id} is already used by {seen_wid[h.worker_id]}")
+            seen_wid[h.worker_id] = name
+        hosts[name] = HostConf(name, h.ip, h.mac, h.switch, h.port, h.worker_id)
     links = []
-    for i, l in enumerate(raw.get("links", []) or []):
-        p = f"links[{i}]"
-        if not (isinstance(l, (list, tuple)) and len(l) == 4):
-            raise ConfigError(p, "must be [switch_a, port_a, switch_b, port_b]")
-        a, pa, b, pb = l
+    for i, (a, pa, b, pb) in enumerate(f.links):
         for s, sp, which in ((a, pa, "a"), (b, pb, "b")):
             if s not in switches:
-                raise ConfigError(p, f"unknown switch {s!r}")
-            _int(sp, f"{p}.port_{which}", 0, 510)
+                raise ConfigError(f"links[{i}]", f"unknown switch {s!r} (switches: {', '.join(switches)})")
+            if not 0 <= sp <= MAX_PORT:
+                raise ConfigError(f"links[{i}].port_{which}", f"{sp} is outside 0..{MAX_PORT}")
             if (s, sp) in seen_port:
-                raise ConfigError(p, f"{s} port {sp} is already used by {seen_port[(s, sp)]}")
+                raise ConfigError(f"links[{i}]", f"{s} port {sp} is already used by {seen_port[(s, sp)]}")
             seen_port[(s, sp)] = f"link {i}"
         links.append(LinkConf(a, pa, b, pb))
-
-    ps = _req(raw, "ps", "")
-    if ps not in hosts:
-        raise ConfigError("ps", f"unknown host {ps!r}")
-    if hosts[ps].worker_id is not None:
-        raise ConfigError(f"hosts.{ps}.worker_id", "the PS is not a worker; remove worker_id")
-
-    clusters_raw = raw.get("clusters", {}) or {}
-    if not isinstance(clusters_raw, Mapping):
-        raise ConfigError("clusters", "must map cluster ids to lists of worker hosts")
-    clusters = {}
-    for c, ws in clusters_raw.items():
-        try:
-            cid = int(c)
-        except (TypeError, ValueError):
-            raise ConfigError(f"clusters.{c}", "cluster ids are integers") from None
-        if not isinstance(ws, (list, tuple)):
-            raise ConfigError(f"clusters.{c}", "must be a list of worker host names")
-        clusters[cid] = tuple(ws)
-    return validate(Deployment(num_grads=num_grads, ps=ps, switches=switches, hosts=hosts,
-                               links=tuple(links), clusters=clusters))
+    if f.ps not in hosts:
+        raise ConfigError("ps", f"unknown host {f.ps!r} (hosts: {', '.join(hosts)})")
+    if hosts[f.ps].worker_id is not None:
+        raise ConfigError(f"hosts.{f.ps}.worker_id", "the PS is not a worker; remove worker_id")
+    if f.admission is not None and f.admission.switch is not None and f.admission.switch not in switches:
+        raise ConfigError("admission.switch", f"unknown switch {f.admission.switch!r}")
+    clusters = {c: tuple(ws) for c, ws in f.clusters.items()}
+    return validate(Deployment(num_grads=f.num_grads, ps=f.ps, switches=switches, hosts=hosts,
+                               links=tuple(links), clusters=clusters, admission=f.admission))
 
 
 def validate(d: Deployment) -> Deployment:
@@ -298,7 +298,8 @@ def validate(d: Deployment) -> Deployment:
 def _check_clusters(d: Deployment) -> None:
     member: dict[str, int] = {}
     for cid, ws in d.clusters.items():
-        _int(cid, f"clusters.{cid}", 0, MAX_CLUSTER_ID)
+        if not 0 <= cid < MAX_CLUSTERS:
+            raise ConfigError(f"clusters.{cid}", f"cluster ids are 0..{MAX_CLUSTERS - 1} (the P4 build's MAX_CLUSTERS)")
         for i, w in enumerate(ws):
             p = f"clusters.{cid}[{i}]"
             h = d.hosts.get(w)

@@ -18,27 +18,19 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from p4.v1 import p4runtime_pb2
 
-from olaf.controller.clusters import AckMulticast
+from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.config import Deployment, SwitchConf
 from olaf.controller.counters import ClusterCounters, OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
 from olaf.controller.p4rt import SwitchConnection, SwitchUnavailable
-from olaf.controller.params import OlafParams, QueueParams
+from olaf.controller.olaf_params import OlafParams, QueueParams
 from olaf.controller.routing import next_hops
-from olaf.controller.state import Rewrite, Route, SwitchState, desired_state, group_id
+from olaf.controller.state import SwitchState, desired_state
 from olaf.controller import tm as tmmod
 from olaf.controller.tm import TrafficManager
-from olaf.controller.workers import UpdateIdentifier
+from olaf.controller.update_identifier import UpdateIdentifier
 
 log = logging.getLogger(__name__)
-
-
-def _ip(v: int) -> str:
-    return ".".join(str((v >> s) & 0xFF) for s in (24, 16, 8, 0))
-
-
-def _mac(v: int) -> str:
-    return ":".join(f"{(v >> s) & 0xFF:02x}" for s in range(40, -8, -8))
 
 
 @dataclass
@@ -93,24 +85,9 @@ class SwitchController:
     # -- reading the switch -----------------------------------------------------------
 
     def read_state(self) -> SwitchState:
-        p = self.sw.require_pipeline()
-        st = SwitchState()
-        for e in self.sw.read_table(Ipv4Forwarding.TABLE):
-            ip, _plen = p.match_values(e)["hdr.ipv4.dstAddr"]
-            v = p.param_values(e.action.action)
-            st.routes[_ip(ip)] = Route(_ip(ip), v["port"], _mac(v["src_mac"]), _mac(v["dst_mac"]))
-        for ip, (wid, cid) in self.workers.read().items():
-            st.workers[_ip(ip)] = (wid, cid)
-        for e in self.sw.read_table(AckMulticast.MCAST_TABLE):
-            cid = p.match_values(e)["hdr.olaf_ack.cluster_id"]
-            grp = p.param_values(e.action.action)["grp"]
-            st.groups[cid] = tuple(sorted(self.sw.read_multicast_group(grp) or [],
-                                          key=lambda r: (r.port, r.rid)))
-        for e in self.sw.read_table(AckMulticast.REWRITE_TABLE):
-            rid = p.match_values(e)["standard_metadata.egress_rid"]
-            v = p.param_values(e.action.action)
-            st.rewrites[rid] = Rewrite(_mac(v["src_mac"]), _mac(v["dst_mac"]), _ip(v["dst_ip"]))
-        return st
+        """What the switch holds, read table by table by the class that owns each."""
+        return SwitchState(routes=self.fwd.read(), workers=self.workers.read(),
+                           groups=self.acks.read_groups(), rewrites=self.acks.read_rewrites())
 
     # -- writing the difference ------------------------------------------------------------
 
@@ -140,8 +117,7 @@ class SwitchController:
 
         r_ins, r_mod, r_del = diff(have.routes, want.routes,
                                    lambda k, r: self.fwd.entry(k, 32, r.port, r.src_mac, r.dst_mac),
-                                   lambda k: sw.require_pipeline().table_entry(
-                                       Ipv4Forwarding.TABLE, {"hdr.ipv4.dstAddr": (k, 32)}))
+                                   lambda k: self.fwd.entry(k))
         w_ins, w_mod, w_del = diff(have.workers, want.workers,
                                    lambda k, v: self.workers.entry(k, v[0], v[1]),
                                    lambda k: self.workers.entry(k))
@@ -151,12 +127,12 @@ class SwitchController:
         g_new, g_mod, g_del = [], [], []
         for cid, reps in want.groups.items():
             if cid not in have.groups:
-                g_new += self.acks.group_updates(cid, group_id(cid), reps, "insert")
+                g_new += self.acks.group_updates(cid, reps, "insert")
             elif have.groups[cid] != reps:
-                g_mod += self.acks.group_updates(cid, group_id(cid), reps, "modify")
+                g_mod += self.acks.group_updates(cid, reps, "modify")
         for cid in have.groups:
             if cid not in want.groups:
-                g_del += self.acks.group_updates(cid, group_id(cid), [], "delete")
+                g_del += self.acks.group_updates(cid, [], "delete")
 
         batches = (r_ins + r_mod + x_ins + x_mod, g_new + g_mod, w_ins + w_mod + w_del,
                    g_del + x_del + r_del)

@@ -1,16 +1,23 @@
-"""Olaf counters over P4Runtime (p4src/olaf.p4 ``decisions``, ``cluster_decisions``,
-``malformed``, ``traffic``, ``cluster_departures``, ``egress_errors``)."""
+"""Olaf counters over P4Runtime: ingress ``decisions``, ``cluster_decisions``,
+``malformed``, ``traffic``; egress ``cluster_departures`` and ``egress_errors``
+(p4src/olaf.p4). Counter indices are :mod:`olaf.constants`' enums."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Iterable
 
+from olaf.constants import DECISION_SLOTS, Decision, EgressError, Malformed, Traffic
 from olaf.controller.p4rt import SwitchConnection
-from olaf.queue_model import Decision
 
-MALFORMED_REASONS = ["version", "msg_type", "length", "num_grads", "count", "extern"]
-TRAFFIC_KINDS = ["bypass", "unknown_source", "init", "ack_multicast", "ack_unicast",
-                 "non_ipv4", "dequeue_error", "no_route"]
+
+def _labels(enum_cls) -> list[str]:
+    return [m.name.lower() for m in enum_cls]
+
+
+MALFORMED_REASONS = _labels(Malformed)
+TRAFFIC_KINDS = _labels(Traffic)
+EGRESS_ERRORS = _labels(EgressError)
 
 
 @dataclass
@@ -22,38 +29,38 @@ class ClusterCounters:
 
 
 class OlafCounters:
-    """Reads the data plane's counters (packet counts)."""
+    """Reads the data plane's counters (packet counts) of one switch."""
 
     DECISIONS = "OlafIngress.decisions"
     CLUSTER_DECISIONS = "OlafIngress.cluster_decisions"
     MALFORMED = "OlafIngress.malformed"
     TRAFFIC = "OlafIngress.traffic"
     DEPARTURES = "OlafEgress.cluster_departures"
+    EGRESS_ERRORS = "OlafEgress.egress_errors"
 
     def __init__(self, sw: SwitchConnection):
         self.sw = sw
 
+    def _by_label(self, counter: str, enum_cls) -> dict[str, int]:
+        c = self.sw.read_counter(counter)
+        return {m.name.lower(): c.get(int(m), 0) for m in enum_cls}
+
     def decisions(self) -> dict[str, int]:
-        c = self.sw.read_counter(self.DECISIONS)
-        return {d.label: c.get(int(d), 0) for d in Decision}
+        return self._by_label(self.DECISIONS, Decision)
 
     def malformed(self) -> dict[str, int]:
-        c = self.sw.read_counter(self.MALFORMED)
-        return {name: c.get(i, 0) for i, name in enumerate(MALFORMED_REASONS)}
+        return self._by_label(self.MALFORMED, Malformed)
 
     def traffic(self) -> dict[str, int]:
-        c = self.sw.read_counter(self.TRAFFIC)
-        return {name: c.get(i, 0) for i, name in enumerate(TRAFFIC_KINDS)}
+        return self._by_label(self.TRAFFIC, Traffic)
+
+    def egress_errors(self) -> dict[str, int]:
+        return self._by_label(self.EGRESS_ERRORS, EgressError)
 
     def cluster(self, cluster_id: int) -> ClusterCounters:
-        out = ClusterCounters()
-        for d in Decision:
-            out.decisions[d.label] = self.sw.read_counter(self.CLUSTER_DECISIONS, cluster_id * 8 + int(d)).get(
-                cluster_id * 8 + int(d), 0)
-        out.departures = self.sw.read_counter(self.DEPARTURES, cluster_id).get(cluster_id, 0)
-        return out
+        return self.clusters([cluster_id])[cluster_id]
 
-    def clusters(self, cluster_ids) -> dict[int, ClusterCounters]:
+    def clusters(self, cluster_ids: Iterable[int]) -> dict[int, ClusterCounters]:
         """Counters of several clusters with two reads (whole arrays).
 
         Departures are read first, so a live snapshot never shows more departures
@@ -62,6 +69,12 @@ class OlafCounters:
         dep = self.sw.read_counter(self.DEPARTURES)
         dec = self.sw.read_counter(self.CLUSTER_DECISIONS)
         return {
-            c: ClusterCounters({d.label: dec.get(c * 8 + int(d), 0) for d in Decision}, dep.get(c, 0))
+            c: ClusterCounters({d.label: dec.get(c * DECISION_SLOTS + int(d), 0) for d in Decision}, dep.get(c, 0))
             for c in cluster_ids
         }
+
+    def snapshot(self, cluster_ids: Iterable[int]) -> dict:
+        """Every counter of the switch as JSON-ready dicts (``switch_counters.json``)."""
+        return {"decisions": self.decisions(), "malformed": self.malformed(), "traffic": self.traffic(),
+                "egress_errors": self.egress_errors(),
+                "clusters": {c: asdict(k) for c, k in self.clusters(cluster_ids).items()}}

@@ -66,6 +66,16 @@ def decode(raw: bytes) -> int:
     return int.from_bytes(raw, "big")
 
 
+def ip_str(v: int) -> str:
+    """A 32-bit IPv4 address as dotted quad."""
+    return ".".join(str((v >> s) & 0xFF) for s in (24, 16, 8, 0))
+
+
+def mac_str(v: int) -> str:
+    """A 48-bit MAC address as ``aa:bb:cc:dd:ee:ff``."""
+    return ":".join(f"{(v >> s) & 0xFF:02x}" for s in range(40, -8, -8))
+
+
 class Pipeline:
     """P4Info of the loaded program, with entity builders by name."""
 

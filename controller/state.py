@@ -9,31 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from olaf.controller.ack_multicast import Rewrite, group_id  # noqa: F401  (group_id re-exported)
 from olaf.controller.config import Deployment
+from olaf.controller.forwarding import Route
 from olaf.controller.p4rt import Replica
 from olaf.controller.routing import next_hops
-
-
-def group_id(cluster_id: int) -> int:
-    """PRE multicast group of a cluster (P4Runtime group ids start at 1)."""
-    return cluster_id + 1
-
-
-@dataclass(frozen=True)
-class Route:
-    prefix: str
-    port: int
-    src_mac: str
-    dst_mac: str
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """ack_rewrite entry of a worker replica (key egress_rid = worker_id)."""
-
-    src_mac: str
-    dst_mac: str
-    dst_ip: str
 
 
 @dataclass

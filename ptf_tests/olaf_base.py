@@ -25,13 +25,13 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from olaf import wire
-from olaf.controller.clusters import AckMulticast
+from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.counters import OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
 from olaf.controller.p4rt import Replica, SwitchConnection
-from olaf.controller.params import OlafParams, QueueParams
+from olaf.controller.olaf_params import OlafParams, QueueParams
 from olaf.controller.tm import TrafficManager, push_pipeline
-from olaf.controller.workers import UpdateIdentifier
+from olaf.controller.update_identifier import UpdateIdentifier
 from olaf.update import Update
 
 PS_PORT = 0
@@ -106,7 +106,7 @@ class OlafTest(BaseTest):
         for k in ks:
             self.workers.set_worker(worker_ip(k), k, cluster_id)
         if group:
-            self.acks.set_group(cluster_id, 100 + cluster_id, [Replica(k, k) for k in ks])
+            self.acks.set_group(cluster_id, [Replica(k, k) for k in ks])
             for k in ks:
                 self.acks.set_rewrite(k, SW_MAC, worker_mac(k), worker_ip(k))
 

@@ -6,12 +6,12 @@ import pytest
 
 from p4_tier import build_p4, require_p4_tools
 
-from olaf.controller.clusters import AckMulticast
+from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.counters import OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
 from olaf.controller.p4rt import Pipeline
-from olaf.controller.params import OlafParams
-from olaf.controller.workers import UpdateIdentifier
+from olaf.controller.olaf_params import OlafParams
+from olaf.controller.update_identifier import UpdateIdentifier
 from p4runtime_sh.context import P4Type
 
 

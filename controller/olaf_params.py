@@ -1,15 +1,27 @@
-"""OlafQueue runtime parameters (P4 control ``OlafParams``, p4src/include/olaf_params.p4)."""
+"""OlafQueue runtime parameters (P4 control ``OlafParams``, p4src/include/olaf_params.p4).
+
+Owns the default action of the keyless ``olaf_params`` table, which the OlafQueue
+extern reads on every update and ACK (P4Info does not describe user externs, so the
+parameters travel as action data). Writes and reads go through this module only.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from p4.v1 import p4runtime_pb2
+from olaf.constants import (
+    DEFAULT_ACTIVITY_WINDOW_NS,
+    DEFAULT_NUM_GRADS,
+    DEFAULT_QUEUE_SIZE,
+    MAX_ELEMENTS,
+    PARAM_FIFO,
+    PARAM_REWARD_FILTER,
+    SEGMENTS,
+)
 
-from olaf.controller.p4rt import SwitchConnection
-
-PARAM_REWARD_FILTER = 0x01
-PARAM_FIFO = 0x02
+if TYPE_CHECKING:  # the P4Runtime packages (extra 'p4') are needed only to talk to a switch
+    from olaf.controller.p4rt import SwitchConnection
 
 
 @dataclass(frozen=True)
@@ -17,28 +29,28 @@ class QueueParams:
     """What the extern reads on every update and ACK.
 
     Attributes:
-        queue_size: occupancy limit in segments (1..OLAF_SEGMENTS of the P4 build).
+        queue_size: occupancy limit Q_max in segments (1..``SEGMENTS`` of the P4 build).
         num_grads: gradient elements per update in this deployment.
         reward_threshold: T in Q15.16, or None to disable reward filtering.
         activity_window_ns: window for counting active clusters, ns.
         discipline: "olaf" or "fifo" (FIFO baseline; takes effect when the queue is empty).
     """
 
-    queue_size: int = 8
-    num_grads: int = 16
+    queue_size: int = DEFAULT_QUEUE_SIZE
+    num_grads: int = DEFAULT_NUM_GRADS
     reward_threshold: int | None = None
-    activity_window_ns: int = 1_000_000_000
+    activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS
     discipline: str = "olaf"
 
     def __post_init__(self) -> None:
         if self.discipline not in ("olaf", "fifo"):
             raise ValueError(f"discipline={self.discipline!r}: expected 'olaf' or 'fifo'")
-        if not 1 <= self.queue_size < (1 << 32):
-            raise ValueError(f"queue_size={self.queue_size} must be >= 1")
+        if not 1 <= self.queue_size <= SEGMENTS:
+            raise ValueError(f"queue_size={self.queue_size} must be in 1..{SEGMENTS} (segments of the P4 build)")
         if self.reward_threshold is not None and not 0 <= self.reward_threshold < (1 << 31):
             raise ValueError(f"reward_threshold={self.reward_threshold} must be in 0..2**31-1 (Q15.16)")
-        if not 0 <= self.num_grads < (1 << 16):
-            raise ValueError(f"num_grads={self.num_grads} must be in 0..65535")
+        if not 0 <= self.num_grads <= MAX_ELEMENTS:
+            raise ValueError(f"num_grads={self.num_grads} must be in 0..{MAX_ELEMENTS}")
 
     @property
     def flags(self) -> int:
@@ -67,6 +79,8 @@ class OlafParams:
         self.sw.write([self.sw.update("modify", e)])
 
     def get(self) -> QueueParams:
+        from p4.v1 import p4runtime_pb2  # noqa: PLC0415
+
         pl = self.sw.require_pipeline()
         e = pl.table_entry(self.TABLE, {})
         e.is_default_action = True
