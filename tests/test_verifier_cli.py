@@ -53,7 +53,7 @@ def test_bad_config_names_the_field(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text((EXAMPLES / "verify-paper-i.yaml").read_text().replace("q_max: 1", "q_max: 0"))
     r = run(f)
-    assert r.exit_code == 2 and "engine.q_max=0: must be >= 1" in r.output
+    assert r.exit_code == 2 and "engine.q_max: Input should be greater than or equal to 1" in r.output
 
 
 def test_timeout_gives_unknown():

@@ -42,27 +42,28 @@ def test_defaults_and_exact_numbers():
     assert a.gen_bounds(3) == (300, 300 + 99 + 5)
 
 
-@pytest.mark.parametrize("path,value,needle", [
-    (("clusters", 0, "jitter_ms"), 100, "clusters[0].jitter_ms=100: must be < period_ms=100"),
-    (("clusters", 1, "period_ms"), 0, "clusters[1].period_ms=0: must be >= 1"),
-    (("clusters", 1, "period_ms"), KeyError, "clusters[1].period_ms: missing"),
-    (("clusters", 0, "v"), -1, "clusters[0].v=-1: must be >= 0"),
-    (("clusters", 0, "v"), "fast", "clusters[0].v='fast': must be a number"),
-    (("clusters", 0, "phase_ms"), [5, 1], "clusters[0].phase_ms=[5, 1]"),
-    (("clusters", 0, "colour"), 1, "clusters[0].colour: unknown field"),
-    (("clusters", 1, "name"), "a", "clusters[1].name='a': names must be unique"),
-    (("engine", "q_max"), 0, "engine.q_max=0: must be >= 1"),
-    (("engine", "p_over_c_ms"), 1.5, "engine.p_over_c_ms=1.5: must be an integer"),
-    (("engine",), KeyError, "engine: missing"),
-    (("epsilon",), KeyError, "epsilon: missing"),
-    (("epsilon_unit",), "s", "epsilon_unit='s': must be one of period, ms, relative"),
-    (("transmission",), {"model": "random"}, "transmission.model='random'"),
-    (("horizon",), 1, "horizon=1: must be >= 2"),
-    (("clusters",), [BASE["clusters"][0]], "clusters: must be a list of at least 2"),
+@pytest.mark.parametrize("path,value,field,needle", [
+    (("clusters", 0, "jitter_ms"), 100, "clusters[0].jitter_ms", "must be < period_ms=100"),
+    (("clusters", 1, "period_ms"), 0, "clusters[1].period_ms", "greater than or equal to 1"),
+    (("clusters", 1, "period_ms"), KeyError, "clusters[1].period_ms", "missing"),
+    (("clusters", 0, "v"), -1, "clusters[0].v", "must be >= 0"),
+    (("clusters", 0, "v"), "fast", "clusters[0].v", "must be a number"),
+    (("clusters", 0, "phase_ms"), [5, 1], "clusters[0].phase_ms", "lo <= hi"),
+    (("clusters", 0, "colour"), 1, "clusters[0].colour", "unknown field"),
+    (("clusters", 1, "name"), "a", "clusters[1].name", "names must be unique"),
+    (("engine", "q_max"), 0, "engine.q_max", "greater than or equal to 1"),
+    (("engine", "p_over_c_ms"), 1.5, "engine.p_over_c_ms", "integer"),
+    (("engine",), KeyError, "engine", "missing"),
+    (("epsilon",), KeyError, "epsilon", "missing"),
+    (("epsilon_unit",), "s", "epsilon_unit", "'period', 'ms' or 'relative'"),
+    (("transmission",), {"model": "random"}, "transmission.model", "'envelope', 'free' or 'always'"),
+    (("horizon",), 1, "horizon", "greater than or equal to 2"),
+    (("clusters",), [BASE["clusters"][0]], "clusters", "at least 2"),
 ])
-def test_errors_name_the_field(path, value, needle):
+def test_errors_name_the_field(path, value, field, needle):
     with pytest.raises(ConfigError) as e:
         from_mapping(cfg_with(path, value))
+    assert e.value.path == field, str(e.value)
     assert needle in str(e.value)
 
 

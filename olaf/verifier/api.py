@@ -95,19 +95,19 @@ def may_join(
     """
     clusters = list(existing) + [candidate]
     if len(existing) < 1:
-        raise ConfigError("existing: at least one cluster is needed to compare the candidate with")
+        raise ConfigError("existing", "at least one cluster is needed to compare the candidate with")
     names = [c.name for c in clusters]
     if len(set(names)) != len(names):
-        raise ConfigError(f"candidate.name={candidate.name!r}: names must be unique among {names}")
+        raise ConfigError("candidate.name", f"{candidate.name!r}: names must be unique among {names}")
     try:
         eps = Fraction(str(epsilon))
     except ValueError:
-        raise ConfigError(f"epsilon={epsilon!r}: must be a number") from None
+        raise ConfigError("epsilon", f"{epsilon!r}: must be a number") from None
     if eps < 0:
-        raise ConfigError(f"epsilon={epsilon}: must be >= 0")
+        raise ConfigError("epsilon", f"{epsilon}: must be >= 0")
     if unit not in ("period", "ms", "relative"):
-        raise ConfigError(f"epsilon_unit={unit!r}: must be one of period, ms, relative")
+        raise ConfigError("epsilon_unit", f"{unit!r}: must be one of period, ms, relative")
     if horizon < 2:
-        raise ConfigError(f"horizon={horizon}: must be >= 2")
+        raise ConfigError("horizon", f"{horizon}: must be >= 2")
     cfg = VerifyConfig(tuple(clusters), engine, transmission, Query(eps, unit, starvation), horizon)
     return verify(cfg, timeout_s=timeout_s)

@@ -1,8 +1,10 @@
 """Verifier input: clusters, engine, transmission model, query and horizon.
 
 All times are integers in ms (the solver's time unit). A config is read from a
-YAML or JSON mapping (:func:`load`, :func:`from_mapping`); every error names the
-offending field, e.g. ``clusters[1].jitter_ms``, and says what would be valid.
+YAML or JSON mapping (:func:`load`, :func:`from_mapping`) and validated by the pydantic
+model :class:`VerifyFile` (JSON Schema: ``docs/schemas/verify.schema.json``); every
+error is a :class:`~olaf.configfile.ConfigError` naming the offending field, e.g.
+``clusters[1].jitter_ms``, and saying what would be valid.
 The format is documented in ``docs/verifier.md``; example files are in
 ``examples/``.
 
@@ -14,20 +16,18 @@ generation times of a cluster, ``delta_t_ms`` is the feedback threshold
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Annotated, Any, Literal, Optional, Sequence, Union
 
-import yaml
+from pydantic import AfterValidator, Field, PlainSerializer, ValidationInfo, WithJsonSchema, field_validator
+
+from olaf.configfile import ConfigError, FileModel, read_document
+from olaf.configfile import validate as validate_model
 
 EPSILON_UNITS = ("period", "ms", "relative")
 SEND_MODELS = ("envelope", "free", "always")
-
-
-class ConfigError(ValueError):
-    """A verifier config is malformed; the message names the field and the fix."""
 
 
 @dataclass(frozen=True)
@@ -159,85 +159,96 @@ class VerifyConfig:
         }
 
 
-# -- parsing -------------------------------------------------------------------
-
-def _int(d: Mapping[str, Any], key: str, where: str, *, lo: Optional[int] = None,
-         default: Any = ..., hint: str = "") -> Any:
-    if key not in d:
-        if default is ...:
-            raise ConfigError(f"{where}{key}: missing (an integer{hint})")
-        return default
-    x = d[key]
-    if isinstance(x, bool) or not isinstance(x, int):
-        if isinstance(x, float) and x.is_integer():
-            x = int(x)
-        else:
-            raise ConfigError(f"{where}{key}={x!r}: must be an integer{hint}")
-    if lo is not None and x < lo:
-        raise ConfigError(f"{where}{key}={x}: must be >= {lo}{hint}")
-    return x
+# -- the file (pydantic models; JSON Schema in docs/schemas/verify.schema.json) -----------------
 
 
-def _fraction(d: Mapping[str, Any], key: str, where: str, *, default: Any = ...) -> Fraction:
-    if key not in d:
-        if default is ...:
-            raise ConfigError(f"{where}{key}: missing (a number >= 0)")
-        return default
-    x = d[key]
+def _fraction(v: Any) -> Fraction:
+    """A number given as int, float or a string such as ``"1/400"``, exactly, ≥ 0."""
+    if isinstance(v, bool):
+        raise ValueError("must be a number (e.g. 0.1 or \"1/400\")")
     try:
-        if isinstance(x, bool):
-            raise TypeError
-        f = Fraction(str(x)) if isinstance(x, (int, float, str)) else Fraction(x)
+        f = Fraction(str(v)) if isinstance(v, (int, float, str)) else Fraction(v)
     except (TypeError, ValueError, ZeroDivisionError):
-        raise ConfigError(f"{where}{key}={x!r}: must be a number (e.g. 0.1 or \"1/400\")") from None
+        raise ValueError("must be a number (e.g. 0.1 or \"1/400\")") from None
     if f < 0:
-        raise ConfigError(f"{where}{key}={x}: must be >= 0")
+        raise ValueError("must be >= 0")
     return f
 
 
-def _choice(d: Mapping[str, Any], key: str, where: str, choices: Sequence[str], default: str) -> str:
-    x = d.get(key, default)
-    if x not in choices:
-        raise ConfigError(f"{where}{key}={x!r}: must be one of {', '.join(choices)}")
-    return x
+Number = Annotated[Union[int, float, str], AfterValidator(_fraction),
+                   PlainSerializer(str), WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0},
+                                                                   {"type": "string", "pattern": r"^\d+(/\d+)?$"}]})]
 
 
-def _mapping(x: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(x, Mapping):
-        raise ConfigError(f"{where}: must be a mapping, got {type(x).__name__}")
-    return x
+class ClusterFile(FileModel):
+    """One cluster (ms everywhere)."""
+
+    name: Optional[str] = Field(None, min_length=1, description="label in traces; default c<index>")
+    period_ms: int = Field(ge=1, description="generation period T, ms")
+    jitter_ms: int = Field(0, ge=0, description="generation jitter, ms (< period_ms)")
+    delta_t_ms: int = Field(ge=0, description="feedback threshold Δ̄_T of paper §5, ms")
+    v: Optional[Number] = Field(None, description="slope of f in 1/ms (default 1/Δ̄_T)")
+    phase_ms: Optional[Union[int, tuple[int, int]]] = Field(None, description="phase φ or its range [lo, hi], ms")
+    updates: Optional[int] = Field(None, ge=2, description="updates in the horizon (default: horizon)")
+
+    @field_validator("jitter_ms")
+    @classmethod
+    def _jitter_below_period(cls, v: int, info: ValidationInfo) -> int:
+        period = info.data.get("period_ms")
+        if period is not None and v >= period:
+            raise ValueError(f"must be < period_ms={period} (generation times must stay in order)")
+        return v
+
+    @field_validator("phase_ms")
+    @classmethod
+    def _phase_range(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        lo, hi = (v, v) if isinstance(v, int) else v
+        if not 0 <= lo <= hi:
+            raise ValueError("need 0 <= lo <= hi")
+        return v
 
 
-def _unknown(d: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    extra = sorted(set(d) - allowed)
-    if extra:
-        raise ConfigError(f"{where}{extra[0]}: unknown field; expected one of {', '.join(sorted(allowed))}")
+class EngineFile(FileModel):
+    q_max: int = Field(ge=1, description="queue size Q_max, segments")
+    p_over_c_ms: int = Field(ge=1, description="service time p/C of one update, ms")
+    ack_delay_ms: int = Field(1, ge=1, description="departure to ACK reception R, ms")
 
 
-def _cluster(d: Any, i: int, horizon: int) -> Cluster:
-    where = f"clusters[{i}]."
-    d = _mapping(d, f"clusters[{i}]")
-    _unknown(d, {"name", "period_ms", "jitter_ms", "delta_t_ms", "v", "phase_ms", "updates"}, where)
-    period = _int(d, "period_ms", where, lo=1, hint=" in ms")
-    jitter = _int(d, "jitter_ms", where, lo=0, default=0, hint=" in ms")
-    if jitter >= period:
-        raise ConfigError(f"{where}jitter_ms={jitter}: must be < period_ms={period} "
-                          "(generation times must stay in order)")
-    delta_t = _int(d, "delta_t_ms", where, lo=0, hint=" in ms (Δ̄_T)")
-    v = _fraction(d, "v", where, default=Fraction(1, delta_t) if delta_t else Fraction(0))
-    phase = d.get("phase_ms", [0, period - 1])
-    if isinstance(phase, int) and not isinstance(phase, bool):
-        phase = [phase, phase]
-    if (not isinstance(phase, (list, tuple)) or len(phase) != 2
-            or not all(isinstance(p, int) and not isinstance(p, bool) for p in phase)):
-        raise ConfigError(f"{where}phase_ms={phase!r}: must be an integer or [lo, hi] in ms")
-    if not 0 <= phase[0] <= phase[1]:
-        raise ConfigError(f"{where}phase_ms={list(phase)}: need 0 <= lo <= hi")
-    updates = _int(d, "updates", where, lo=2, default=horizon, hint=" (updates in the horizon)")
-    name = d.get("name", f"c{i}")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{where}name={name!r}: must be a non-empty string")
-    return Cluster(name, period, jitter, delta_t, v, (phase[0], phase[1]), updates)
+class TransmissionFile(FileModel):
+    model: Literal["envelope", "free", "always"] = "envelope"
+    max_skip_run: Optional[Union[int, Literal["auto"]]] = Field(None, description="longest run of skips; "
+                                                                "null/auto: derived from P_s")
+    max_send_run: Optional[Union[int, Literal["auto"]]] = None
+
+    @field_validator("max_skip_run", "max_send_run")
+    @classmethod
+    def _runs(cls, v: Any, info: ValidationInfo) -> Any:
+        lo = 0 if info.field_name == "max_skip_run" else 1
+        if isinstance(v, int) and v < lo:
+            raise ValueError(f"must be >= {lo}")
+        return v
+
+
+class VerifyFile(FileModel):
+    """A verifier config file."""
+
+    horizon: int = Field(ge=2, description="updates per cluster")
+    epsilon: Number = Field(description="fairness bound ε")
+    epsilon_unit: Literal["period", "ms", "relative"] = "period"
+    starvation: bool = Field(True, description="a cluster with no peak AoM in the horizon is a violation")
+    engine: EngineFile
+    transmission: TransmissionFile = TransmissionFile()
+    clusters: list[ClusterFile] = Field(min_length=2, description="at least 2 (fairness compares pairs)")
+
+
+def _cluster(c: ClusterFile, i: int, horizon: int) -> Cluster:
+    phase = c.phase_ms if c.phase_ms is not None else (0, c.period_ms - 1)
+    lo, hi = (phase, phase) if isinstance(phase, int) else phase
+    v = c.v if c.v is not None else (Fraction(1, c.delta_t_ms) if c.delta_t_ms else Fraction(0))
+    return Cluster(c.name or f"c{i}", c.period_ms, c.jitter_ms, c.delta_t_ms, Fraction(v), (lo, hi),
+                   c.updates if c.updates is not None else horizon)
 
 
 def from_mapping(d: Any) -> VerifyConfig:
@@ -257,45 +268,19 @@ def from_mapping(d: Any) -> VerifyConfig:
     Raises:
         ConfigError: naming the bad field.
     """
-    d = _mapping(d, "config")
-    _unknown(d, {"horizon", "epsilon", "epsilon_unit", "starvation", "engine", "transmission",
-                 "clusters"}, "")
-    horizon = _int(d, "horizon", "", lo=2, hint=" (updates per cluster)")
-    if "engine" not in d:
-        raise ConfigError("engine: missing (a mapping with q_max and p_over_c_ms)")
-    eng = _mapping(d["engine"], "engine")
-    _unknown(eng, {"q_max", "p_over_c_ms", "ack_delay_ms"}, "engine.")
-    engine = Engine(
-        q_max=_int(eng, "q_max", "engine.", lo=1, hint=" (segments)"),
-        p_over_c_ms=_int(eng, "p_over_c_ms", "engine.", lo=1, hint=" in ms (p/C)"),
-        ack_delay_ms=_int(eng, "ack_delay_ms", "engine.", lo=1, default=1, hint=" in ms"),
-    )
-    tr = _mapping(d.get("transmission", {}), "transmission")
-    _unknown(tr, {"model", "max_skip_run", "max_send_run"}, "transmission.")
-    transmission = Transmission(
-        model=_choice(tr, "model", "transmission.", SEND_MODELS, "envelope"),
-        max_skip_run=_int(tr, "max_skip_run", "transmission.", lo=0, default=None)
-        if tr.get("max_skip_run") not in (None, "auto") else None,
-        max_send_run=_int(tr, "max_send_run", "transmission.", lo=1, default=None)
-        if tr.get("max_send_run") not in (None, "auto") else None,
-    )
-    starvation = d.get("starvation", True)
-    if not isinstance(starvation, bool):
-        raise ConfigError(f"starvation={starvation!r}: must be true or false")
-    query = Query(
-        epsilon=_fraction(d, "epsilon", ""),
-        unit=_choice(d, "epsilon_unit", "", EPSILON_UNITS, "period"),
-        starvation=starvation,
-    )
-    cl = d.get("clusters")
-    if not isinstance(cl, list) or len(cl) < 2:
-        raise ConfigError("clusters: must be a list of at least 2 clusters (fairness compares pairs)")
-    clusters = tuple(_cluster(c, i, horizon) for i, c in enumerate(cl))
+    f = validate_model(VerifyFile, d)
+    clusters = tuple(_cluster(c, i, f.horizon) for i, c in enumerate(f.clusters))
     names = [c.name for c in clusters]
-    dup = next((n for n in names if names.count(n) > 1), None)
-    if dup is not None:
-        raise ConfigError(f"clusters[{names.index(dup, names.index(dup) + 1)}].name={dup!r}: names must be unique")
-    return VerifyConfig(clusters, engine, transmission, query, horizon)
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise ConfigError(f"clusters[{i}].name", f"{n!r}: names must be unique")
+    tr = f.transmission
+    transmission = Transmission(model=tr.model,
+                                max_skip_run=tr.max_skip_run if isinstance(tr.max_skip_run, int) else None,
+                                max_send_run=tr.max_send_run if isinstance(tr.max_send_run, int) else None)
+    engine = Engine(q_max=f.engine.q_max, p_over_c_ms=f.engine.p_over_c_ms, ack_delay_ms=f.engine.ack_delay_ms)
+    return VerifyConfig(clusters, engine, transmission,
+                        Query(Fraction(f.epsilon), f.epsilon_unit, f.starvation), f.horizon)
 
 
 def load(path: Union[str, Path], *, horizon: Optional[int] = None) -> VerifyConfig:
@@ -307,15 +292,7 @@ def load(path: Union[str, Path], *, horizon: Optional[int] = None) -> VerifyConf
     Raises:
         ConfigError: unreadable file, syntax error, or a bad field (named).
     """
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise ConfigError(f"{p}: cannot read ({e.strerror})") from None
-    try:
-        data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        raise ConfigError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {e}") from None
+    data = read_document(path)
     if horizon is not None and isinstance(data, dict):
         data = {**data, "horizon": horizon}
     return from_mapping(data)
