@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from olaf import vectors as vec
+from olaf.vectors.corpus import make_update, small_config
 from olaf.queue_model import Decision
 
 VECTOR_DIR = Path(__file__).parent / "vectors"
@@ -56,7 +57,7 @@ def test_load_rejects_bad_files(tmp_path):
 
 
 def test_curated_trace_fails_to_build_if_its_branch_changes():
-    b = vec.TraceBuilder("t", "", vec._cfg())
-    b.enqueue(vec._u(0, 1, grads=[0] * 4), expect="append")
+    b = vec.TraceBuilder("t", "", small_config())
+    b.enqueue(make_update(0, 1, grads=[0] * 4), expect="append")
     with pytest.raises(AssertionError, match="expected drop_full"):
-        b.enqueue(vec._u(0, 2, grads=[0] * 4), expect="drop_full")
+        b.enqueue(make_update(0, 2, grads=[0] * 4), expect="drop_full")
