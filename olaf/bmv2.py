@@ -68,6 +68,7 @@ class SwitchSpec:
         netns: network namespace to run in (None: the caller's).
         cpu_port: optional BMv2 CPU port for packet-in/out.
         log_level: BMv2 log level (``trace`` … ``off``); ``warn`` keeps a loaded switch fast.
+        pcap_dir: if set, BMv2 writes one pcap per port there (``--pcap``).
     """
 
     name: str
@@ -82,6 +83,7 @@ class SwitchSpec:
     netns: Optional[str] = None
     cpu_port: Optional[int] = None
     log_level: str = "info"
+    pcap_dir: Optional[Path] = None
     extra_args: Sequence[str] = field(default_factory=tuple)
 
     @property
@@ -102,6 +104,8 @@ class SwitchSpec:
                "--log-file", str(self.log_path), "--log-flush", "--log-level", self.log_level]
         for port, iface in sorted(self.ports.items()):
             cmd += ["-i", f"{port}@{iface}"]
+        if self.pcap_dir is not None:
+            cmd += ["--pcap", str(self.pcap_dir)]
         cmd += [str(self.json_path)] if self.json_path else ["--no-p4"]
         cmd += list(self.extra_args)
         cmd += ["--", "--grpc-server-addr", f"{self.grpc_host}:{self.grpc_port}",

@@ -1,74 +1,84 @@
-"""The ``olaf`` command: vector tools, host programs (worker, PS), runs and their report,
-and the AoM verifier. Each subcommand lives next to its component and is registered here."""
+"""The ``olaf`` command. Each subcommand lives next to its component and is loaded only
+when it runs, so ``olaf --help`` and the light commands work on a base install (without
+the ``p4``, ``verify``, ``train`` or ``ns3`` extras).
+
+Common options: ``-v`` (repeat for more) or ``--log-level LEVEL`` set the logging level
+of every ``olaf.*`` logger (default WARNING).
+"""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import importlib
+import logging
 
 import click
 
-from olaf import vectors as vec
-from olaf.hosts.commands import ps_cmd, worker_cmd
-from olaf.run.commands import report_cmd
-from olaf.topologies.run import compare_cmd, run_cmd
-from olaf.verifier.commands import verify_cmd
+# name -> (module, attribute, one-line help shown by `olaf --help` without importing the module)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("olaf.topologies.cli", "run_cmd", "Run Olaf end to end in Mininet + BMv2 (root)."),
+    "compare": ("olaf.topologies.cli", "compare_cmd", "FIFO then Olaf on the same topology and load (root)."),
+    "report": ("olaf.report.commands", "report_cmd", "Per-cluster accounting, AoM and plots of a run directory."),
+    "worker": ("olaf.hosts.commands", "worker_cmd", "One DRL worker (transmission control, paper §5)."),
+    "ps": ("olaf.hosts.commands", "ps_cmd", "The asynchronous parameter server (paper §2.1)."),
+    "verify": ("olaf.verifier.commands", "verify_cmd", "Check AoM fairness of cluster parameters with Z3 (paper §6)."),
+    "vectors": ("olaf.vectors.commands", "vectors_cmd", "OlafQueue test vectors: generate, check."),
+    "codegen": ("olaf.codegen", "codegen_cmd", "Generated files: P4/C++ constants, config JSON Schemas."),
+}
+
+LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="olaf-drl")
-def main() -> None:
-    """Olaf: in-network acceleration for asynchronous distributed RL."""
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use (click's lazy-loading
+    pattern); ``olaf --help`` lists them from :data:`COMMANDS` without importing any."""
 
+    def __init__(self, *args, lazy: dict[str, tuple[str, str, str]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
 
-@main.group()
-def vectors() -> None:
-    """OlafQueue test vectors (format: docs/vectors.md)."""
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
 
-
-@vectors.command("generate")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("tests/vectors"), show_default=True,
-              help="Directory to write <name>.json files into.")
-@click.option("--random", "n_random", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Extra seeded random traces beyond the committed set.")
-@click.option("--seed", type=int, default=1000, show_default=True,
-              help="Seed of the first extra random trace (trace i uses seed+i).")
-def generate(out_dir: Path, n_random: int, seed: int) -> None:
-    """Write the curated and random vectors, computed by the reference model."""
-    paths = vec.write_traces(vec.all_traces(n_random, seed), out_dir)
-    click.echo(f"wrote {len(paths)} vector files to {out_dir}")
-
-
-@vectors.command("check")
-@click.argument("paths", nargs=-1, required=True,
-                type=click.Path(exists=True, dir_okay=True, path_type=Path))
-def check(paths: tuple[Path, ...]) -> None:
-    """Replay vector files (or directories of them) through the reference model."""
-    files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
-    failed = 0
-    for f in files:
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.lazy:
+            return super().get_command(ctx, name)
+        module, attr, _ = self.lazy[name]
         try:
-            bad = vec.replay(vec.load(f))
-        except (vec.VectorFormatError, ValueError) as e:
-            click.echo(f"ERROR {f}: {e}", err=True)
-            failed += 1
-            continue
-        if bad:
-            failed += 1
-            click.echo(f"FAIL  {f}: {len(bad)} mismatch(es); first: {bad[0]}", err=True)
-        else:
-            click.echo(f"ok    {f}")
-    click.echo(f"{len(files) - failed}/{len(files)} vector files match the reference model")
-    sys.exit(1 if failed else 0)
+            return getattr(importlib.import_module(module), attr)
+        except ImportError as e:
+            missing = e.name or str(e)
+            raise click.ClickException(
+                f"`olaf {name}` needs the Python package {missing!r}, which is not installed. "
+                f"Install Olaf with its extras: `make setup` (or `pip install -e '.[p4,verify,train,ns3]'`).") from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, self.lazy[n][2]) for n in sorted(self.lazy)]
+        rows += [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items()) if n not in self.lazy]
+        with formatter.section("Commands"):
+            formatter.write_dl(sorted(rows))
 
 
-main.add_command(worker_cmd)
-main.add_command(ps_cmd)
-main.add_command(report_cmd)
-main.add_command(verify_cmd)
-main.add_command(run_cmd)
-main.add_command(compare_cmd)
+def setup_logging(verbose: int, level: str | None) -> None:
+    """Configure the ``olaf`` loggers: ``--log-level`` wins, else WARNING − 10·``verbose``."""
+    lvl = getattr(logging, level) if level else max(logging.DEBUG, logging.WARNING - 10 * verbose)
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("olaf").setLevel(lvl)
+
+
+def logging_options(f):
+    """``-v/--verbose`` and ``--log-level`` for a group (shared by ``olaf`` and ``olafctl``)."""
+    f = click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False),
+                     callback=lambda c, p, v: v.upper() if v else None,
+                     help="Logging level of olaf's loggers (overrides -v).")(f)
+    return click.option("-v", "--verbose", count=True, help="More log output (-v INFO, -vv DEBUG).")(f)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="olaf-drl")
+@logging_options
+def main(verbose: int, log_level: str | None) -> None:
+    """Olaf: in-network acceleration for asynchronous distributed RL."""
+    setup_logging(verbose, log_level)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,18 @@
 """`olaf worker` / `olaf ps` argument errors name the option and the fix (no socket is opened)."""
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
 from olaf.cli import main
+from olaf.hosts.argv import ps_argv, worker_argv
+from olaf.hosts.commands import ps_cmd, ps_config, worker_cmd, worker_config
+from olaf.hosts.ps import PsConfig
+from olaf.hosts.schedule import ScheduleSpec
+from olaf.hosts.task import TaskParams
+from olaf.hosts.txcontrol import TxParams
+from olaf.hosts.worker import WorkerConfig
 
 BASE = ["worker", "--ps", "127.0.0.1", "--bind", "127.0.0.1"]
 
@@ -30,3 +39,33 @@ def test_trace_conflicts_and_errors(tmp_path):
     assert r.exit_code == 2 and "no 't_ms' or 'interval_ms' column" in r.output
     r = CliRunner().invoke(main, BASE + ["--trace", str(bad), "--period-ms", "5"])
     assert r.exit_code == 2 and "--trace replaces --period-ms" in r.output
+
+
+# -- command lines built from configuration objects (olaf.hosts.argv) -------------------------
+
+
+@pytest.mark.parametrize("cfg", [
+    WorkerConfig(ps_ip="10.0.0.100", bind_ip="10.0.1.1", schedule=ScheduleSpec(period_ms=50.0, jitter_ms=10.0,
+                                                                                  duration_s=30.0)),
+    WorkerConfig(ps_ip="10.0.0.100", ps_port=50200, bind_ip="10.0.1.2",
+                 schedule=ScheduleSpec(period_ms=100.0, jitter_ms=0.5, max_updates=500),
+                 task=TaskParams(num_weights=361, batch=64, reward_scale=2.5, sigma=0.3, task_seed=7),
+                 tx=TxParams(enabled=True, delta_t_ms=300.0, v_per_s=1.5, q_max=4), seed=11, cluster_id=3,
+                 worker_id=12, start_file=Path("/tmp/start_ns"), init_retry_ms=250.0, linger_ms=0.0,
+                 out_dir=Path("/tmp/run/hosts"), name="w12"),
+])
+def test_worker_argv_round_trips(cfg):
+    ctx = worker_cmd.make_context("worker", worker_argv(cfg))
+    assert worker_config(ctx.params) == cfg
+
+
+def test_ps_argv_round_trips():
+    cfg = PsConfig(bind_ip="10.0.0.100", lr=0.01, duration_s=12.5, out_dir=Path("/tmp/hosts"), name="ps",
+                   flush_s=0.25, rcvbuf=1 << 20)
+    assert ps_config(ps_cmd.make_context("ps", ps_argv(cfg)).params) == cfg
+
+
+def test_worker_argv_refuses_a_trace_schedule():
+    cfg = WorkerConfig(ps_ip="10.0.0.100", bind_ip="10.0.1.1", schedule=ScheduleSpec(trace_ms=[1.0, 2.0]))
+    with pytest.raises(ValueError, match="--trace FILE"):
+        worker_argv(cfg)

@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from olaf.cli import main
-from olaf.run.report import compare, summarize
-from olaf.run.rundata import RunDirError, load_run
+from olaf.report.report import compare, summarize
+from olaf.report.rundata import RunDirError, load_run
 
 MS = 1_000_000
 REQUIRED = {"sent", "delivered", "aggregated", "dropped", "aom_avg_ms", "aom_peak_ms"}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from olaf.controller.config import Deployment, HostConf, LinkConf, SwitchConf, validate
-from olaf.controller.params import QueueParams
+from olaf.controller.olaf_params import QueueParams
 
 PS_IP = "10.0.0.100"
 

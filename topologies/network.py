@@ -53,10 +53,13 @@ class OlafNetwork:
         extern_so: absolute path of ``olaf_queue.so``.
         log_dir: switch logs go to ``<log_dir>/<switch>.log``.
         log_level: BMv2 log level (``warn`` keeps the switch fast under load).
+        pcap_dir: if set, every switch writes a pcap per port there (BMv2 ``--pcap``).
     """
 
-    def __init__(self, deployment: Deployment, extern_so: Path, log_dir: Path, log_level: str = "warn"):
+    def __init__(self, deployment: Deployment, extern_so: Path, log_dir: Path, log_level: str = "warn",
+                 pcap_dir: Optional[Path] = None):
         self.d = deployment
+        self.pcap_dir = None if pcap_dir is None else Path(pcap_dir).resolve()
         self.extern_so = Path(extern_so).resolve()
         self.log_dir = Path(log_dir).resolve()
         self.log_level = log_level
@@ -65,6 +68,8 @@ class OlafNetwork:
 
     def __enter__(self) -> "OlafNetwork":
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.pcap_dir is not None:
+            self.pcap_dir.mkdir(parents=True, exist_ok=True)
         net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
         self.net = net
         try:
@@ -73,7 +78,7 @@ class OlafNetwork:
                 net.addSwitch(name, cls=OlafSwitchNode, spec_args=dict(
                     extern_so=self.extern_so, log_path=self.log_dir / f"{name}.log",
                     device_id=s.device_id, grpc_port=int(grpc_port), grpc_host=grpc_host,
-                    thrift_port=s.thrift_port, log_level=self.log_level))
+                    thrift_port=s.thrift_port, log_level=self.log_level, pcap_dir=self.pcap_dir))
             for name, h in self.d.hosts.items():
                 net.addHost(name, ip=f"{h.ip}/8", mac=h.mac)
             for name, h in self.d.hosts.items():

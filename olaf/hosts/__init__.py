@@ -8,7 +8,7 @@
 * :mod:`olaf.hosts.ps` — ``olaf ps``: the asynchronous parameter server of paper
   §2.1; its update rule is :mod:`olaf.hosts.global_model`.
 * :mod:`olaf.hosts.runlog` — the JSONL logs and JSON summaries both write,
-  which :mod:`olaf.run.report` reads.
+  which :mod:`olaf.report.report` reads.
 
 All times are ``CLOCK_REALTIME`` integers in ns (``time.time_ns()``), one clock
 shared by the workers and the PS (Mininet hosts share the kernel's clock).

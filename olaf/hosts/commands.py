@@ -15,10 +15,7 @@ from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import Worker, WorkerConfig
-from olaf.wire import UPDATE_PORT
-
-MAX_G = 2236
-"""Largest model in one 9000 B frame (docs/protocol.md); > 361 needs jumbo frames."""
+from olaf.constants import MAX_G, MAX_G_JUMBO, UPDATE_PORT
 
 
 def _hostport(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[tuple[str, int]]:
@@ -66,8 +63,8 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--start-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Wait until this file exists, then start at the time in it (CLOCK_REALTIME ns; empty: now). "
                    "Write it atomically once all processes are up (their logs have a start record).")
-@click.option("--grads", "num_grads", type=click.IntRange(1, MAX_G), default=32, show_default=True,
-              help="Gradient elements G per update (> 361 needs 9000 B jumbo frames).")
+@click.option("--grads", "num_grads", type=click.IntRange(1, MAX_G_JUMBO), default=32, show_default=True,
+              help=f"Gradient elements G per update (> {MAX_G} needs 9000 B jumbo frames).")
 @click.option("--batch", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Episodes per generated update.")
 @click.option("--reward-scale", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
@@ -97,51 +94,64 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
               help="Directory for NAME.jsonl (log) and NAME.summary.json.")
 @click.option("--name", help="File name stem of the log and summary [default: worker-<bind IP>].")
-def worker_cmd(ps_addr, bind_ip, period_ms, jitter_ms, trace_file, trace_scale, duration_s, max_updates,
-               start_at_ns, start_file, num_grads, batch, reward_scale, sigma, task_seed, seed, tc, tc_delta_t_ms,
-               tc_v_per_s, tc_q_max, cluster_id, worker_id, init_retry_ms, linger_ms, out_dir, name) -> None:
+def worker_cmd(**params: Any) -> None:
     """A DRL worker: sends Olaf updates to the PS, receives ACKs, optional transmission control.
 
     Stops at the end of its schedule or on SIGTERM/SIGINT (log flushed, summary
     written, exit 0).
     """
     ctx = click.get_current_context()
-    try:
-        bind_ip, _ = parse_hostport(bind_ip, 0)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--bind") from None
-    trace_ms = None
-    if trace_file is not None:
-        explicit = [f"--{p.replace('_', '-')}" for p in ("period_ms", "jitter_ms")
-                    if ctx.get_parameter_source(p) is click.core.ParameterSource.COMMANDLINE]
-        if explicit:
-            raise click.UsageError(f"--trace replaces {' and '.join(explicit)}; give one or the other.")
-        try:
-            trace_ms = load_trace(trace_file)
-        except TraceError as e:
-            raise click.BadParameter(str(e), param_hint="--trace") from None
-    elif duration_s is None and max_updates is None:
-        raise click.UsageError("say how long to run: --duration SECONDS or --updates N (or use --trace FILE).")
-    if start_file is not None and start_at_ns is not None:
-        raise click.UsageError("--start-file and --start-at-ns both set the start; give one of them.")
-    try:
-        schedule = ScheduleSpec(period_ms=period_ms, jitter_ms=jitter_ms, trace_ms=trace_ms,
-                                trace_scale=trace_scale, duration_s=duration_s, max_updates=max_updates)
-    except ValueError as e:
-        raise click.UsageError(f"{e} (options --period-ms, --jitter-ms, --trace-scale)") from None
-    cfg = WorkerConfig(
-        ps_ip=ps_addr[0], ps_port=ps_addr[1], bind_ip=bind_ip, schedule=schedule,
-        task=TaskParams(num_weights=num_grads, batch=batch, reward_scale=reward_scale, sigma=sigma,
-                        task_seed=task_seed),
-        tx=TxParams(enabled=tc, delta_t_ms=tc_delta_t_ms, v_per_s=tc_v_per_s, q_max=tc_q_max),
-        seed=seed, cluster_id=cluster_id, worker_id=worker_id, start_at_ns=start_at_ns, start_file=start_file,
-        init_retry_ms=init_retry_ms, linger_ms=linger_ms, out_dir=out_dir, name=name or f"worker-{bind_ip}")
+    explicit = {p for p in ("period_ms", "jitter_ms")
+                if ctx.get_parameter_source(p) is click.core.ParameterSource.COMMANDLINE}
+    cfg = worker_config(params, explicit)
+    bind_ip = cfg.bind_ip
     try:
         s = _run_until_signal(lambda stop: Worker(cfg, stop), f"worker ({bind_ip}:{cfg.ack_port})")
     except StartFileError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"{cfg.name}: generated {s['generated']}, sent {s['sent']}, skipped {s['skipped']}, "
                f"acks {s['acks']} ({s['stop_reason']}); log {cfg.log_path}", err=True)
+
+
+def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = frozenset()) -> WorkerConfig:
+    """The :class:`WorkerConfig` that ``olaf worker`` options ``params`` (click parameter
+    names) describe; ``explicit`` names the options given on the command line.
+
+    Raises click.UsageError / click.BadParameter naming the option at fault.
+    """
+    p = dict(params)
+    try:
+        bind_ip, _ = parse_hostport(p["bind_ip"], 0)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--bind") from None
+    trace_ms = None
+    if p["trace_file"] is not None:
+        if explicit & {"period_ms", "jitter_ms"}:
+            given = " and ".join(f"--{o.replace('_', '-')}" for o in sorted(explicit & {"period_ms", "jitter_ms"}))
+            raise click.UsageError(f"--trace replaces {given}; give one or the other.")
+        try:
+            trace_ms = load_trace(p["trace_file"])
+        except TraceError as e:
+            raise click.BadParameter(str(e), param_hint="--trace") from None
+    elif p["duration_s"] is None and p["max_updates"] is None:
+        raise click.UsageError("say how long to run: --duration SECONDS or --updates N (or use --trace FILE).")
+    if p["start_file"] is not None and p["start_at_ns"] is not None:
+        raise click.UsageError("--start-file and --start-at-ns both set the start; give one of them.")
+    try:
+        schedule = ScheduleSpec(period_ms=p["period_ms"], jitter_ms=p["jitter_ms"], trace_ms=trace_ms,
+                                trace_scale=p["trace_scale"], duration_s=p["duration_s"],
+                                max_updates=p["max_updates"])
+    except ValueError as e:
+        raise click.UsageError(f"{e} (options --period-ms, --jitter-ms, --trace-scale)") from None
+    ps_ip, ps_port = p["ps_addr"]
+    return WorkerConfig(
+        ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, schedule=schedule,
+        task=TaskParams(num_weights=p["num_grads"], batch=p["batch"], reward_scale=p["reward_scale"],
+                        sigma=p["sigma"], task_seed=p["task_seed"]),
+        tx=TxParams(enabled=p["tc"], delta_t_ms=p["tc_delta_t_ms"], v_per_s=p["tc_v_per_s"], q_max=p["tc_q_max"]),
+        seed=p["seed"], cluster_id=p["cluster_id"], worker_id=p["worker_id"], start_at_ns=p["start_at_ns"],
+        start_file=p["start_file"], init_retry_ms=p["init_retry_ms"], linger_ms=p["linger_ms"],
+        out_dir=p["out_dir"], name=p["name"] or f"worker-{bind_ip}")
 
 
 @click.command("ps")
@@ -158,13 +168,19 @@ def worker_cmd(ps_addr, bind_ip, period_ms, jitter_ms, trace_file, trace_scale, 
               help="Flush the log at least this often.")
 @click.option("--rcvbuf", type=click.IntRange(min=4096), default=4 << 20, show_default=True,
               help="Socket receive buffer, bytes (capped by net.core.rmem_max).")
-def ps_cmd(bind_addr, lr, duration_s, out_dir, name, flush_ms, rcvbuf) -> None:
+def ps_cmd(**params: Any) -> None:
     """The asynchronous parameter server: reward-gated averaged-gradient updates, ACK with the global weights.
 
     Stops after --duration or on SIGTERM/SIGINT (log flushed, summary written, exit 0).
     """
-    cfg = PsConfig(bind_ip=bind_addr[0], port=bind_addr[1], lr=lr, duration_s=duration_s, out_dir=out_dir,
-                   name=name, flush_s=flush_ms / 1000, rcvbuf=rcvbuf)
+    cfg = ps_config(params)
     s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
     click.echo(f"ps: {s['updates']} updates ({s['accepted']} accepted), {s['inits']} INIT, "
                f"{s['malformed']} malformed ({s['stop_reason']}); log {cfg.log_path}", err=True)
+
+
+def ps_config(params: dict[str, Any]) -> PsConfig:
+    """The :class:`PsConfig` that ``olaf ps`` options ``params`` (click parameter names) describe."""
+    p = params
+    return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], duration_s=p["duration_s"],
+                    out_dir=p["out_dir"], name=p["name"], flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"])

@@ -9,7 +9,7 @@ Every host writes, into its output directory:
   are ``CLOCK_REALTIME`` ns.
 * ``<name>.summary.json`` — counters at shutdown (written atomically).
 
-:mod:`olaf.run.report` finds the logs of a run by their start record's ``role``.
+:mod:`olaf.report.report` finds the logs of a run by their start record's ``role``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rich tables of a report (:func:`olaf.run.report.summarize`) and of a comparison."""
+"""Rich tables of a report (:func:`olaf.report.report.summarize`) and of a comparison."""
 
 from __future__ import annotations
 

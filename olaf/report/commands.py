@@ -10,9 +10,9 @@ import click
 from rich.console import Console
 
 from olaf.hosts.runlog import write_json
-from olaf.run.report import compare, deliveries_by_cluster, summarize, write_summary
-from olaf.run.rundata import RunData, RunDirError, load_run
-from olaf.run.tables import compare_table, summary_table
+from olaf.report.report import compare, deliveries_by_cluster, summarize, write_summary
+from olaf.report.rundata import RunData, RunDirError, load_run
+from olaf.report.tables import compare_table, summary_table
 
 
 def _label(run: RunData, run_dir: Path) -> str:
@@ -62,7 +62,7 @@ def report_run(run_dir: Path, out_dir: Optional[Path] = None, *, k: Optional[int
     written = [jpath, cpath]
     console = Console() if sys.stdout.isatty() else Console(width=120)
     if plots:
-        from olaf.run import plots as pl
+        from olaf.report import plots as pl
 
         by_cluster = deliveries_by_cluster(run)
         for c in summary["clusters"]:

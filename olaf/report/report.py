@@ -1,8 +1,8 @@
 """Per-cluster results of a run (paper §8: Tab. 1, Tab. 2, Fig. 6, time-to-reward).
 
-From a run directory (:mod:`olaf.run.rundata`) :func:`summarize` computes, per
+From a run directory (:mod:`olaf.report.rundata`) :func:`summarize` computes, per
 cluster (the ``cluster_id`` the PS saw in the update headers; a worker's
-cluster as in :mod:`olaf.run.rundata`):
+cluster as in :mod:`olaf.report.rundata`):
 
 * ``sent`` — updates the cluster's workers sent (skipped by transmission
   control do not count; they are ``skipped``, of ``generated``);
@@ -52,7 +52,7 @@ from olaf.aom import (
     time_to_updates,
 )
 from olaf.hosts.runlog import write_json
-from olaf.run.rundata import RunData, RunDirError
+from olaf.report.rundata import RunData, RunDirError
 
 NS_PER_MS = 1e6
 

@@ -18,7 +18,7 @@ from typing import Mapping
 import numpy as np
 
 from olaf.aom import Delivery, aggregations_per_delivery, ecdf, sawtooth
-from olaf.run.rundata import RunData
+from olaf.report.rundata import RunData
 
 LEGEND_MAX = 12
 """More clusters than this: no legend (the lines speak for the spread)."""

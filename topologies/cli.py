@@ -1,0 +1,116 @@
+"""``olaf run`` / ``olaf compare``: Olaf end to end in Mininet (``make run``, ``make compare``).
+
+The command-line layer only: options → :class:`~olaf.topologies.spec.RunSpec` → the run
+(:mod:`olaf.topologies.emulation`, imported when a run starts, so ``--help`` needs
+neither Mininet nor the P4Runtime packages).
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from olaf.constants import MAX_G_JUMBO, SEGMENTS
+from olaf.topologies.rundir import new_run_dir
+from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES, TOPOLOGIES, RunSpec, RunSpecError
+
+ROOT = Path(__file__).resolve().parents[1]
+_FLAG = {"duration_s": "--duration"}
+
+
+def option_name(field: str) -> str:
+    """The CLI option of a RunSpec field (``rate_pps`` → ``--rate-pps``)."""
+    return _FLAG.get(field, "--" + field.replace("_", "-"))
+
+
+def make_spec(**kw) -> RunSpec:
+    """A RunSpec from click values; a bad value becomes click.BadParameter naming the option."""
+    try:
+        return RunSpec(**kw)
+    except RunSpecError as e:
+        raise click.BadParameter(str(e).split(": ", 1)[1], param_hint=option_name(e.field)) from None
+
+
+def spec_options(f):
+    """The run parameters as click options (shared by `olaf run` and `olaf compare`)."""
+    d = RunSpec()
+    opts = [
+        click.option("--topo", default=d.topo, show_default=True, type=click.Choice(TOPOLOGIES)),
+        click.option("--duration", "duration_s", default=d.duration_s, show_default=True,
+                     type=click.FloatRange(min=0), help="Seconds of updates; 0 opens the Mininet CLI."),
+        click.option("--clusters", default=d.clusters, show_default=True, type=click.IntRange(1, 250),
+                     help="Clusters (multihop: per edge switch)."),
+        click.option("--workers-per-cluster", default=d.workers_per_cluster, show_default=True,
+                     type=click.IntRange(1, 16)),
+        click.option("--period-ms", default=d.period_ms, show_default=True,
+                     type=click.FloatRange(min=0, min_open=True)),
+        click.option("--jitter-ms", default=d.jitter_ms, show_default=True, type=click.FloatRange(min=0)),
+        click.option("--queue-size", default=d.queue_size, show_default=True, type=click.IntRange(1, SEGMENTS)),
+        click.option("--edge-queue-size", default=d.edge_queue_size, show_default=True,
+                     type=click.IntRange(1, SEGMENTS)),
+        click.option("--rate-pps", default=d.rate_pps, show_default=True, type=click.IntRange(min=0),
+                     help="Bottleneck toward the PS, packets/s (0 = unlimited)."),
+        click.option("--edge-rate-pps", default=d.edge_rate_pps, show_default=True, type=click.IntRange(min=0)),
+        click.option("--grads", default=d.grads, show_default=True, type=click.IntRange(1, MAX_G_JUMBO)),
+        click.option("--reward-threshold", type=click.FloatRange(min=0), help="Reward filter T (off by default)."),
+        click.option("--activity-window-ms", default=d.activity_window_ms, show_default=True,
+                     type=click.FloatRange(min=0)),
+        click.option("--tc/--no-tc", default=d.tc, show_default=True, help="Worker transmission control (paper §5)."),
+        click.option("--tc-delta-t-ms", default=d.tc_delta_t_ms, show_default=True,
+                     type=click.FloatRange(min=0, min_open=True)),
+        click.option("--tc-v-per-s", default=d.tc_v_per_s, show_default=True, type=click.FloatRange(min=0)),
+        click.option("--seed", default=d.seed, show_default=True, type=int),
+        click.option("--bmv2-log-level", default=d.bmv2_log_level, show_default=True,
+                     type=click.Choice(BMV2_LOG_LEVELS), help="Log level of the BMv2 switches (logs/<switch>.log.txt)."),
+        click.option("--pcap/--no-pcap", default=d.pcap, show_default=True,
+                     help="Capture every switch port into <run>/pcap/ (BMv2 --pcap)."),
+        click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "build",
+                     show_default=True),
+        click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+                     show_default=True),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _term_as_interrupt(signum, frame):  # noqa: ARG001
+    raise KeyboardInterrupt
+
+
+@click.command("run")
+@click.option("--queue", default="olaf", show_default=True, type=click.Choice(QUEUES))
+@spec_options
+def run_cmd(build: Path, results: Path, **kw) -> None:
+    """Run Olaf end to end in Mininet and report AoM and loss per cluster (root)."""
+    from olaf.topologies.emulation import preflight, run_once  # noqa: PLC0415
+
+    spec = make_spec(**kw)
+    preflight(build)
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    out = new_run_dir(results, f"{spec.topo}-{spec.queue}")
+    run_once(spec, out, build, Console())
+    Console().print(f"results: {out} (results/latest)")
+
+
+@click.command("compare")
+@spec_options
+def compare_cmd(build: Path, results: Path, **kw) -> None:
+    """Run FIFO then Olaf on the same topology and load; print both and their comparison (root)."""
+    from olaf.topologies.emulation import preflight, run_once, write_compare  # noqa: PLC0415
+
+    if kw["duration_s"] == 0:
+        raise click.BadParameter("compare needs a fixed duration", param_hint="--duration / DURATION")
+    specs = {q: make_spec(queue=q, **kw) for q in ("fifo", "olaf")}
+    preflight(build)
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    console = Console()
+    dirs = {}
+    for queue, spec in specs.items():
+        dirs[queue] = new_run_dir(results, f"{spec.topo}-{queue}")
+        run_once(spec, dirs[queue], build, console)
+    write_compare(dirs)
+    console.print(f"results: {dirs['fifo']} (FIFO), {dirs['olaf']} (Olaf, results/latest, compare.json)")
