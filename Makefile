@@ -7,7 +7,7 @@ STAMP := $(VENV)/.olaf-installed
 # Defined before any rule uses it (prerequisites are expanded when a rule is read).
 MININET_PY ?= /usr/lib/python3/dist-packages/mininet
 MININET_LINK := $(VENV)/.mininet-linked
-EXTRAS ?= test,p4,verify,rtl
+EXTRAS ?= test,p4,verify,rtl,lint
 
 .DEFAULT_GOAL := help
 
@@ -16,12 +16,16 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
 	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
+# Under sudo, files the build creates are handed back to the invoking user.
+GIVE_BACK = if [ -n "$$SUDO_UID" ] && [ "$$(id -u)" = 0 ]; then chown -R "$$SUDO_UID:$$SUDO_GID" $(1); fi
+
 $(STAMP): pyproject.toml
 	@scripts/check-system-deps.sh python
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
 	@touch $@
+	@$(call GIVE_BACK,$(VENV) *.egg-info)
 
 .PHONY: setup
 setup: $(STAMP) ## Create .venv and install Olaf with what the tests need
@@ -35,6 +39,25 @@ vectors: $(STAMP) ## Regenerate tests/vectors from the reference model
 	$(VENV)/bin/olaf vectors generate --out tests/vectors
 	$(VENV)/bin/olaf vectors check tests/vectors
 
+.PHONY: generate
+generate: $(STAMP) ## Regenerate constants.p4, olaf_constants.hpp and docs/schemas from their Python sources
+	$(VENV)/bin/olaf codegen generate
+
+# --- Static checks -------------------------------------------------------------
+# clang-format: every hand-written C++ file of p4src/extern (olaf_constants.hpp is generated and drift-checked)
+CPP_LINT := $(filter-out p4src/extern/olaf_constants.hpp,$(wildcard p4src/extern/*.cpp p4src/extern/*.hpp))
+TYPECHECK := $(BUILD)/typecheck
+
+.PHONY: lint
+lint: $(STAMP) rtl-lint ## ruff, mypy, clang-format, generated-file drift, verilator lint
+	$(VENV)/bin/ruff check .
+	@# mypy sees the import package: olaf/ with controller/ and topologies/ mapped in (pyproject package-dir)
+	@rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK) && cp -rs $(CURDIR)/olaf $(TYPECHECK)/olaf && \
+	  ln -s $(CURDIR)/controller $(TYPECHECK)/olaf/controller && ln -s $(CURDIR)/topologies $(TYPECHECK)/olaf/topologies
+	cd $(TYPECHECK) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p olaf
+	$(VENV)/bin/clang-format --dry-run -Werror $(CPP_LINT)
+	$(VENV)/bin/olaf codegen check
+
 # --- P4 data plane (p4src/) ---
 BUILD ?= build
 P4C ?= p4c-bm2-ss
@@ -45,12 +68,13 @@ CXXFLAGS ?= -std=c++17 -O2 -g -Wall -Wextra
 BM_PREFIX ?= $(patsubst %/bin/simple_switch_grpc,%,$(realpath $(shell command -v simple_switch_grpc 2>/dev/null)))
 BM_INCLUDE ?= $(if $(BM_PREFIX),$(BM_PREFIX)/include,/usr/include)
 P4_SOURCES := p4src/olaf.p4 $(wildcard p4src/include/*.p4)
-CORE_SOURCES := p4src/extern/olaf_queue_core.cpp p4src/extern/olaf_queue_core.hpp
+CORE_SOURCES := p4src/extern/olaf_queue_core.cpp p4src/extern/olaf_queue_core.hpp p4src/extern/olaf_constants.hpp
 
 $(BUILD)/test_queue_core: p4src/extern/test_queue_core.cpp $(CORE_SOURCES)
 	@scripts/check-system-deps.sh cpp
 	@mkdir -p $(BUILD)
 	$(CXX) $(CXXFLAGS) -Werror -o $@ p4src/extern/test_queue_core.cpp p4src/extern/olaf_queue_core.cpp
+	@$(call GIVE_BACK,$(BUILD))
 
 .PHONY: core-test
 core-test: $(BUILD)/test_queue_core ## Replay tests/vectors through the C++ queue core (no switch)
@@ -70,6 +94,7 @@ $(BUILD)/olaf.json: $(P4_SOURCES)
 
 .PHONY: build
 build: $(BUILD)/olaf.json $(BUILD)/olaf_queue.so ## Compile the P4 program and the OlafQueue extern (needs p4c, BMv2)
+	@$(call GIVE_BACK,$(BUILD))
 
 .PHONY: ptf
 ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (root)

@@ -24,7 +24,7 @@ from rich.table import Table
 from olaf.cli import logging_options, setup_logging
 from olaf.constants import Decision
 from olaf.controller import config as cfgmod
-from olaf.controller.config import ConfigError, Deployment
+from olaf.controller.config import ConfigError
 from olaf.controller.controller import OlafController
 from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError

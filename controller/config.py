@@ -41,7 +41,8 @@ from typing import Any, Literal, Mapping, Optional
 import yaml
 from pydantic import Field, field_validator
 
-from olaf.configfile import ConfigError, FileModel, read_document, validate as validate_model
+from olaf.configfile import ConfigError, FileModel, read_document
+from olaf.configfile import validate as validate_model
 from olaf.constants import DEFAULT_NUM_GRADS, DEFAULT_QUEUE_SIZE, MAX_CLUSTERS, MAX_G_JUMBO, MAX_WORKERS, SEGMENTS
 from olaf.controller.olaf_params import QueueParams
 from olaf.fixedpoint import reward_to_fixed

@@ -18,15 +18,15 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from p4.v1 import p4runtime_pb2
 
+from olaf.controller import tm as tmmod
 from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.config import Deployment, SwitchConf
 from olaf.controller.counters import ClusterCounters, OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
-from olaf.controller.p4rt import SwitchConnection, SwitchUnavailable
 from olaf.controller.olaf_params import OlafParams, QueueParams
+from olaf.controller.p4rt import SwitchConnection, SwitchUnavailable
 from olaf.controller.routing import next_hops
 from olaf.controller.state import SwitchState, desired_state
-from olaf.controller import tm as tmmod
 from olaf.controller.tm import TrafficManager
 from olaf.controller.update_identifier import UpdateIdentifier
 
@@ -101,7 +101,6 @@ class SwitchController:
         have = self.read_state()
         ch = Changes()
         sw = self.sw
-        ups: list[p4runtime_pb2.Update] = []
 
         def diff(have_d: Mapping, want_d: Mapping, make: Callable, key_only: Callable):
             ins, mod, dele = [], [], []

@@ -105,7 +105,7 @@ class Pipeline:
         table: str,
         match: Mapping[str, Any],
         action: Optional[str] = None,
-        params: Optional[Mapping[str, Value]] = None,
+        params: Optional[Mapping[str, Any]] = None,
         priority: int = 0,
     ) -> p4runtime_pb2.TableEntry:
         """A TableEntry; ``match`` values: exact → value, lpm → (value, prefix_len)."""

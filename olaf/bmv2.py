@@ -149,8 +149,8 @@ class Bmv2Switch:
                 raise SwitchStartError(self._failure(f"ports {sorted(pending)} not open after {timeout_s:.0f} s"))
             time.sleep(0.05)
         # BMv2 only warns when --load-modules fails, then dies once a pipeline needs the extern.
-        out = Path(f"{spec.log_path}.stdout").read_text(errors="replace")
-        skipped = [l for l in out.splitlines() if "Skipping module" in l]
+        startup = Path(f"{spec.log_path}.stdout").read_text(errors="replace")
+        skipped = [line for line in startup.splitlines() if "Skipping module" in line]
         if skipped:
             self.stop()
             raise SwitchStartError(self._failure(f"could not load the OlafQueue extern ({skipped[0].strip()})"))

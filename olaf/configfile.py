@@ -50,7 +50,7 @@ def location(loc: tuple[Union[str, int], ...]) -> str:
     return out
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: Any) -> str:
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         return "unknown field (remove it or check its spelling)"

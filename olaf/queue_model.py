@@ -56,7 +56,6 @@ from olaf.fixedpoint import sat_add32, sat_add_u16
 from olaf.update import Update
 from olaf.wire import QueueStatus
 
-
 _KEEP = object()
 
 
@@ -268,7 +267,7 @@ class OlafQueue:
         ``track`` records the segment in cluster_status / replace_status (the
         FIFO baseline does not track clusters).
         """
-        if len(self.out_mem_addrs) >= self.config.queue_size or not self.available_mem_addrs:
+        if len(self.out_mem_addrs) >= self.limit or not self.available_mem_addrs:
             return EnqueueResult(Decision.DROP_FULL, None)
         seg = self.available_mem_addrs.popleft()
         self.segments[seg] = n
@@ -337,6 +336,11 @@ class OlafQueue:
     # -- status ----------------------------------------------------------------
 
     @property
+    def limit(self) -> int:
+        """The occupancy limit Q_max in segments (``config.queue_size``, resolved)."""
+        return self.config.queue_size or self.config.segments
+
+    @property
     def occupancy(self) -> int:
         """Occupied segments, including a locked head."""
         return len(self.out_mem_addrs)
@@ -372,16 +376,16 @@ class OlafQueue:
         assert len(out) <= n
         for s in range(n):
             assert (self.segments[s] is None) == (s not in out), f"segment {s} state"
-        assert self.locked is None or (out and self.locked == out[0]), "lock not at head"
+        assert self.locked is None or (bool(out) and self.locked == out[0]), "lock not at head"
         seen: set[int] = set()
-        for c, s in enumerate(self.cluster_status):
-            if s is None:
+        for c, cs in enumerate(self.cluster_status):
+            if cs is None:
                 assert not self.replace_status[c].flag
                 continue
-            assert s in out and s != self.locked, f"cluster {c} points to a bad segment"
-            assert self.segment_cluster[s] == c
-            assert s not in seen
-            seen.add(s)
+            assert cs in out and cs != self.locked, f"cluster {c} points to a bad segment"
+            assert self.segment_cluster[cs] == c
+            assert cs not in seen
+            seen.add(cs)
         waiting_unlocked = [self.segment_cluster[s] for s in out if s != self.locked]
         if self.discipline == "olaf":
             assert len(waiting_unlocked) == len(set(waiting_unlocked)), (

@@ -41,11 +41,11 @@ from scapy.fields import (
     FieldLenField,
     FieldListField,
     FlagsField,
+    IntField,
     LongField,
     ShortField,
     SignedIntField,
     ThreeBytesField,
-    IntField,
 )
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
@@ -61,10 +61,10 @@ from olaf.constants import (  # noqa: F401  (re-exported: the protocol's names)
     MSG_ACK,
     MSG_UPDATE,
     PROTOCOL_VERSION,
+    UDP_HEADER_LEN,
     UPDATE_FLAG_INIT,
     UPDATE_HEADER_LEN,
     UPDATE_PORT,
-    UDP_HEADER_LEN,
 )
 from olaf.update import Update
 

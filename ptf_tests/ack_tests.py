@@ -1,5 +1,6 @@
 """ACK path: multicast to exactly the cluster's workers, per-replica rewrite, queue status."""
 
+from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, OlafTest, worker_ip, worker_mac
 from ptf import testutils as tu
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
@@ -8,7 +9,6 @@ from olaf import wire
 from olaf.fixedpoint import reward_to_fixed
 from olaf.update import Update
 from olaf.wire import QueueStatus
-from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, WORKER_PORTS, OlafTest, worker_ip, worker_mac
 
 
 def ack_frame(cluster_id, dst_ip, *, weights=(1, -2, 3, -4), status=None, flags_valid=False):

@@ -1,12 +1,12 @@
 """Traffic that is not an update from a known worker bypasses the OlafQueue."""
 
+from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, OlafTest, worker_ip, worker_mac
 from ptf import testutils as tu
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
 from olaf import wire
 from olaf.update import Update
-from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, OlafTest, worker_ip, worker_mac
 
 
 class BypassNonOlaf(OlafTest):

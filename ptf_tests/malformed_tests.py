@@ -1,12 +1,12 @@
 """Malformed Olaf packets are counted by reason and dropped; the switch keeps working."""
 
+from olaf_base import PS_IP, SW_MAC, OlafTest, worker_ip, worker_mac
 from ptf import testutils as tu
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from olaf import wire
 from olaf.update import Update
-from olaf_base import PS_IP, PS_PORT, SW_MAC, OlafTest, worker_ip, worker_mac
 
 
 def frame(payload: bytes, dport=wire.UPDATE_PORT, udp_len=None):

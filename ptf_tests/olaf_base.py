@@ -28,8 +28,8 @@ from olaf import wire
 from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.counters import OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
-from olaf.controller.p4rt import Replica, SwitchConnection
 from olaf.controller.olaf_params import OlafParams, QueueParams
+from olaf.controller.p4rt import Replica, SwitchConnection
 from olaf.controller.tm import TrafficManager, push_pipeline
 from olaf.controller.update_identifier import UpdateIdentifier
 from olaf.update import Update

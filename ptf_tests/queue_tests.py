@@ -1,11 +1,11 @@
 """OlafQueue decisions on the switch: append, replace, aggregate, reward filter, full, order."""
 
+from olaf_base import PS_IP, PS_PORT, OlafTest, worker_ip
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from olaf.fixedpoint import reward_to_fixed
 from olaf.update import Update
-from olaf_base import PS_IP, PS_PORT, OlafTest, worker_ip
 
 
 def upd(seq=0, grads=(0, 0, 0, 0), reward=0.0, count=1, gen_ts=1000):

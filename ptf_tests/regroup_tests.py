@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, WORKER_PORTS, OlafTest, worker_ip, worker_mac
 from ptf import testutils as tu
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
@@ -18,7 +19,6 @@ from olaf import wire
 from olaf.controller import config as cfgmod
 from olaf.controller.controller import OlafController
 from olaf.update import Update
-from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, WORKER_PORTS, OlafTest, worker_ip, worker_mac
 
 
 def network(grpc: str, thrift_port: int, clusters: dict) -> dict:

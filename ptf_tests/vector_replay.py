@@ -24,15 +24,14 @@ state to drive. The run prints what it replayed and skipped.
 
 from pathlib import Path
 
+from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, OlafTest
 from ptf import testutils as tu
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from olaf import vectors
-from olaf import wire
+from olaf import vectors, wire
 from olaf.queue_model import make_queue
 from olaf.update import Update
-from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, OlafTest
 
 ACK_SINK_IP = "10.255.0.1"
 ACK_SINK_PORT = 2
@@ -142,7 +141,8 @@ class VectorReplay(OlafTest):
     def check_status(self, expect, where: str):
         layer = wire.ack_layer(cluster_id=0, worker_id=0, seq=0, count=1, global_reward=0,
                                gen_ts=0, weights=[])
-        ack = Ether(src=PS_MAC, dst=SW_MAC) / IP(src=PS_IP, dst=ACK_SINK_IP) / UDP(sport=wire.UPDATE_PORT, dport=wire.ACK_PORT) / layer
+        ack = (Ether(src=PS_MAC, dst=SW_MAC) / IP(src=PS_IP, dst=ACK_SINK_IP)
+               / UDP(sport=wire.UPDATE_PORT, dport=wire.ACK_PORT) / layer)
         tu.send_packet(self, PS_PORT, bytes(ack))
         got = wire.parse_ack(bytes(self.recv(ACK_SINK_PORT)[UDP].payload)).status
         self.assertEqual((got.queue_util, got.queue_size), (expect["queue_util"], expect["queue_size"]), where)

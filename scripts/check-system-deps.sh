@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Check (and, as root on Debian/Ubuntu, install) the system packages a make target needs.
-# Usage: scripts/check-system-deps.sh GROUP...   groups: python
+# Usage: scripts/check-system-deps.sh GROUP...   groups: python cpp p4 mininet
 # Prints exactly what is missing and how to get it; exits 1 if something is still missing.
+# As root on Debian/Ubuntu it installs what is missing once (apt-get update, then
+# install --no-install-recommends) and checks again; it never retries in a loop.
 set -euo pipefail
 
 missing=()
@@ -16,6 +18,10 @@ need_python() {
   fi
   if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
     missing+=("python3 venv module"); apt_pkgs+=(python3-venv)
+  fi
+  # Python.h: some dependencies (ptf -> netifaces) build C extensions from source
+  if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+    missing+=("Python headers (Python.h)"); apt_pkgs+=(python3-dev)
   fi
   command -v g++ >/dev/null || { missing+=("g++"); apt_pkgs+=(g++ make); }
 }
@@ -55,14 +61,22 @@ for group in "$@"; do
   esac
 done
 
-if [ ${#apt_pkgs[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+if [ ${#apt_pkgs[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+   && [ -z "${OLAF_DEPS_INSTALL_TRIED:-}" ]; then
   echo "Installing system packages: ${apt_pkgs[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${apt_pkgs[@]}" >/dev/null
-  exec "$0" "$@"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null || echo "warning: apt-get update failed; trying the package lists as they are" >&2
+  if ! apt-get install -y -q --no-install-recommends "${apt_pkgs[@]}" >/dev/null; then
+    echo "apt-get install ${apt_pkgs[*]} failed (see its output above)" >&2
+  fi
+  # Check once more, without installing again: a package that installs but does not
+  # satisfy its check must end in a clear message, not a loop.
+  OLAF_DEPS_INSTALL_TRIED=1 exec "$BASH" "$0" "$@"
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Missing: ${missing[*]}" >&2
-  [ ${#apt_pkgs[@]} -gt 0 ] && echo "Install with: sudo apt-get install ${apt_pkgs[*]}" >&2
+  [ ${#apt_pkgs[@]} -gt 0 ] && echo "Install with: sudo apt-get update && sudo apt-get install --no-install-recommends ${apt_pkgs[*]}" >&2
+  [ -n "${OLAF_DEPS_INSTALL_TRIED:-}" ] && echo "(an install was attempted and did not provide the above)" >&2
   if [ "$p4_hint" = 1 ]; then
     cat >&2 <<'HINT'
 The P4 toolchain is not in Debian's or PyPI's registries. On Ubuntu 20.04/22.04/24.04, install

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from p4.v1 import p4runtime_pb2
-
 from p4rt_servicer import FakeSwitchServer
 
 from olaf.controller import cli as olafctl

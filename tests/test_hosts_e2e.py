@@ -2,8 +2,8 @@
 
 No switch on this path: every sent update is delivered and nothing is aggregated, so
 the report must show sent == delivered for each cluster; clusters come from
---cluster-id, the metric window from run.json as a harness writes it. Real processes, real UDP sockets, the same command lines a Mininet
-harness uses.
+--cluster-id, the metric window from run.json as a harness writes it. Real processes, real
+UDP sockets, the same command lines a Mininet harness uses.
 """
 
 import json

@@ -5,7 +5,6 @@ Small networks keep these to a few tens of seconds each; `make run` /
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from p4_tier import ROOT, build_p4, require_p4_tools, require_root
 
 OLAF = str(Path(sys.executable).parent / "olaf")

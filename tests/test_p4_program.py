@@ -3,16 +3,15 @@
 import json
 
 import pytest
-
 from p4_tier import build_p4, require_p4_tools
+from p4runtime_sh.context import P4Type
 
 from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.counters import OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
-from olaf.controller.p4rt import Pipeline
 from olaf.controller.olaf_params import OlafParams
+from olaf.controller.p4rt import Pipeline
 from olaf.controller.update_identifier import UpdateIdentifier
-from p4runtime_sh.context import P4Type
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +33,7 @@ def test_bmv2_json_uses_the_olaf_extern(build):
 
 def test_controller_names_exist_in_p4info(build):
     p = Pipeline.from_file(build / "olaf.p4info.txt")
-    for cls, tables, actions in [
+    for _cls, tables, actions in [
         (Ipv4Forwarding, [Ipv4Forwarding.TABLE], [Ipv4Forwarding.ACTION]),
         (UpdateIdentifier, [UpdateIdentifier.TABLE], [UpdateIdentifier.ACTION]),
         (OlafParams, [OlafParams.TABLE], [OlafParams.ACTION]),

@@ -3,13 +3,12 @@
 import json
 
 import pytest
+from hostnet import AckReceiver, loopback_net, running
 
 from olaf.fixedpoint import INT32_MIN
 from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.update import Update
 from olaf.wire import UPDATE_PORT, OlafAck, OlafUpdate, encode_update
-
-from hostnet import AckReceiver, loopback_net, running
 
 ONE = 1 << 24
 R1 = 1 << 16
@@ -81,8 +80,9 @@ def test_ps_session(ps_and_worker, tmp_path):
     assert (s["malformed"], s["wrong_size"], s["inits"], s["updates"]) == (5, 1, 2, 6)
     assert (s["initialised"], s["init_ignored"], s["before_init"], s["accepted"], s["rejected"]) == (1, 1, 1, 2, 2)
     assert s["acks_sent"] == 7 and s["per_cluster"]["3"]["worker_updates"] == 9
-    assert set(s["malformed_reasons"]) == {"update too short", "update length mismatch", "update has unknown version N (this receiver speaks N)",
-                                           "update has msg_type N (ack), expected N", "update has count N (a worker sends count N)"}
+    assert set(s["malformed_reasons"]) == {
+        "update too short", "update length mismatch", "update has unknown version N (this receiver speaks N)",
+        "update has msg_type N (ack), expected N", "update has count N (a worker sends count N)"}
     assert json.loads((tmp_path / "ps.summary.json").read_text()) == s
 
     log = [json.loads(line) for line in (tmp_path / "ps.jsonl").read_text().splitlines()]

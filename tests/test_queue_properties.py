@@ -9,7 +9,8 @@ and an APPEND only below queue_size.
 
 from collections import deque
 
-from hypothesis import settings, strategies as st
+from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from olaf.fixedpoint import reward_to_fixed

@@ -6,10 +6,10 @@ from itertools import islice
 import numpy as np
 import pytest
 
+from olaf.fixedpoint import grads_to_fixed, reward_to_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import BanditTask, Experience, TaskParams
-from olaf.fixedpoint import grads_to_fixed, reward_to_fixed
 from olaf.update import Update
 
 

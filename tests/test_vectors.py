@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from olaf import vectors as vec
-from olaf.vectors.corpus import make_update, small_config
 from olaf.queue_model import Decision
+from olaf.vectors.corpus import make_update, small_config
 
 VECTOR_DIR = Path(__file__).parent / "vectors"
 FILES = sorted(VECTOR_DIR.glob("*.json"))

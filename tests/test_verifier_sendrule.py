@@ -6,7 +6,12 @@ import pytest
 
 from olaf.verifier.config import Transmission
 from olaf.verifier.sendrule import (
-    Kind, base_probability, classify, run_bounds, send_probability, stale_threshold_ms,
+    Kind,
+    base_probability,
+    classify,
+    run_bounds,
+    send_probability,
+    stale_threshold_ms,
 )
 
 

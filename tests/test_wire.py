@@ -1,7 +1,8 @@
 """Wire format: round trips, exact offsets from docs/protocol.md, strict rejection."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
@@ -14,8 +15,8 @@ from olaf.wire import (
     MalformedOlafPacket,
     OlafAck,
     OlafUpdate,
-    ack_layer,
     QueueStatus,
+    ack_layer,
     encode_update,
     parse_ack,
     parse_update,

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from hostnet import loopback_net, running
 
 from olaf.hosts.runlog import StartFileError
 from olaf.hosts.schedule import ScheduleSpec
@@ -20,8 +21,6 @@ from olaf.hosts.task import BanditTask, TaskParams
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import Worker, WorkerConfig
 from olaf.wire import ACK_PORT, UPDATE_PORT, QueueStatus, ack_layer, parse_update, update_is_init
-
-from hostnet import loopback_net, running
 
 G = 8
 ACK_WEIGHTS = [(i - 4) << 20 for i in range(G)]  # the "global model" the responder hands out

@@ -119,15 +119,16 @@ class RunSpec:
     def deployment(self) -> cfgmod.Deployment:
         """The network of this run (raises RunSpecError for sizes the builders refuse)."""
         thr = None if self.reward_threshold is None else reward_to_fixed(self.reward_threshold)
-        common = dict(num_grads=self.grads, discipline=self.queue, reward_threshold=thr,
-                      activity_window_ns=int(self.activity_window_ms * 1e6))
+        window_ns = int(self.activity_window_ms * 1e6)
         try:
             if self.topo == "tor":
                 return tor(self.clusters, self.workers_per_cluster,
-                           queue=QueueSetup(self.queue_size, self.rate_pps), **common)
+                           queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
+                           discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
             return multihop(self.clusters, self.workers_per_cluster,
                             edge_queue=QueueSetup(self.edge_queue_size, self.edge_rate_pps),
-                            core_queue=QueueSetup(self.queue_size, self.rate_pps), **common)
+                            core_queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
+                            discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
         except ValueError as e:
             field = "workers_per_cluster" if "workers_per_cluster" in str(e) else "clusters"
             raise RunSpecError(field, str(e)) from None

@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 
 import click
 
+from olaf.constants import MAX_G, MAX_G_JUMBO, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.hosts.runlog import StartFileError, stop_on_signals
@@ -15,7 +16,6 @@ from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import Worker, WorkerConfig
-from olaf.constants import MAX_G, MAX_G_JUMBO, UPDATE_PORT
 
 
 def _hostport(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[tuple[str, int]]:

@@ -33,7 +33,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from olaf.fixedpoint import GRAD_FRAC_BITS, INT32_MIN, INT32_MAX, reward_from_fixed
+from olaf.fixedpoint import GRAD_FRAC_BITS, INT32_MAX, INT32_MIN, reward_from_fixed
 from olaf.update import Update
 
 _SCALE = float(1 << GRAD_FRAC_BITS)

@@ -32,7 +32,7 @@ import csv
 import json
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -62,14 +62,15 @@ def _check_period(period_ms: float, jitter_ms: float) -> None:
         raise ValueError(f"jitter must be in [0, period={period_ms}] ms, got {jitter_ms}")
 
 
-def _from_columns(path: Path, t_ms: Optional[Sequence[float]], interval_ms: Optional[Sequence[float]]) -> list[float]:
+def _from_columns(path: Path, t_ms: Optional[Sequence[Any]], interval_ms: Optional[Sequence[Any]]) -> list[float]:
     if t_ms is None and interval_ms is None:
         raise TraceError(f"{path}: no 't_ms' or 'interval_ms' column")
     if t_ms is not None:
         times = [float(x) for x in t_ms]
     else:
-        times = np.cumsum([float(x) for x in interval_ms]).tolist()  # type: ignore[arg-type]
-        if any(float(x) < 0 for x in interval_ms):  # type: ignore[union-attr]
+        assert interval_ms is not None
+        times = np.cumsum([float(x) for x in interval_ms]).tolist()
+        if any(float(x) < 0 for x in interval_ms):
             raise TraceError(f"{path}: negative interval_ms")
     for i, t in enumerate(times):
         if not t >= 0:
@@ -155,7 +156,7 @@ class ScheduleSpec:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ScheduleSpec) and vars(self) == vars(other)
 
-    __hash__ = None  # type: ignore[assignment]  (mutable attributes)
+    __hash__ = None  # type: ignore[assignment]  # mutable attributes
 
     def gaps(self, rng: np.random.Generator) -> Iterator[int]:
         """Gaps in ns between generations, the first from the start (``rng`` draws

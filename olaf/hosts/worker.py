@@ -69,13 +69,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-from olaf.fixedpoint import GRAD_FRAC_BITS, grads_to_fixed, reward_from_fixed, reward_to_fixed, INT32_MIN
+from olaf.fixedpoint import GRAD_FRAC_BITS, INT32_MIN, grads_to_fixed, reward_from_fixed, reward_to_fixed
 from olaf.hosts.runlog import JsonlLog, OutputFiles, StartFileError, wait_for_start_file, wait_until, write_json
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import BanditTask, Experience, TaskParams
 from olaf.hosts.txcontrol import TransmissionControl, TxParams
 from olaf.update import Update
-from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
+from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_update, parse_ack
 
 RECV_BUF = 65535
 SENT_MEMORY = 4096

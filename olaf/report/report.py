@@ -166,7 +166,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
     t0, t1, source = window(run)
     by_cluster = deliveries_by_cluster(run)
     workers_of: dict[int, list] = defaultdict(list)
-    unattributed = []
+    unattributed: list[Any] = []
     for w in run.workers:
         final = run.cluster_at(w, t1) if run.regroups else w.cluster_id
         (workers_of[final] if final is not None else unattributed).append(w)

@@ -59,10 +59,12 @@ class TraceBuilder:
             raise AssertionError(f"{self.name}: dequeue expected {expect_update}, got {dep}")
         return dep
 
-    def drain(self) -> list[Optional[Departure]]:
+    def drain(self) -> list[Departure]:
         out = []
         while self.queue.occupancy:
-            out.append(self.dequeue())
+            dep = self.dequeue()
+            assert dep is not None
+            out.append(dep)
         return out
 
     def status(self, *, dt_ns: int = 0, expect: Optional[tuple[int, int]] = None) -> dict[str, int]:

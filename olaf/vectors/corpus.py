@@ -394,7 +394,7 @@ def _random_config_change(rng: random.Random, cfg: QueueConfig) -> dict[str, Any
     return change
 
 
-RANDOM_SET = [
+RANDOM_SET: list[tuple[Any, ...]] = [
     # (name, seed, events, config kwargs, discipline[, p_lock])
     ("random_small_olaf", 1, 300, dict(segments=2, num_clusters=3, num_grads=4), "olaf"),
     ("random_threshold_olaf", 2, 400, dict(segments=4, num_clusters=5, num_grads=8,

@@ -15,7 +15,12 @@ from typing import Optional, Sequence, Union
 
 from olaf.verifier import model, report
 from olaf.verifier.config import (
-    Cluster, Engine, Query, Transmission, VerifyConfig, ConfigError,
+    Cluster,
+    ConfigError,
+    Engine,
+    Query,
+    Transmission,
+    VerifyConfig,
 )
 
 

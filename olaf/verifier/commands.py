@@ -39,7 +39,7 @@ def verify_cmd(config_path: Path, as_json: bool, timeout_s: Optional[float], hor
         from olaf.verifier.config import ConfigError, load
     except ImportError as e:  # the 'verify' extra is missing
         raise click.ClickException(
-            f"the verifier needs z3-solver ({e}); install it with: pip install 'olaf-drl[verify]'")
+            f"the verifier needs z3-solver ({e}); install it with: pip install 'olaf-drl[verify]'") from None
     try:
         cfg = load(config_path, horizon=horizon)
     except ConfigError as e:

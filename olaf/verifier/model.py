@@ -383,6 +383,7 @@ def solve(cfg: VerifyConfig, *, timeout_s: Optional[float] = None,
             s.set("timeout", ms)
         return s.check(extra)
 
+    groups: list[tuple[Any, Any]]
     if opts.query == "disjunction":
         groups = [(None, z3.Or(*[f for _, f in viol]))]
     elif opts.query == "pairs":

@@ -155,6 +155,7 @@ def replay(cfg: VerifyConfig, b: Behaviour) -> ReplayResult:
             res = q.enqueue(upd, t * NS_PER_MS)
             o.outcome = res.decision.label
             if res.decision is Decision.APPEND:
+                assert res.segment is not None
                 seg_of[res.segment] = (u, k)
                 holder[u] = k
         if q.occupancy and free_at <= t:
@@ -164,11 +165,13 @@ def replay(cfg: VerifyConfig, b: Behaviour) -> ReplayResult:
             free_at = t + S
             deliveries[u].append(aom.Delivery(t * NS_PER_MS, dep.update.gen_ts, dep.update.count))
             util = q.status(t * NS_PER_MS).queue_util
-            outcomes[u][k].ack_q = util
+            head = outcomes[u][k]
+            assert head is not None
+            head.ack_q = util
             for m in range(k, len(outcomes[u])):
-                o = outcomes[u][m]
-                if o is not None and o.sent and o.departure_ms is None and o.outcome != "drop_full":
-                    o.departure_ms = t
+                om = outcomes[u][m]
+                if om is not None and om.sent and om.departure_ms is None and om.outcome != "drop_full":
+                    om.departure_ms = t
             heapq.heappush(acks, (t + R, u))
     if rule.active:
         inadmissible += _run_violations(rule, outcomes)

@@ -123,7 +123,7 @@ def cross_check(cfg: VerifyConfig, trace: dict) -> dict:
             if (Fraction(c["sum_peak_ms"]), c["n_peak"]) != (rc.sum_peak_ms, rc.n_peak):
                 mism.append(f"{c['name']}: solver peaks {c['sum_peak_ms']}/{c['n_peak']}, "
                             f"replay {rc.sum_peak_ms}/{rc.n_peak}")
-    rv = [{"kind": k, "clusters": [names[x] for x in us], "gap": _frac(g),
+    rv: list[dict[str, Any]] = [{"kind": k, "clusters": [names[x] for x in us], "gap": _frac(g),
            "gap_float": None if g is None else float(g)} for k, us, g in res.violations]
     claimed = {(v["kind"], tuple(v["clusters"])) for v in trace["violations"]}
     found = {(v["kind"], tuple(v["clusters"])) for v in rv}

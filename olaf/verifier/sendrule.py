@@ -52,8 +52,9 @@ def send_probability(q_max: int, n: int, dhat_ms: int, delta_t_ms: int, v: Fract
     exactly in Fractions.
     """
     base_probability(q_max, n)  # validates q_max, n
-    return Fraction(txcontrol.send_probability(n, Fraction(q_max), Fraction(dhat_ms),
-                                               Fraction(delta_t_ms), v * 1000))
+    # txcontrol's rule is plain arithmetic: given Fractions it computes exactly
+    return Fraction(txcontrol.send_probability(n, Fraction(q_max), Fraction(dhat_ms),  # type: ignore[arg-type]
+                                               Fraction(delta_t_ms), v * 1000))  # type: ignore[arg-type]
 
 
 def stale_threshold_ms(q_max: int, n: int, delta_t_ms: int, v: Fraction) -> Optional[int]:

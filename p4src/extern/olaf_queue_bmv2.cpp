@@ -145,9 +145,10 @@ class OlafQueue : public bm::ExternType {
       return;
     }
     if (static_cast<uint32_t>(dep->segment) != segment.get<uint32_t>()) {
-      BMLOG_ERROR("OlafQueue {}: token of segment {} departed segment {} (TM and queue order "
-                  "differ; is the PS port's queue depth below the queue size?)",
-                  get_name(), segment.get<uint32_t>(), dep->segment);
+      BMLOG_ERROR(
+          "OlafQueue {}: token of segment {} departed segment {} (TM and queue order "
+          "differ; is the PS port's queue depth below the queue size?)",
+          get_name(), segment.get<uint32_t>(), dep->segment);
     }
     const olaf::Update &u = dep->update;
     bm::Packet &pkt = get_packet();
@@ -203,11 +204,9 @@ class OlafQueue : public bm::ExternType {
 BM_REGISTER_EXTERN(OlafQueue);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, configure, const bm::Data &, const bm::Data &,
                           const bm::Data &, const bm::Data &, const bm::Data &);
-BM_REGISTER_EXTERN_METHOD(OlafQueue, enqueue, const bm::Data &, const bm::Data &,
-                          const bm::Data &, const bm::Data &, const bm::Data &,
-                          const bm::Data &, const bm::Data &, const bm::Data &, bm::Data &,
-                          bm::Data &);
-BM_REGISTER_EXTERN_METHOD(OlafQueue, dequeue, const bm::Data &, bm::Data &, bm::Data &,
-                          bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &,
-                          bm::Data &);
+BM_REGISTER_EXTERN_METHOD(OlafQueue, enqueue, const bm::Data &, const bm::Data &, const bm::Data &,
+                          const bm::Data &, const bm::Data &, const bm::Data &, const bm::Data &,
+                          const bm::Data &, bm::Data &, bm::Data &);
+BM_REGISTER_EXTERN_METHOD(OlafQueue, dequeue, const bm::Data &, bm::Data &, bm::Data &, bm::Data &,
+                          bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, status, bm::Data &, bm::Data &, bm::Data &);

@@ -40,18 +40,21 @@ bool decision_from_label(const std::string &label, Decision *out) {
 
 const char *error_text(Error e) {
   switch (e) {
-    case Error::kNone: return "none";
-    case Error::kBadCluster: return "cluster_id outside 0..num_clusters-1";
-    case Error::kBadLength: return "number of grads differs from num_grads";
-    case Error::kTimeBackwards: return "time went backwards";
+    case Error::kNone:
+      return "none";
+    case Error::kBadCluster:
+      return "cluster_id outside 0..num_clusters-1";
+    case Error::kBadLength:
+      return "number of grads differs from num_grads";
+    case Error::kTimeBackwards:
+      return "time went backwards";
   }
   return "?";
 }
 
 bool Update::operator==(const Update &o) const {
   return cluster_id == o.cluster_id && worker_id == o.worker_id && seq == o.seq &&
-         count == o.count && reward_sum == o.reward_sum && gen_ts == o.gen_ts &&
-         grads == o.grads;
+         count == o.count && reward_sum == o.reward_sum && gen_ts == o.gen_ts && grads == o.grads;
 }
 
 Update aggregate(const Update &q, const Update &n) {
@@ -74,7 +77,8 @@ Queue::Queue(const Config &config, Discipline discipline)
     throw std::invalid_argument("reward_threshold must be in 0..2^31-1 (Q15.16)");
   segments_.resize(config.segments);
   segment_cluster_.assign(config.segments, -1);
-  for (uint32_t s = 0; s < config.segments; s++) available_mem_addrs_.push_back(static_cast<int>(s));
+  for (uint32_t s = 0; s < config.segments; s++)
+    available_mem_addrs_.push_back(static_cast<int>(s));
   cluster_status_.assign(config.num_clusters, -1);
   replace_status_.resize(config.num_clusters);
   last_seen_ns_.resize(config.num_clusters);
@@ -95,9 +99,12 @@ bool Queue::configure(uint32_t queue_size, bool reward_filter, int64_t reward_th
 
 EnqueueResult Queue::enqueue(const Update &n, uint64_t now_ns) {
   EnqueueResult r;
-  if (n.cluster_id >= config_.num_clusters) r.error = Error::kBadCluster;
-  else if (n.grads.size() != config_.num_grads) r.error = Error::kBadLength;
-  else if (now_ns < now_ns_) r.error = Error::kTimeBackwards;
+  if (n.cluster_id >= config_.num_clusters)
+    r.error = Error::kBadCluster;
+  else if (n.grads.size() != config_.num_grads)
+    r.error = Error::kBadLength;
+  else if (now_ns < now_ns_)
+    r.error = Error::kTimeBackwards;
   if (r.error != Error::kNone) {
     counters_.errors++;
     return r;

@@ -55,12 +55,12 @@ struct Update {
 
 // Static parameters (fixed at construction) and runtime ones (configure()).
 struct Config {
-  uint32_t segments = 1;            // physical segments
-  uint32_t num_clusters = 1;        // cluster ids 0 .. num_clusters-1
-  uint32_t num_grads = 0;           // gradient elements per update
-  uint32_t queue_size = 1;          // occupancy limit, 1 .. segments
-  bool reward_filter = false;       // reward filtering enabled
-  int64_t reward_threshold = 0;     // T, Q15.16, >= 0
+  uint32_t segments = 1;         // physical segments
+  uint32_t num_clusters = 1;     // cluster ids 0 .. num_clusters-1
+  uint32_t num_grads = 0;        // gradient elements per update
+  uint32_t queue_size = 1;       // occupancy limit, 1 .. segments
+  bool reward_filter = false;    // reward filtering enabled
+  int64_t reward_threshold = 0;  // T, Q15.16, >= 0
   uint64_t activity_window_ns = 1000000000ULL;
 };
 

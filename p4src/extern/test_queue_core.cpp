@@ -7,10 +7,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "olaf_queue_core.hpp"
 
@@ -31,8 +30,12 @@ olaf::Update update_from_json(const json &j) {
 }
 
 json update_to_json(const olaf::Update &u) {
-  return json{{"cluster_id", u.cluster_id}, {"worker_id", u.worker_id}, {"seq", u.seq},
-              {"count", u.count}, {"reward_sum", u.reward_sum}, {"gen_ts", u.gen_ts},
+  return json{{"cluster_id", u.cluster_id},
+              {"worker_id", u.worker_id},
+              {"seq", u.seq},
+              {"count", u.count},
+              {"reward_sum", u.reward_sum},
+              {"gen_ts", u.gen_ts},
               {"grads", u.grads}};
 }
 
@@ -77,8 +80,8 @@ int replay(const std::string &path) {
   cfg.reward_filter = !c.at("reward_threshold").is_null();
   cfg.reward_threshold = cfg.reward_filter ? c.at("reward_threshold").get<int64_t>() : 0;
   cfg.activity_window_ns = c.at("activity_window_ns").get<uint64_t>();
-  const auto disc = c.value("discipline", std::string("olaf")) == "fifo"
-                        ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf;
+  const auto disc = c.value("discipline", std::string("olaf")) == "fifo" ? olaf::Discipline::kFifo
+                                                                         : olaf::Discipline::kOlaf;
   olaf::Queue q(cfg, disc);
 
   int bad = 0;
@@ -89,17 +92,22 @@ int replay(const std::string &path) {
     json got;
     if (op == "enqueue") {
       auto r = q.enqueue(update_from_json(e.at("update")), e.at("t_ns").get<uint64_t>());
-      if (r.error != olaf::Error::kNone) got = json{{"error", olaf::error_text(r.error)}};
-      else got = json{{"decision", olaf::decision_label(r.decision)}, {"segment", seg_or_null(r.segment)}};
+      if (r.error != olaf::Error::kNone)
+        got = json{{"error", olaf::error_text(r.error)}};
+      else
+        got = json{{"decision", olaf::decision_label(r.decision)},
+                   {"segment", seg_or_null(r.segment)}};
     } else if (op == "lock") {
       auto s = q.lock_head();
       got = json{{"segment", s ? json(*s) : json(nullptr)}};
     } else if (op == "dequeue") {
       auto d = q.dequeue();
-      got = d ? json{{"segment", d->segment}, {"update", update_to_json(d->update)}} : json(nullptr);
+      got =
+          d ? json{{"segment", d->segment}, {"update", update_to_json(d->update)}} : json(nullptr);
     } else if (op == "status") {
       auto s = q.status(e.at("t_ns").get<uint64_t>());
-      got = json{{"queue_util", s.queue_util}, {"active_clusters", s.active_clusters},
+      got = json{{"queue_util", s.queue_util},
+                 {"active_clusters", s.active_clusters},
                  {"queue_size", s.queue_size}};
     } else if (op == "configure") {
       const auto &k = q.config();

@@ -111,8 +111,8 @@ def main() -> int:
     (OUT_DIR / "area.json").write_text(json.dumps(results, indent=1))
 
     print(f"{version}, {results['target']}, olaf_queue flattened, no I/O buffers")
-    print(f"| configuration | LUTs (logic + memory) | FFs | BRAM (36 Kb) | DSP48E2 | "
-          f"% of XCU55C LUTs | % of XCU55C FFs |")
+    print("| configuration | LUTs (logic + memory) | FFs | BRAM (36 Kb) | DSP48E2 | "
+          "% of XCU55C LUTs | % of XCU55C FFs |")
     print("|---|---|---|---|---|---|---|")
     for name, r in results["configs"].items():
         s, p = r["summary"], r["params"]

@@ -22,19 +22,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import Counter
 from pathlib import Path
 
 import cocotb
 from cocotb.triggers import RisingEdge
+from olaf_queue_frames import beats
+from olaf_queue_scoreboard import DifferentialScoreboard
+from olaf_queue_tb import OlafQueueTB
 
 from olaf.queue_model import Decision, OlafQueue, QueueConfig
 from olaf.update import Update
 from olaf.wire import update_frame_len
-
-from olaf_queue_frames import beats
-from olaf_queue_scoreboard import DifferentialScoreboard
-from olaf_queue_tb import OlafQueueTB
 
 PAPER = {"SEGMENTS": 8, "NUM_CLUSTERS": 9, "BEATS_PER_SEGMENT": 24}
 NUM_GRADS = 361          # 14 + 20 + 8 + 26 + 4 * 361 = 1512 bytes = 24 beats of 64 bytes
@@ -94,15 +92,13 @@ async def throughput(dut):
                 seen["out"].append(rec.index)
 
         tb.listeners[:] = [sb, count]
-        running = True
-
         frame_beats = beats(update_frame_len(num_grads))
 
-        async def pace_departures():
-            # departure_enable high for one frame time out of 1/pace frame times
+        async def pace_departures(frame_beats=frame_beats, pace=pace):
+            # departure_enable high for one frame time out of 1/pace frame times; runs until cancelled
             period = round(frame_beats / pace)
             k = 0
-            while running:
+            while True:
                 tb.dut.departure_enable.value = 1 if pace >= 1.0 or k % period < frame_beats else 0
                 k += 1
                 await RisingEdge(dut.clk)
@@ -111,7 +107,6 @@ async def throughput(dut):
         for u in mix_updates(mix, FRAMES, num_grads):
             tb.source.send_nowait(tb.frame(u, data=sb.expect_frame(u)))
         await tb.source.wait()
-        running = False
         pacer.cancel()
         tb.dut.departure_enable.value = 1
         for _ in range(20000):

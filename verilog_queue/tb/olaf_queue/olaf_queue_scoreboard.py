@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections import Counter, deque
 
-from olaf.queue_model import Decision, OlafQueue
-from olaf.update import Update
-
 from olaf_queue_frames import departing_frame, unpack_tuser, update_frame
 from olaf_queue_tb import Cycle, OlafQueueTB
+
+from olaf.queue_model import Decision, OlafQueue
+from olaf.update import Update
 
 
 class Mismatch(AssertionError):

@@ -29,10 +29,9 @@ from cocotbext.axi import (
     AxiStreamSink,
     AxiStreamSource,
 )
+from olaf_queue_frames import pack_tuser, update_frame
 
 from olaf.update import Update
-
-from olaf_queue_frames import pack_tuser, update_frame
 
 CLK_NS = 4
 """Clock period: 250 MHz, the paper's OpenNIC user-logic clock."""

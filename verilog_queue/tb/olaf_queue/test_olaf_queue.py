@@ -30,12 +30,6 @@ pytest.importorskip("cocotbext.axi", reason=_NO_RTL)
 
 from cocotb.triggers import RisingEdge  # noqa: E402
 from cocotbext.axi import AxiResp  # noqa: E402
-
-from olaf.fixedpoint import INT32_MAX, INT32_MIN, reward_to_fixed
-from olaf.queue_model import Decision, OlafQueue, QueueConfig
-from olaf.update import Update
-from olaf.vectors import load
-
 from olaf_queue_frames import beats, departing_frame, unpack_tuser, update_frame
 from olaf_queue_scoreboard import DifferentialScoreboard, read_structures
 from olaf_queue_tb import (
@@ -53,6 +47,11 @@ from olaf_queue_tb import (
     EventLog,
     OlafQueueTB,
 )
+
+from olaf.fixedpoint import INT32_MAX, INT32_MIN, reward_to_fixed
+from olaf.queue_model import Decision, OlafQueue, QueueConfig
+from olaf.update import Update
+from olaf.vectors import load
 
 REPO = Path(__file__).resolve().parents[3]
 VECTOR_DIR = REPO / "tests" / "vectors"

@@ -1,0 +1,44 @@
+"""scripts/check-system-deps.sh: installs once, re-checks once, and never loops when an
+install does not satisfy its check (it once re-ran itself 194 times in 3 s)."""
+
+import os
+import subprocess
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check-system-deps.sh"
+
+
+def _shim(d: Path, name: str, body: str) -> None:
+    p = d / name
+    p.write_text("#!/bin/bash\n" + body + "\n")
+    p.chmod(0o755)
+
+
+def test_failed_install_is_reported_once_not_looped(tmp_path):
+    log = tmp_path / "apt.log"
+    # A root shell on Debian whose apt-get "succeeds" but installs nothing: g++ stays missing.
+    _shim(tmp_path, "id", 'echo 0')
+    _shim(tmp_path, "apt-get", f'echo "$*" >> {log}; exit 0')
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}
+    r = subprocess.run(["/bin/bash", str(SCRIPT), "cpp"], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    calls = log.read_text().splitlines()
+    assert calls[0].startswith("update")
+    installs = [c for c in calls if c.startswith("install")]
+    assert len(installs) == 1 and "--no-install-recommends" in installs[0] and "g++" in installs[0]
+    assert "Missing: g++" in r.stderr and "an install was attempted" in r.stderr
+
+
+def test_not_root_prints_the_install_command(tmp_path):
+    _shim(tmp_path, "id", 'echo 1000')
+    log = tmp_path / "apt.log"
+    _shim(tmp_path, "apt-get", f'echo "$*" >> {log}; exit 0')
+    r = subprocess.run(["/bin/bash", str(SCRIPT), "cpp"], env={"PATH": str(tmp_path)}, capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and not log.exists()
+    assert "sudo apt-get install --no-install-recommends g++ make" in r.stderr
+
+
+def test_this_machine_has_the_python_group():
+    r = subprocess.run([str(SCRIPT), "python"], capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    assert r.returncode == 0, r.stderr
