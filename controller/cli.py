@@ -23,6 +23,7 @@ from rich.table import Table
 
 from olaf.cli import logging_options, setup_logging
 from olaf.constants import Decision
+from olaf.controller import admission
 from olaf.controller import config as cfgmod
 from olaf.controller.config import ConfigError
 from olaf.controller.controller import OlafController
@@ -202,18 +203,37 @@ def move(c: Ctx, worker: str, cluster: int) -> None:
     click.echo(f"moved {worker} from cluster {src} to cluster {cluster}")
 
 
+def _admit(c: Ctx, new: dict[int, tuple[str, ...]], changed: int, force: bool) -> None:
+    """Admission control (controller/admission.py): refuse, naming why, unless --force."""
+    try:
+        res = admission.check(c.ctl.d, new, changed)
+    except ImportError as e:
+        raise CommandError(f"admission control needs the verifier ({e}); install the 'verify' extra "
+                           "(`make setup`) or pass --force") from None
+    if res.admitted:
+        click.echo(f"admission: {res.verdict}: {res.summary}", err=True)
+        return
+    if force:
+        click.echo(f"admission: {res.verdict} ({res.summary}); applied anyway (--force)", err=True)
+        return
+    raise CommandError(f"refused by admission control ({res.verdict}, {res.solver_time_s:.1f} s): {res.summary}. "
+                       "Nothing was written; --force applies it anyway.")
+
+
 @main.command("add-worker")
 @click.argument("worker")
 @click.option("--cluster", type=int, required=True)
+@click.option("--force", is_flag=True, help="Apply even if admission control refuses.")
 @pass_ctx
-def add_worker(c: Ctx, worker: str, cluster: int) -> None:
-    """Add a worker host that is in no cluster to CLUSTER."""
+def add_worker(c: Ctx, worker: str, cluster: int, force: bool) -> None:
+    """Add a worker host that is in no cluster to CLUSTER (checked by admission control)."""
     src = _worker_arg(c, worker)
     if src is not None:
         raise CommandError(f"{worker} is already in cluster {src}; use move")
     _cluster_arg(c, cluster)
     new = dict(c.ctl.d.clusters)
     new[cluster] = new[cluster] + (worker,)
+    _admit(c, new, cluster, force)
     c.regroup(new)
 
 
@@ -230,13 +250,17 @@ def remove_worker(c: Ctx, worker: str) -> None:
 @main.command("create-cluster")
 @click.argument("cluster", type=int)
 @click.argument("workers", nargs=-1)
+@click.option("--force", is_flag=True, help="Apply even if admission control refuses.")
 @pass_ctx
-def create_cluster(c: Ctx, cluster: int, workers: tuple[str, ...]) -> None:
-    """Create CLUSTER, optionally moving WORKERS into it."""
+def create_cluster(c: Ctx, cluster: int, workers: tuple[str, ...], force: bool) -> None:
+    """Create CLUSTER, optionally moving WORKERS into it (checked by admission control)."""
     if cluster in c.ctl.d.clusters:
         raise CommandError(f"cluster {cluster} already exists")
+    for w in workers:
+        _worker_arg(c, w)
     new = {k: tuple(w for w in ws if w not in workers) for k, ws in c.ctl.d.clusters.items()}
     new[cluster] = tuple(workers)
+    _admit(c, new, cluster, force)
     c.regroup(new)
 
 

@@ -107,9 +107,11 @@ class AdmissionFile(FileModel):
     its queue size, ``p/C`` its bottleneck's service time ``1000 / rate_pps`` ms.
     """
 
-    switch: Optional[str] = None
+    enabled: bool = Field(True, description="check create-cluster / add-worker with the verifier")
+    switch: Optional[str] = Field(None, description="the switch whose Olaf queue is the engine (default: the PS's)")
     worker_period_ms: float = Field(50.0, gt=0)
     worker_jitter_ms: float = Field(10.0, ge=0)
+    tc: bool = Field(False, description="workers use transmission control (paper §5)")
     delta_t_ms: float = Field(400.0, gt=0, description="transmission control Δ̄_T, ms (paper §5)")
     v_per_s: float = Field(2.5, ge=0, description="slope v of f, 1/s")
     epsilon: float = Field(0.1, ge=0, description="fairness bound ε")

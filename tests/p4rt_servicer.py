@@ -188,3 +188,21 @@ class FakeSwitchServer:
 
     def __exit__(self, *exc) -> None:
         self.server.stop(grace=None)
+
+
+class RecordingTM:
+    """Stands in for the BMv2 Thrift traffic-manager client (queue rate/depth, PRE clear),
+    recording the calls; P4Runtime goes to :class:`FakeSwitchServer`."""
+
+    def __init__(self, *a, **kw):
+        self.calls = []
+
+    def set_queue_rate(self, pps, port=None):
+        self.calls.append(("rate", pps, port))
+
+    def set_queue_depth(self, packets, port=None):
+        self.calls.append(("depth", packets, port))
+
+    def clear_pre(self):
+        self.calls.append(("clear_pre",))
+        return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from p4.v1 import p4runtime_pb2
-from p4rt_servicer import FakeSwitchServer
+from p4rt_servicer import FakeSwitchServer, RecordingTM
 
 from olaf.controller import cli as olafctl
 from olaf.controller import config as cfgmod
@@ -22,21 +22,6 @@ from olaf.topologies.build import QueueSetup, tor
 
 P4INFO = Path(__file__).parent / "data" / "olaf.p4info.txt"
 U = p4runtime_pb2.Update
-
-
-class RecordingTM:
-    def __init__(self, *a, **kw):
-        self.calls = []
-
-    def set_queue_rate(self, pps, port=None):
-        self.calls.append(("rate", pps, port))
-
-    def set_queue_depth(self, packets, port=None):
-        self.calls.append(("depth", packets, port))
-
-    def clear_pre(self):
-        self.calls.append(("clear_pre",))
-        return 0
 
 
 @pytest.fixture

@@ -67,6 +67,8 @@ def spec_options(f):
                      type=click.Choice(BMV2_LOG_LEVELS), help="Log level of the BMv2 switches (logs/<switch>.log.txt)."),
         click.option("--pcap/--no-pcap", default=d.pcap, show_default=True,
                      help="Capture every switch port into <run>/pcap/ (BMv2 --pcap)."),
+        click.option("--admission/--no-admission", default=d.admission, show_default=True,
+                     help="olafctl create-cluster/add-worker ask the AoM verifier first (paper §6)."),
         click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "build",
                      show_default=True),
         click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),

@@ -7,7 +7,7 @@ tests of the spec work on a base install.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Optional
 
@@ -59,6 +59,9 @@ class RunSpec:
         seed: task seed (worker i uses seed + i for its own draws).
         bmv2_log_level: log level of every BMv2 switch (``warn`` keeps a loaded switch fast).
         pcap: capture every switch port to ``<run>/pcap/`` (BMv2 ``--pcap``).
+        admission: enable admission control of ``olafctl create-cluster``/``add-worker``
+            (the network file's ``admission`` section carries this run's traffic and
+            transmission-control parameters either way; controller/admission.py).
 
     Raises:
         RunSpecError: a value out of range; the message names the field.
@@ -84,6 +87,7 @@ class RunSpec:
     seed: int = 1
     bmv2_log_level: str = "warn"
     pcap: bool = False
+    admission: bool = False
 
     def __post_init__(self) -> None:
         def need(ok: bool, field: str, message: str) -> None:
@@ -121,17 +125,24 @@ class RunSpec:
         thr = None if self.reward_threshold is None else reward_to_fixed(self.reward_threshold)
         window_ns = int(self.activity_window_ms * 1e6)
         try:
-            if self.topo == "tor":
-                return tor(self.clusters, self.workers_per_cluster,
-                           queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
-                           discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
-            return multihop(self.clusters, self.workers_per_cluster,
-                            edge_queue=QueueSetup(self.edge_queue_size, self.edge_rate_pps),
-                            core_queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
-                            discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
+            d = self._topology(thr, window_ns)
         except ValueError as e:
             field = "workers_per_cluster" if "workers_per_cluster" in str(e) else "clusters"
             raise RunSpecError(field, str(e)) from None
+        adm = cfgmod.AdmissionFile(enabled=self.admission, worker_period_ms=self.period_ms,
+                                   worker_jitter_ms=self.jitter_ms, tc=self.tc, delta_t_ms=self.tc_delta_t_ms,
+                                   v_per_s=self.tc_v_per_s)
+        return replace(d, admission=adm)
+
+    def _topology(self, thr: Optional[int], window_ns: int) -> cfgmod.Deployment:
+        if self.topo == "tor":
+            return tor(self.clusters, self.workers_per_cluster,
+                       queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
+                       discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
+        return multihop(self.clusters, self.workers_per_cluster,
+                        edge_queue=QueueSetup(self.edge_queue_size, self.edge_rate_pps),
+                        core_queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
+                        discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
 
     def ps_config(self, d: cfgmod.Deployment, hosts_dir: Path) -> PsConfig:
         """The PS of deployment ``d``, logging into ``hosts_dir``."""
