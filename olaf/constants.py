@@ -47,6 +47,14 @@ UDP_HEADER_LEN = 8
 ETHERTYPE_IPV4 = 0x0800
 IPPROTO_UDP = 17
 IPV4_IHL_NO_OPTIONS = 5
+IPV4_FLAG_MF = 0b001
+"""IPv4 ``flags`` bit "more fragments" (RFC 791)."""
+IPV4_IHL_MAX = 15
+"""Largest IHL (4-bit field), 32-bit words."""
+IPV4_WORD_BITS = 32
+"""IHL counts 32-bit words."""
+IPV4_MAX_OPTIONS_BITS = 320
+"""Longest IPv4 options field: (15 − 5) 32-bit words (RFC 791)."""
 
 # --- Olaf messages (docs/protocol.md) ---------------------------------------------------------
 PROTOCOL_VERSION = 1
@@ -153,26 +161,35 @@ PARAM_FIFO = 0x02
 
 
 class Malformed(enum.IntEnum):
-    """Index of the ingress ``malformed`` counter: why an Olaf packet was dropped."""
+    """Index of the ingress ``malformed`` counter: why an Olaf packet (UDP 50100/50101) was dropped."""
 
-    VERSION = 0
-    MSG_TYPE = 1
-    LENGTH = 2
-    NUM_GRADS = 3
-    COUNT = 4
-    EXTERN = 5
+    VERSION = 0      # version is not PROTOCOL_VERSION
+    MSG_TYPE = 1     # msg_type does not match the port
+    LENGTH = 2       # UDP / IPv4 / frame length disagree with the element count, or too short
+    NUM_GRADS = 3    # update with another element count than the deployment's
+    COUNT = 4        # update with count 0
+    EXTERN = 5       # the OlafQueue extern refused it (cluster id out of range)
+    IP_OPTIONS = 6   # an Olaf message in an IPv4 packet with options (docs/protocol.md "Transport")
+    DESTINATION = 7  # an update not addressed to the PS
+    FRAGMENT = 8     # an Olaf message in an IPv4 fragment
 
 
 class Traffic(enum.IntEnum):
-    """Index of the ingress ``traffic`` counter: how a packet was classified."""
+    """Index of the ingress ``traffic`` counter: what happened to a packet that is not a
+    queued update and not malformed. With ``malformed`` and ``decisions`` it counts every
+    frame exactly once (docs/dataplane.md "Counters")."""
 
-    BYPASS = 0          # non-Olaf IPv4, forwarded normally
-    UNKNOWN_SOURCE = 1  # Olaf update from a source not in worker_table
-    INIT = 2            # INIT update, forwarded without queueing
-    ACK_MULTICAST = 3   # ACK replicated to its cluster's group
-    ACK_UNICAST = 4     # ACK of a cluster without group, forwarded
-    NON_IPV4 = 5        # dropped
-    NO_ROUTE = 6        # no ipv4_lpm entry, dropped
+    BYPASS = 0          # non-Olaf IPv4, forwarded
+    UNKNOWN_SOURCE = 1  # Olaf update/INIT from a source not in worker_table: dropped
+    INIT = 2            # INIT of a known worker: ids stamped, forwarded without queueing
+    ACK_MULTICAST = 3   # ACK from the PS, replicated to its cluster's group
+    ACK_UNICAST = 4     # ACK from the PS of a cluster without group, forwarded
+    NON_IPV4 = 5        # not IPv4 (or too short for it): dropped
+    NO_ROUTE = 6        # no ipv4_lpm entry: dropped
+    SPOOFED_SOURCE = 7  # a worker's source address from another port (or UDP port): dropped
+    FORGED_ACK = 8      # an ACK not from the PS address and port: dropped
+    IPV4_CHECKSUM = 9   # bad IPv4 header checksum: dropped
+    TTL_EXPIRED = 10    # TTL 0 or 1: dropped
 
 
 class EgressError(enum.IntEnum):
@@ -187,6 +204,9 @@ _P4_SCALARS: dict[str, Const] = {
     "ETHERTYPE_IPV4": Const(ETHERTYPE_IPV4, 16, "EtherType of IPv4"),
     "IPPROTO_UDP": Const(IPPROTO_UDP, 8, "IPv4 protocol number of UDP"),
     "IPV4_IHL_NO_OPTIONS": Const(IPV4_IHL_NO_OPTIONS, 4, "IHL of an IPv4 header without options"),
+    "IPV4_IHL_MAX": Const(IPV4_IHL_MAX, 4, "largest IHL, 32-bit words"),
+    "IPV4_WORD_BITS": Const(IPV4_WORD_BITS, 32, "bits per IHL word"),
+    "IPV4_FLAG_MF": Const(IPV4_FLAG_MF, 3, "IPv4 flags: more fragments"),
     "ETH_HEADER_LEN": Const(ETH_HEADER_LEN, 32, "Ethernet II header, bytes"),
     "IPV4_HEADER_LEN": Const(IPV4_HEADER_LEN, 16, "IPv4 header without options, bytes"),
     "UDP_HEADER_LEN": Const(UDP_HEADER_LEN, 16, "UDP header, bytes"),

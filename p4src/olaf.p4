@@ -1,13 +1,18 @@
 // Olaf data plane for BMv2 v1model (paper §4, §7; docs/protocol.md).
 //
-// Ingress: parse -> validate Olaf messages (malformed: count by reason, drop)
-//   update  from a known worker: stamp ids, route to the PS, OlafQueue.enqueue;
-//           APPEND keeps the packet (it carries its segment through the traffic
-//           manager's PS-port queue: the departure order), every other decision
-//           folds it into the queue and drops the packet;
-//   update  INIT / unknown source: forwarded without queueing;
-//   ACK     embed queue status, multicast to the cluster's group;
+// Ingress: parse -> checksum/TTL -> validate Olaf messages (malformed: count by
+// reason, drop); every packet is counted exactly once (malformed, traffic or decision):
+//   update  addressed to the PS from a known worker on its own port: stamp ids,
+//           route to the PS, OlafQueue.enqueue; APPEND keeps the packet (it carries
+//           its segment through the traffic manager's PS-port queue: the departure
+//           order), every other decision folds it into the queue and drops the packet;
+//   INIT    of a known worker: ids stamped, forwarded without queueing;
+//   update / INIT from an unknown or spoofed source: dropped;
+//   ACK     from the PS (address and port): embed queue status, multicast to the
+//           cluster's group; any other ACK is forged: dropped;
 //   other   IPv4 forwarding.
+// A switch rewrites Olaf payloads (ids, status, aggregates), so every Olaf message it
+// forwards leaves with UDP checksum 0 (RFC 768: none); the IPv4 checksum is recomputed.
 // Egress: a departing token takes the head segment's content (OlafQueue.dequeue);
 //   ACK replicas get their worker's destination.
 #include <core.p4>
@@ -45,72 +50,118 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
                              meta.params.num_grads);
     }
 
+    // Every packet ends in exactly one of these counters (docs/dataplane.md "Counters").
+    action count_traffic(bit<32> kind) {
+        traffic.count(kind);
+    }
+    action drop_traffic(bit<32> kind) {
+        traffic.count(kind);
+        mark_to_drop(standard_metadata);
+    }
+    action drop_malformed(bit<32> reason) {
+        malformed.count(reason);
+        mark_to_drop(standard_metadata);
+    }
+
+    // The ACK's queue status: this switch's, unless the ACK already carries a tighter
+    // bottleneck (smallest Q_max/N, compared by cross-multiplication; docs/protocol.md).
+    action embed_status() {
+        bit<48> own = (bit<48>)meta.queue_size * (bit<48>)hdr.olaf_ack.active_clusters;
+        bit<48> carried = (bit<48>)hdr.olaf_ack.queue_size * (bit<48>)meta.active_clusters;
+        if ((hdr.olaf_ack.flags & ACK_FLAG_STATUS_VALID) == 0 || own < carried) {
+            hdr.olaf_ack.queue_util = meta.queue_util;
+            hdr.olaf_ack.active_clusters = meta.active_clusters;
+            hdr.olaf_ack.queue_size = meta.queue_size;
+            hdr.olaf_ack.flags = hdr.olaf_ack.flags | ACK_FLAG_STATUS_VALID;
+        }
+        hdr.udp.checksum = 0;
+    }
+
     apply {
         meta.is_token = 0;
         meta.ack_grouped = 0;
-        if (!hdr.ipv4.isValid()) {
-            traffic.count(TRAFFIC_NON_IPV4);
-            mark_to_drop(standard_metadata);
+        meta.to_queue = 0;
+        meta.routed = 0;
+        if (!hdr.ipv4.isValid() || hdr.ipv4.ihl < IPV4_IHL_NO_OPTIONS) {
+            drop_traffic(TRAFFIC_NON_IPV4);
+            return;
+        }
+        if (standard_metadata.checksum_error == 1) {
+            drop_traffic(TRAFFIC_IPV4_CHECKSUM);
             return;
         }
         validate.apply(hdr, meta, standard_metadata);
         params.apply(meta);
-        if (meta.malformed == 0 && hdr.olaf_update.isValid()
-                && hdr.olaf_update.num_grads != meta.params.num_grads) {
-            meta.malformed = 1;
-            meta.malformed_reason = MALFORMED_NUM_GRADS;
+        if (meta.malformed == 0 && hdr.olaf_update.isValid()) {
+            if (hdr.olaf_update.num_grads != meta.params.num_grads) {
+                meta.malformed = 1;
+                meta.malformed_reason = MALFORMED_NUM_GRADS;
+            } else if (hdr.ipv4.dstAddr != meta.params.ps_addr) {
+                meta.malformed = 1;
+                meta.malformed_reason = MALFORMED_DESTINATION;
+            }
         }
         if (meta.malformed == 1) {
-            malformed.count(meta.malformed_reason);
-            mark_to_drop(standard_metadata);
+            drop_malformed(meta.malformed_reason);
             return;
         }
 
-        // Classify; every packet that is not multicast is forwarded exactly once below
-        // (BMv2 allows one application of a table per packet path).
-        meta.to_queue = 0;
         if (hdr.olaf_update.isValid()) {
+            identifier.apply(hdr, meta, standard_metadata);
+            if (meta.worker_spoofed == 1) {
+                drop_traffic(TRAFFIC_SPOOFED_SOURCE);
+                return;
+            }
+            if (meta.worker_known == 0) {
+                drop_traffic(TRAFFIC_UNKNOWN_SOURCE);
+                return;
+            }
+            hdr.udp.checksum = 0;  // ids stamped
             if ((hdr.olaf_update.flags & UPDATE_FLAG_INIT) != 0) {
-                traffic.count(TRAFFIC_INIT);
+                meta.forward_kind = TRAFFIC_INIT;
             } else {
-                identifier.apply(hdr, meta);
-                if (meta.worker_known == 1) {
-                    meta.to_queue = 1;
-                } else {
-                    traffic.count(TRAFFIC_UNKNOWN_SOURCE);
-                }
+                meta.to_queue = 1;
             }
         } else if (hdr.olaf_ack.isValid()) {
+            if (hdr.ipv4.srcAddr != meta.params.ps_addr
+                    || standard_metadata.ingress_port != meta.params.ps_port) {
+                drop_traffic(TRAFFIC_FORGED_ACK);
+                return;
+            }
             configure_queue();
             olaf_queue.status(meta.queue_util, meta.active_clusters, meta.queue_size);
-            // Multi-hop: keep the tightest bottleneck (smallest Q_max/N), docs/protocol.md.
-            bit<48> own = (bit<48>)meta.queue_size * (bit<48>)hdr.olaf_ack.active_clusters;
-            bit<48> carried = (bit<48>)hdr.olaf_ack.queue_size * (bit<48>)meta.active_clusters;
-            if ((hdr.olaf_ack.flags & ACK_FLAG_STATUS_VALID) == 0 || own < carried) {
-                hdr.olaf_ack.queue_util = meta.queue_util;
-                hdr.olaf_ack.active_clusters = meta.active_clusters;
-                hdr.olaf_ack.queue_size = meta.queue_size;
-                hdr.olaf_ack.flags = hdr.olaf_ack.flags | ACK_FLAG_STATUS_VALID;
-            }
+            embed_status();
             ack_multicast.apply(hdr, meta, standard_metadata);
             if (meta.ack_grouped == 1) {
-                traffic.count(TRAFFIC_ACK_MULTICAST);
+                count_traffic(TRAFFIC_ACK_MULTICAST);
             } else {
-                traffic.count(TRAFFIC_ACK_UNICAST);
+                meta.forward_kind = TRAFFIC_ACK_UNICAST;
             }
         } else {
-            traffic.count(TRAFFIC_BYPASS);
+            meta.forward_kind = TRAFFIC_BYPASS;
         }
 
-        if (meta.ack_grouped == 0) {
+        if (meta.ack_grouped == 0) {  // everything but multicast ACKs is routed once
+            if (hdr.ipv4.ttl <= 1) {
+                drop_traffic(TRAFFIC_TTL_EXPIRED);
+                return;
+            }
             forwarding.apply(hdr, meta, standard_metadata);  // updates: toward the PS
             if (meta.routed == 0) {
-                traffic.count(TRAFFIC_NO_ROUTE);
+                drop_traffic(TRAFFIC_NO_ROUTE);
                 return;
+            }
+            if (meta.to_queue == 0) {
+                count_traffic(meta.forward_kind);  // INIT, unicast ACK or bypass, forwarded
             }
         }
 
         if (meta.to_queue == 1) {
+            if (standard_metadata.egress_spec != meta.params.ps_port) {
+                // the route to the PS address does not leave by the PS port: a misconfiguration
+                drop_malformed(MALFORMED_DESTINATION);
+                return;
+            }
             configure_queue();
             olaf_queue.enqueue(hdr.olaf_update.cluster_id, hdr.olaf_update.worker_id,
                                hdr.olaf_update.seq, hdr.olaf_update.count,
@@ -118,8 +169,7 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
                                hdr.ipv4.srcAddr, hdr.udp.srcPort,
                                meta.decision, meta.segment);
             if (meta.decision == DECISION_ERROR) {
-                malformed.count(MALFORMED_EXTERN);
-                mark_to_drop(standard_metadata);
+                drop_malformed(MALFORMED_EXTERN);
                 return;
             }
             decisions.count((bit<32>)meta.decision);

@@ -45,7 +45,7 @@ def test_derived_limits():
 
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_TYPES = re.compile(r"\bbit<\d+>|\bint<\d+>")
+_TYPES = re.compile(r"\b(?:var)?bit<\d+>|\bint<\d+>")
 _LITERAL = re.compile(r"\b(0x[0-9a-fA-F]+|\d+)\b")
 
 

@@ -9,6 +9,9 @@ namespace olaf::constants {
 constexpr uint16_t ETHERTYPE_IPV4 = 0x800;  // EtherType of IPv4
 constexpr uint8_t IPPROTO_UDP = 17;  // IPv4 protocol number of UDP
 constexpr uint8_t IPV4_IHL_NO_OPTIONS = 5;  // IHL of an IPv4 header without options
+constexpr uint8_t IPV4_IHL_MAX = 15;  // largest IHL, 32-bit words
+constexpr uint32_t IPV4_WORD_BITS = 32;  // bits per IHL word
+constexpr uint8_t IPV4_FLAG_MF = 0x01;  // IPv4 flags: more fragments
 constexpr uint32_t ETH_HEADER_LEN = 14;  // Ethernet II header, bytes
 constexpr uint16_t IPV4_HEADER_LEN = 20;  // IPv4 header without options, bytes
 constexpr uint16_t UDP_HEADER_LEN = 8;  // UDP header, bytes
@@ -46,7 +49,10 @@ constexpr uint32_t MALFORMED_LENGTH = 2;  // Malformed.LENGTH
 constexpr uint32_t MALFORMED_NUM_GRADS = 3;  // Malformed.NUM_GRADS
 constexpr uint32_t MALFORMED_COUNT = 4;  // Malformed.COUNT
 constexpr uint32_t MALFORMED_EXTERN = 5;  // Malformed.EXTERN
-constexpr uint32_t NUM_MALFORMED = 6;  // number of Malformed codes (counter size)
+constexpr uint32_t MALFORMED_IP_OPTIONS = 6;  // Malformed.IP_OPTIONS
+constexpr uint32_t MALFORMED_DESTINATION = 7;  // Malformed.DESTINATION
+constexpr uint32_t MALFORMED_FRAGMENT = 8;  // Malformed.FRAGMENT
+constexpr uint32_t NUM_MALFORMED = 9;  // number of Malformed codes (counter size)
 constexpr uint32_t TRAFFIC_BYPASS = 0;  // Traffic.BYPASS
 constexpr uint32_t TRAFFIC_UNKNOWN_SOURCE = 1;  // Traffic.UNKNOWN_SOURCE
 constexpr uint32_t TRAFFIC_INIT = 2;  // Traffic.INIT
@@ -54,16 +60,20 @@ constexpr uint32_t TRAFFIC_ACK_MULTICAST = 3;  // Traffic.ACK_MULTICAST
 constexpr uint32_t TRAFFIC_ACK_UNICAST = 4;  // Traffic.ACK_UNICAST
 constexpr uint32_t TRAFFIC_NON_IPV4 = 5;  // Traffic.NON_IPV4
 constexpr uint32_t TRAFFIC_NO_ROUTE = 6;  // Traffic.NO_ROUTE
-constexpr uint32_t NUM_TRAFFIC = 7;  // number of Traffic codes (counter size)
+constexpr uint32_t TRAFFIC_SPOOFED_SOURCE = 7;  // Traffic.SPOOFED_SOURCE
+constexpr uint32_t TRAFFIC_FORGED_ACK = 8;  // Traffic.FORGED_ACK
+constexpr uint32_t TRAFFIC_IPV4_CHECKSUM = 9;  // Traffic.IPV4_CHECKSUM
+constexpr uint32_t TRAFFIC_TTL_EXPIRED = 10;  // Traffic.TTL_EXPIRED
+constexpr uint32_t NUM_TRAFFIC = 11;  // number of Traffic codes (counter size)
 constexpr uint32_t EGRESS_ERROR_DEQUEUE_EMPTY = 0;  // EgressError.DEQUEUE_EMPTY
 constexpr uint32_t NUM_EGRESS_ERROR = 1;  // number of EgressError codes (counter size)
 
 // Labels of DECISION_* by code (counters, vectors, reports).
 constexpr const char *DECISION_LABELS[NUM_DECISION] = {"append", "aggregate", "replace_worker", "replace_reward", "drop_reward", "drop_full"};
 // Labels of MALFORMED_* by code (counters, vectors, reports).
-constexpr const char *MALFORMED_LABELS[NUM_MALFORMED] = {"version", "msg_type", "length", "num_grads", "count", "extern"};
+constexpr const char *MALFORMED_LABELS[NUM_MALFORMED] = {"version", "msg_type", "length", "num_grads", "count", "extern", "ip_options", "destination", "fragment"};
 // Labels of TRAFFIC_* by code (counters, vectors, reports).
-constexpr const char *TRAFFIC_LABELS[NUM_TRAFFIC] = {"bypass", "unknown_source", "init", "ack_multicast", "ack_unicast", "non_ipv4", "no_route"};
+constexpr const char *TRAFFIC_LABELS[NUM_TRAFFIC] = {"bypass", "unknown_source", "init", "ack_multicast", "ack_unicast", "non_ipv4", "no_route", "spoofed_source", "forged_ack", "ipv4_checksum", "ttl_expired"};
 // Labels of EGRESS_ERROR_* by code (counters, vectors, reports).
 constexpr const char *EGRESS_ERROR_LABELS[NUM_EGRESS_ERROR] = {"dequeue_empty"};
 

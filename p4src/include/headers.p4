@@ -27,6 +27,13 @@ header ipv4_t {
     ip4Addr_t dstAddr;
 }
 
+// IPv4 options (IHL > 5): parsed only so that an Olaf message behind them is recognised
+// (and refused, docs/protocol.md "Transport") and other traffic is forwarded intact.
+// Width: IPV4_MAX_OPTIONS_BITS of constants.p4 (a varbit bound must be a literal).
+header ipv4_options_t {
+    varbit<320> options;
+}
+
 header udp_t {
     bit<16> srcPort;
     bit<16> dstPort;
@@ -67,8 +74,9 @@ header olaf_ack_t {
 
 struct headers_t {
     ethernet_t    ethernet;
-    ipv4_t        ipv4;
-    udp_t         udp;
+    ipv4_t         ipv4;
+    ipv4_options_t ipv4_options;
+    udp_t          udp;
     olaf_update_t olaf_update;
     olaf_ack_t    olaf_ack;
 }
@@ -79,6 +87,9 @@ struct olaf_params_t {
     bit<32> reward_threshold;    // Q15.16
     bit<64> activity_window_ns;
     bit<16> num_grads;           // gradient elements per update in this deployment
+    ip4Addr_t ps_addr;           // the PS: updates must be addressed to it, ACKs come from it
+    egressSpec_t ps_port;        // this switch's port toward the PS
+    bit<64> max_sojourn_ns;      // longest time a token can wait in the PS port's TM queue
 }
 
 struct metadata_t {
@@ -86,8 +97,10 @@ struct metadata_t {
     bit<8>  decision;
     bit<32> segment;
     bit<1>  is_token;            // APPENDed update: carries a queue segment to egress
-    bit<1>  worker_known;        // worker_table hit
+    bit<1>  worker_known;        // worker_table hit from the worker's own port (and UDP port)
+    bit<1>  worker_spoofed;      // worker_table hit, but from another port / UDP port
     bit<1>  to_queue;            // a known worker's update: offer it to the OlafQueue
+    bit<32> forward_kind;        // TRAFFIC_* of a packet that is forwarded (counted once routed)
     bit<1>  routed;              // ipv4_lpm forwarded the packet
     bit<1>  ack_grouped;         // cluster_mcast hit
     bit<32> malformed_reason;

@@ -39,8 +39,15 @@ control ValidateOlaf(in headers_t hdr, inout metadata_t meta,
             }
         } else if (hdr.udp.isValid()
                    && (hdr.udp.dstPort == UPDATE_PORT || hdr.udp.dstPort == ACK_PORT)) {
-            // Olaf port but the header could not be extracted: too short.
-            malformed(MALFORMED_LENGTH);
+            // An Olaf port whose header was not extracted: behind IPv4 options, in a
+            // first fragment, or too short for the header.
+            if (hdr.ipv4_options.isValid()) {
+                malformed(MALFORMED_IP_OPTIONS);
+            } else if ((hdr.ipv4.flags & IPV4_FLAG_MF) != 0) {
+                malformed(MALFORMED_FRAGMENT);
+            } else {
+                malformed(MALFORMED_LENGTH);
+            }
         }
     }
 }
