@@ -10,8 +10,11 @@ the new membership in the network file.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
+import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,12 +24,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from olaf.cli import logging_options, setup_logging
-from olaf.constants import Decision
+from olaf.cli import FiniteFloat, logging_options, setup_logging
+from olaf.constants import SEGMENTS, Decision
 from olaf.controller import admission
 from olaf.controller import config as cfgmod
 from olaf.controller.config import ConfigError
-from olaf.controller.controller import OlafController
+from olaf.controller.controller import OlafController, RegroupFailed
 from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.fixedpoint import reward_to_fixed
@@ -48,6 +51,37 @@ def program_file(explicit: Optional[Path], network: Path, name: str) -> Path:
     return beside if beside.exists() else ROOT / "build" / name
 
 
+class NetworkLock:
+    """One olafctl at a time per network: an exclusive ``flock`` on ``.olafctl.lock`` next
+    to the network file (released by the kernel if olafctl dies)."""
+
+    def __init__(self, network: Path):
+        self.path = network.parent / ".olafctl.lock"
+        self.fd: Optional[int] = None
+
+    def acquire(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as e:
+            raise CommandError(f"cannot open {self.path}: {e.strerror} (run olafctl as the user who owns "
+                               f"{self.path.parent}, or with sudo)") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise CommandError(f"another olafctl (pid {holder}) is changing this network; wait for it to "
+                               "finish and try again") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 class Ctx:
     """The running network: its deployment file and a controller attached to every switch."""
 
@@ -56,6 +90,15 @@ class Ctx:
         if not network.exists():
             raise CommandError(f"{network} not found: start a network with `make run DURATION=0` "
                                "or pass --network FILE")
+        self.lock = NetworkLock(network)
+        self.lock.acquire()
+        try:
+            self._attach(network, p4info, bmv2_json, election_id)
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, network: Path, p4info: Optional[Path], bmv2_json: Optional[Path], election_id: int) -> None:
         try:
             self.d = cfgmod.load(network)
         except ConfigError as e:
@@ -78,7 +121,8 @@ class Ctx:
         st = sc.read_state()
         by_ip = {h.ip: n for n, h in self.d.hosts.items()}
         clusters: dict[int, list[str]] = {c: [] for c in st.groups}
-        for ip, (_wid, cid) in sorted(st.workers.items(), key=lambda kv: kv[1][0]):
+        for ip, w in sorted(st.workers.items(), key=lambda kv: kv[1].worker_id):
+            cid = w.cluster_id
             if ip not in by_ip:
                 raise CommandError(f"{name} has worker {ip} that {self.network} does not describe")
             clusters.setdefault(cid, []).append(by_ip[ip])
@@ -89,6 +133,8 @@ class Ctx:
             changes = self.ctl.regroup(clusters)
         except ConfigError as e:
             raise CommandError(str(e)) from None
+        except RegroupFailed as e:
+            raise click.ClickException(f"regroup failed, membership unchanged: {e}") from None
         for name, ch in changes.items():
             click.echo(f"{name}: {ch}")
         cfgmod.save(self.ctl.d, self.network)
@@ -98,7 +144,9 @@ class Ctx:
             f.write(json.dumps(record) + "\n")
 
     def close(self) -> None:
-        self.ctl.close()
+        if hasattr(self, "ctl"):
+            self.ctl.close()
+        self.lock.release()
 
 
 class LazyCtx:
@@ -279,9 +327,9 @@ def delete_cluster(c: Ctx, cluster: int, force: bool) -> None:
 
 @main.command("set-queue")
 @click.option("--switch", help="Only this switch (default: all).")
-@click.option("--size", type=click.IntRange(1, 64), help="Queue size Q_max in segments.")
+@click.option("--size", type=click.IntRange(1, SEGMENTS), help="Queue size Q_max in segments.")
 @click.option("--reward-threshold", help="Threshold T in reward units, or 'off'.")
-@click.option("--activity-window-ms", type=click.FloatRange(min=0), help="Window for active clusters, ms.")
+@click.option("--activity-window-ms", type=FiniteFloat(min=0), help="Window for active clusters, ms.")
 @pass_ctx
 def set_queue(c: Ctx, switch: Optional[str], size: Optional[int], reward_threshold: Optional[str],
               activity_window_ms: Optional[float]) -> None:
@@ -299,14 +347,17 @@ def set_queue(c: Ctx, switch: Optional[str], size: Optional[int], reward_thresho
                 t = float(reward_threshold)
             except ValueError:
                 raise CommandError(f"--reward-threshold: {reward_threshold!r} is not a number or 'off'") from None
-            if t < 0:
-                raise CommandError("--reward-threshold must be >= 0")
+            if not math.isfinite(t) or t < 0:
+                raise CommandError(f"--reward-threshold: {reward_threshold!r} must be a finite number >= 0 or 'off'")
             changes["reward_threshold"] = reward_to_fixed(t)
     if activity_window_ms is not None:
         changes["activity_window_ns"] = int(activity_window_ms * 1e6)
     if not changes:
         raise CommandError("nothing to change: give --size, --reward-threshold or --activity-window-ms")
-    c.ctl.set_queue(switch, **changes)
+    try:
+        c.ctl.set_queue(switch, **changes)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
     cfgmod.save(c.ctl.d, c.network)
     click.echo("queue parameters updated")
 
@@ -322,7 +373,10 @@ def set_bottleneck(c: Ctx, switch: str, rate_pps: Optional[int], depth: Optional
         raise CommandError(f"unknown switch {switch!r} ({', '.join(c.d.switches)})")
     if rate_pps is None and depth is None:
         raise CommandError("nothing to change: give --rate-pps or --depth")
-    c.ctl.set_bottleneck(switch, rate_pps, depth)
+    try:
+        c.ctl.set_bottleneck(switch, rate_pps, depth)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
     cfgmod.save(c.ctl.d, c.network)
 
 

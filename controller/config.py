@@ -130,6 +130,9 @@ class NetworkFile(FileModel):
     links: list[tuple[str, int, str, int]] = Field(default_factory=list,
                                                    description="switch-to-switch links: [sa, port_a, sb, port_b]")
     clusters: dict[int, list[str]] = Field(default_factory=dict, description="cluster id -> worker host names")
+    identity: Literal["address_port", "five_tuple"] = Field(
+        "address_port", description="what binds a worker's updates to it: source address from its switch port, or "
+                                    "also its UDP source port (the paper's five-tuple Worker_ID, §7)")
     admission: Optional[AdmissionFile] = None
 
 
@@ -178,6 +181,7 @@ class Deployment:
     links: tuple[LinkConf, ...]
     clusters: Mapping[int, tuple[str, ...]]
     admission: Optional[Admission] = None
+    identity: str = "address_port"
 
     def worker(self, name: str) -> HostConf:
         h = self.hosts.get(name)
@@ -213,7 +217,7 @@ class Deployment:
                    for n, h in self.hosts.items()},
             links=[(lk.a, lk.port_a, lk.b, lk.port_b) for lk in self.links],
             clusters={c: list(ws) for c, ws in sorted(self.clusters.items())},
-            admission=self.admission)
+            identity=self.identity, admission=self.admission)
 
     def to_dict(self) -> dict[str, Any]:
         return self.to_file().model_dump(mode="json", exclude_none=True)
@@ -249,6 +253,11 @@ def parse(raw: Any) -> Deployment:
                               queue=_queue(s.queue, f"switches.{n}.queue", f.num_grads),
                               rate_pps=s.bottleneck.rate_pps, depth=s.bottleneck.depth)
                 for n, s in f.switches.items()}
+    for n, sw in switches.items():
+        if sw.depth < sw.queue.queue_size:
+            raise ConfigError(f"switches.{n}.bottleneck.depth",
+                              f"{sw.depth} is below the queue size {sw.queue.queue_size}: every queued update "
+                              "needs a slot for its token in the traffic manager's queue")
     hosts: dict[str, HostConf] = {}
     seen_ip: dict[str, str] = {}
     seen_wid: dict[int, str] = {}
@@ -288,7 +297,7 @@ def parse(raw: Any) -> Deployment:
         raise ConfigError("admission.switch", f"unknown switch {f.admission.switch!r}")
     clusters = {c: tuple(ws) for c, ws in f.clusters.items()}
     return validate(Deployment(num_grads=f.num_grads, ps=f.ps, switches=switches, hosts=hosts,
-                               links=tuple(links), clusters=clusters, admission=f.admission))
+                               links=tuple(links), clusters=clusters, admission=f.admission, identity=f.identity))
 
 
 def validate(d: Deployment) -> Deployment:

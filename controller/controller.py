@@ -23,8 +23,8 @@ from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.config import Deployment, SwitchConf
 from olaf.controller.counters import ClusterCounters, OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
-from olaf.controller.olaf_params import OlafParams, QueueParams
-from olaf.controller.p4rt import SwitchConnection, SwitchUnavailable
+from olaf.controller.olaf_params import OlafParams, PathParams, QueueParams, max_sojourn_ns
+from olaf.controller.p4rt import P4RuntimeWriteError, SwitchConnection, SwitchUnavailable
 from olaf.controller.routing import next_hops
 from olaf.controller.state import SwitchState, desired_state
 from olaf.controller.tm import TrafficManager
@@ -118,7 +118,7 @@ class SwitchController:
                                    lambda k, r: self.fwd.entry(k, 32, r.port, r.src_mac, r.dst_mac),
                                    lambda k: self.fwd.entry(k))
         w_ins, w_mod, w_del = diff(have.workers, want.workers,
-                                   lambda k, v: self.workers.entry(k, v[0], v[1]),
+                                   lambda k, v: self.workers.entry(k, v),
                                    lambda k: self.workers.entry(k))
         x_ins, x_mod, x_del = diff(have.rewrites, want.rewrites,
                                    lambda k, v: self.acks.rewrite_entry(k, v.src_mac, v.dst_mac, v.dst_ip),
@@ -146,13 +146,26 @@ class SwitchController:
                 ch.deleted += 1
         return ch
 
-    def set_queue(self, q: QueueParams) -> None:
-        self.params.set(q)
+    def set_params(self, q: QueueParams, path: PathParams) -> None:
+        self.params.set(q, path)
 
     def set_bottleneck(self, port: int, rate_pps: int, depth: int) -> None:
         """Rate and depth of the egress queue toward the PS (BMv2 Thrift)."""
         self.tm.set_queue_depth(depth, port)
         self.tm.set_queue_rate(rate_pps, port)
+
+
+class RegroupFailed(RuntimeError):
+    """A regroup failed on one switch; the message says which and whether the others were
+    rolled back."""
+
+
+def check_depth(switch: str, queue_size: int, depth: int) -> None:
+    """A token per occupied segment must fit the traffic-manager queue toward the PS:
+    ValueError if ``depth < queue_size`` (docs/dataplane.md "Tokens")."""
+    if depth < queue_size:
+        raise ValueError(f"{switch}: traffic-manager depth {depth} is below the queue size {queue_size}; "
+                         "every queued update needs a slot for its token (raise --depth or lower --size)")
 
 
 class OlafController:
@@ -184,10 +197,16 @@ class OlafController:
             out[name] = self._program(name, sc)
         return out
 
+    def path(self, switch: str, d: Optional[Deployment] = None) -> PathParams:
+        """The PS as ``switch`` sees it: address, port toward it, token sojourn bound."""
+        d = d or self.d
+        c = d.switches[switch]
+        return PathParams(d.hosts[d.ps].ip, next_hops(d, switch)[d.ps].port, max_sojourn_ns(c.rate_pps, c.depth))
+
     def _program(self, name: str, sc: SwitchController) -> Changes:
         conf = self.d.switches[name]
         ch = sc.sync(desired_state(self.d, name))
-        sc.set_queue(conf.queue)
+        sc.set_params(conf.queue, self.path(name))
         sc.set_bottleneck(self.ps_port(name), conf.rate_pps, conf.depth)
         return ch
 
@@ -220,27 +239,58 @@ class OlafController:
 
     def regroup(self, clusters: Mapping[int, Iterable[str]]) -> dict[str, Changes]:
         """Apply new cluster membership to every switch (validated first; nothing is
-        written if it is invalid). Waiting updates stay in the queue."""
+        written if it is invalid). Waiting updates stay in the queue.
+
+        All or nothing: if a switch refuses or fails, the switches already changed are
+        synced back to the old membership and the error is raised (RegroupFailed).
+        """
         new = self.d.with_clusters({c: tuple(ws) for c, ws in clusters.items()})
-        out = {name: sc.sync(desired_state(new, name)) for name, sc in self.switches.items()}
+        out: dict[str, Changes] = {}
+        for name, sc in self.switches.items():
+            try:
+                out[name] = sc.sync(desired_state(new, name))
+            except (P4RuntimeWriteError, SwitchUnavailable) as e:
+                undone = self._roll_back([n for n in self.switches if n in out or n == name])
+                raise RegroupFailed(f"{name}: {e}; {undone}") from e
         self.d = new
         return out
 
+    def _roll_back(self, names: list[str]) -> str:
+        """Sync ``names`` back to the current (old) deployment; says what it achieved."""
+        failed = []
+        for n in names:
+            try:
+                self.switches[n].sync(desired_state(self.d, n))
+            except (P4RuntimeWriteError, SwitchUnavailable) as e:
+                failed.append(f"{n} ({e})")
+        if failed:
+            return "rolling back also failed on " + ", ".join(failed) + "; run olafctl again to resync"
+        return f"rolled back {', '.join(names)}: no switch changed"
+
     def set_queue(self, switch: Optional[str] = None, **changes) -> None:
-        """Change queue parameters (size, reward_threshold, activity_window_ns) on one or all switches."""
-        for name, sc in self.switches.items():
-            if switch is None or name == switch:
-                q = dc_replace(self.d.switches[name].queue, **changes)
-                sc.set_queue(q)
-                self.d = dc_replace(self.d, switches={**self.d.switches,
-                                                      name: dc_replace(self.d.switches[name], queue=q)})
+        """Change queue parameters (size, reward_threshold, activity_window_ns) on one or all
+        switches. Raises ValueError (nothing written) for a queue size above a switch's
+        traffic-manager depth toward the PS."""
+        targets = [n for n in self.switches if switch is None or n == switch]
+        new = {n: dc_replace(self.d.switches[n].queue, **changes) for n in targets}
+        for n in targets:
+            check_depth(n, new[n].queue_size, self.d.switches[n].depth)
+        for n in targets:
+            self.switches[n].set_params(new[n], self.path(n))
+            self.d = dc_replace(self.d, switches={**self.d.switches,
+                                                  n: dc_replace(self.d.switches[n], queue=new[n])})
 
     def set_bottleneck(self, switch: str, rate_pps: Optional[int] = None, depth: Optional[int] = None) -> None:
+        """Rate and depth of ``switch``'s queue toward the PS; the tokens' sojourn bound
+        follows. Raises ValueError (nothing written) for a depth below the queue size."""
         c = self.d.switches[switch]
         c = dc_replace(c, rate_pps=c.rate_pps if rate_pps is None else rate_pps,
                        depth=c.depth if depth is None else depth)
+        check_depth(switch, c.queue.queue_size, c.depth)
+        d = dc_replace(self.d, switches={**self.d.switches, switch: c})
         self.switches[switch].set_bottleneck(self.ps_port(switch), c.rate_pps, c.depth)
-        self.d = dc_replace(self.d, switches={**self.d.switches, switch: c})
+        self.switches[switch].set_params(c.queue, self.path(switch, d))
+        self.d = d
 
     def cluster_counters(self) -> dict[str, dict[int, ClusterCounters]]:
         return {n: sc.counters.clusters(self.d.clusters) for n, sc in self.switches.items()}

@@ -58,6 +58,35 @@ class QueueParams:
             PARAM_FIFO if self.discipline == "fifo" else 0)
 
 
+MAX_SOJOURN_MARGIN_NS = 1_000_000_000
+"""Added to the traffic manager's worst-case queueing delay before a token counts as lost:
+covers BMv2's own scheduling delays on a loaded machine (a late token is counted stale
+and dropped, never mis-delivered; docs/dataplane.md)."""
+
+
+def max_sojourn_ns(rate_pps: int, depth: int) -> int:
+    """Longest time a token can wait in a traffic-manager queue of ``depth`` packets drained
+    at ``rate_pps`` packets/s (``depth / rate_pps``, ns), plus :data:`MAX_SOJOURN_MARGIN_NS`;
+    with no rate limit (0) only the margin."""
+    return (depth * 1_000_000_000 // rate_pps if rate_pps else 0) + MAX_SOJOURN_MARGIN_NS
+
+
+@dataclass(frozen=True)
+class PathParams:
+    """Where the PS is, seen from one switch.
+
+    Attributes:
+        ps_addr: the PS's IPv4 address: only updates addressed to it are queued, only
+            ACKs from it are accepted.
+        ps_port: this switch's port toward the PS: tokens leave by it, ACKs arrive on it.
+        max_sojourn_ns: :func:`max_sojourn_ns` of that port's queue.
+    """
+
+    ps_addr: str = "0.0.0.0"
+    ps_port: int = 0
+    max_sojourn_ns: int = 0
+
+
 class OlafParams:
     """Owns the default action of ``olaf_params``."""
 
@@ -67,19 +96,24 @@ class OlafParams:
     def __init__(self, sw: SwitchConnection):
         self.sw = sw
 
-    def set(self, p: QueueParams) -> None:
+    def set(self, p: QueueParams, path: PathParams) -> None:
         e = self.sw.require_pipeline().table_entry(self.TABLE, {}, self.ACTION, {
             "queue_size": p.queue_size,
             "flags": p.flags,
             "reward_threshold": p.reward_threshold or 0,
             "activity_window_ns": p.activity_window_ns,
             "num_grads": p.num_grads,
+            "ps_addr": path.ps_addr,
+            "ps_port": path.ps_port,
+            "max_sojourn_ns": path.max_sojourn_ns,
         })
         e.is_default_action = True
         self.sw.write([self.sw.update("modify", e)])
 
-    def get(self) -> QueueParams:
+    def get(self) -> tuple[QueueParams, PathParams]:
         from p4.v1 import p4runtime_pb2  # noqa: PLC0415
+
+        from olaf.controller.p4rt import ip_str  # noqa: PLC0415
 
         pl = self.sw.require_pipeline()
         e = pl.table_entry(self.TABLE, {})
@@ -92,5 +126,6 @@ class OlafParams:
                 queue_size=v["queue_size"], num_grads=v["num_grads"],
                 reward_threshold=v["reward_threshold"] if v["flags"] & PARAM_REWARD_FILTER else None,
                 activity_window_ns=v["activity_window_ns"],
-                discipline="fifo" if v["flags"] & PARAM_FIFO else "olaf")
+                discipline="fifo" if v["flags"] & PARAM_FIFO else "olaf"), PathParams(
+                ip_str(v["ps_addr"]), v["ps_port"], v["max_sojourn_ns"])
         raise RuntimeError(f"{self.sw.name}: olaf_params has no default action")

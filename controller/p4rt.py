@@ -195,11 +195,20 @@ class SwitchConnection:
         device_id: P4Runtime device id (``--device-id`` of simple_switch_grpc).
         election_id: (high, low) election id; the highest connected client is primary.
         name: label used in errors and logs (e.g. ``"s1"``).
+        rpc_timeout_s: deadline of every unary call and of a whole Read (s): a stalled
+            switch raises SwitchUnavailable instead of hanging the caller.
+
+    Mastership is tracked for the life of the session: if a client with a higher
+    election id connects later, the switch tells this one (a stream arbitration
+    message) and every later write raises SwitchUnavailable saying so.
     """
 
     def __init__(self, grpc_addr: str, device_id: int = 0, election_id: tuple[int, int] = (0, 1),
-                 name: str = "switch"):
+                 name: str = "switch", rpc_timeout_s: float = 10.0):
         self.grpc_addr = grpc_addr
+        self.rpc_timeout_s = rpc_timeout_s
+        self.primary = False
+        self.primary_lost: Optional[str] = None
         self.device_id = device_id
         self.election_id = election_id
         self.name = name
@@ -242,14 +251,26 @@ class SwitchConnection:
             raise SwitchUnavailable(f"{self.name}: arbitration with {self.grpc_addr} failed: {rep}")
         if rep.arbitration.status.code != 0:
             self.close()
-            raise SwitchUnavailable(
-                f"{self.name}: not primary at {self.grpc_addr} (another controller has a higher "
-                f"election id): {rep.arbitration.status.message}")
+            raise SwitchUnavailable(self._not_primary_message(rep.arbitration))
+        self.primary = True
+        self.primary_lost = None
+
+    def _not_primary_message(self, arb) -> str:
+        mine = tuple(self.election_id)
+        other = (arb.election_id.high, arb.election_id.low)
+        if other == mine:
+            return (f"{self.name}: another client already uses election id {mine} at {self.grpc_addr} "
+                    "(a second olafctl? wait until it finishes, or pass a higher --election-id)")
+        return (f"{self.name}: not primary at {self.grpc_addr}: a client with the higher election id {other} "
+                f"is connected (ours is {mine}); {arb.status.message}")
 
     def _read_stream(self, stream) -> None:
         try:
             for msg in stream:
                 if msg.HasField("arbitration"):
+                    if self.primary and msg.arbitration.status.code != 0:
+                        self.primary = False
+                        self.primary_lost = self._not_primary_message(msg.arbitration)
                     self._arbitration.put(msg)
         except grpc.RpcError as e:
             self._arbitration.put(e)
@@ -282,11 +303,19 @@ class SwitchConnection:
 
     def _rpc(self, fn, req):
         try:
-            return fn(req)
+            return fn(req, timeout=self.rpc_timeout_s)
         except grpc.RpcError as e:
-            if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
-                raise SwitchUnavailable(f"{self.name}: {e.code().name}: {e.details()}") from None
+            self._raise_unavailable(e)
             raise
+
+    def _raise_unavailable(self, e: grpc.RpcError) -> None:
+        if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise SwitchUnavailable(f"{self.name}: no answer within {self.rpc_timeout_s:g} s (switch stalled?)") from None
+        if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+            raise SwitchUnavailable(f"{self.name}: {e.code().name}: {e.details()}") from None
+        if e.code() == grpc.StatusCode.PERMISSION_DENIED:
+            raise SwitchUnavailable(self.primary_lost or f"{self.name}: PERMISSION_DENIED: {e.details()} "
+                                    "(not primary: another controller took over?)") from None
 
     # -- pipeline ---------------------------------------------------------------------
 
@@ -328,11 +357,15 @@ class SwitchConnection:
         if not updates:
             return
         stub = self._require()
+        if self.primary_lost:
+            raise SwitchUnavailable(self.primary_lost)
         req = p4runtime_pb2.WriteRequest(device_id=self.device_id)
         req.election_id.high, req.election_id.low = self.election_id
         req.updates.extend(updates)
         try:
             self._rpc(stub.Write, req)
+        except SwitchUnavailable:
+            raise
         except grpc.RpcError as e:
             try:
                 detail = str(P4RuntimeWriteException(e))
@@ -357,11 +390,10 @@ class SwitchConnection:
         req = p4runtime_pb2.ReadRequest(device_id=self.device_id)
         req.entities.add().CopyFrom(entity)
         try:
-            for rep in stub.Read(req):
+            for rep in stub.Read(req, timeout=self.rpc_timeout_s):
                 yield from rep.entities
         except grpc.RpcError as e:
-            if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
-                raise SwitchUnavailable(f"{self.name}: {e.code().name}: {e.details()}") from None
+            self._raise_unavailable(e)
             raise
 
     def read_table(self, table: str) -> list[p4runtime_pb2.TableEntry]:

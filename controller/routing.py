@@ -20,7 +20,7 @@ class Hop:
     direct: bool
 
 
-def next_hops(d: "Deployment", switch: str) -> dict[str, Hop]:
+def next_hops(d: Deployment, switch: str) -> dict[str, Hop]:
     """Host name → :class:`Hop` from ``switch`` (BFS, ties broken by link order).
 
     Hosts without a path are absent from the result.
@@ -45,3 +45,21 @@ def next_hops(d: "Deployment", switch: str) -> dict[str, Hop]:
             port, nb = first_port[h.switch]
             out[name] = Hop(port, d.switches[nb].mac, False)
     return out
+
+
+def switch_path(d: Deployment, host: str, to: str) -> list[str]:
+    """The switches a packet from ``host`` to host ``to`` crosses, in order (first: the
+    switch ``host`` is attached to). Raises ValueError if there is no path."""
+    s = d.hosts[host].switch
+    path = [s]
+    by_mac = {sw.mac: n for n, sw in d.switches.items()}
+    while True:
+        hop = next_hops(d, s).get(to)
+        if hop is None:
+            raise ValueError(f"no path from {host} to {to}")
+        if hop.direct:
+            return path
+        s = by_mac[hop.dst_mac]
+        if s in path:
+            raise ValueError(f"routing loop from {host} to {to}: {path + [s]}")
+        path.append(s)

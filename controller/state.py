@@ -14,6 +14,7 @@ from olaf.controller.config import Deployment
 from olaf.controller.forwarding import Route
 from olaf.controller.p4rt import Replica
 from olaf.controller.routing import next_hops
+from olaf.controller.update_identifier import WorkerEntry
 
 
 @dataclass
@@ -22,13 +23,13 @@ class SwitchState:
 
     Attributes:
         routes: host IPv4 → Route (ipv4_lpm, /32).
-        workers: worker IPv4 → (worker_id, cluster_id) (worker_table).
+        workers: worker IPv4 → its worker_table entry (ids, ingress port, UDP source port binding).
         groups: cluster_id → replicas (PRE group ``group_id(c)`` + cluster_mcast entry).
         rewrites: worker_id → Rewrite (ack_rewrite), for workers attached to this switch.
     """
 
     routes: dict[str, Route] = field(default_factory=dict)
-    workers: dict[str, tuple[int, int]] = field(default_factory=dict)
+    workers: dict[str, WorkerEntry] = field(default_factory=dict)
     groups: dict[int, tuple[Replica, ...]] = field(default_factory=dict)
     rewrites: dict[int, Rewrite] = field(default_factory=dict)
 
@@ -45,8 +46,8 @@ def desired_state(d: Deployment, switch: str) -> SwitchState:
         replicas: list[Replica] = []
         for w in members:
             h = d.hosts[w]
-            st.workers[h.ip] = (h.worker_id, cid)  # type: ignore[assignment]
             hop = hops[w]
+            st.workers[h.ip] = WorkerEntry.bound(h.worker_id, cid, hop.port, d.identity)  # type: ignore[arg-type]
             if hop.direct:
                 replicas.append(Replica(hop.port, h.worker_id))  # type: ignore[arg-type]
                 st.rewrites[h.worker_id] = Rewrite(sw.mac, h.mac, h.ip)  # type: ignore[index]
