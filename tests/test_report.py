@@ -145,3 +145,25 @@ def test_regroup_attributes_sends_by_time_and_moves_the_boundary(tmp_path):
     assert (c0["workers"], c1["workers"]) == (0, 2)
     assert s["overall"]["dropped"] == 0
     assert s["regroups"][0]["clusters"] == {"s": 1, "m": 1}
+
+
+def test_bad_log_lines_and_gen_ts_are_counted_not_fatal(run_dir):
+    """A corrupt line, a record of the wrong shape, gen_ts = 2^64 − 1 and gen_ts an hour in
+    the future: the report still runs, counts them and keeps the AoM of the good records."""
+    good = summarize(load_run(run_dir))
+    ps = run_dir / "ps.jsonl"
+    lines = ps.read_text().splitlines()
+    extra = ['{"ev": "update", "t_ns": 40', "[1, 2]",
+             json.dumps({"ev": "update", "t_ns": 45 * MS, "cluster_id": 0, "gen_ts": "soon", "count": 1,
+                         "init": False, "outcome": "accepted"}),
+             json.dumps({"ev": "update", "t_ns": 50 * MS, "cluster_id": 0, "worker_id": 0, "gen_ts": (1 << 64) - 1,
+                         "count": 1, "init": False, "outcome": "accepted", "global_reward": -1.0}),
+             json.dumps({"ev": "update", "t_ns": 55 * MS, "cluster_id": 0, "worker_id": 0,
+                         "gen_ts": 55 * MS + 3600 * 10**9, "count": 1, "init": False, "outcome": "accepted",
+                         "global_reward": -1.0})]
+    ps.write_text("\n".join(lines[:-1] + extra + lines[-1:]) + "\n")
+    s = summarize(load_run(run_dir))
+    assert s["bad_records"] == {"ps.jsonl": 3}
+    assert s["ps"]["bad_gen_ts"] == 2
+    assert s["clusters"]["0"]["aom_avg_ms"] == good["clusters"]["0"]["aom_avg_ms"]
+    assert s["clusters"]["0"]["aom_avg_ms"] >= 0

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import click
 from rich.console import Console
 
+from olaf.cli import FiniteFloat
 from olaf.hosts.runlog import write_json
 from olaf.report.report import compare, deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import RunData, RunDirError, load_run
@@ -33,7 +34,7 @@ def _report(run_dir: Path, k: Optional[int], reward_target: Optional[float]) -> 
               help="Where to write summary.json, summary.csv and the plots [default: RUN_DIR].")
 @click.option("--k", type=click.IntRange(min=1),
               help="Also report the time until the PS holds K updates per worker of each cluster (time-to-reward).")
-@click.option("--reward-target", type=float, help="Also report when the PS's global reward first reaches this.")
+@click.option("--reward-target", type=FiniteFloat(), help="Also report when the PS's global reward first reaches this.")
 @click.option("--compare", "baseline_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A baseline run (e.g. the FIFO run) to compare with in one table; writes compare.json "
                    "and a two-run aggregations CDF.")

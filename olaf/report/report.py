@@ -52,6 +52,7 @@ from olaf.aom import (
     time_to_updates,
 )
 from olaf.hosts.runlog import write_json
+from olaf.report.accounting import cluster_account
 from olaf.report.rundata import RunData, RunDirError
 
 NS_PER_MS = 1e6
@@ -77,13 +78,33 @@ def window(run: RunData) -> tuple[int, int, str]:
     return int(t_start), int(t_end), source
 
 
+GEN_TS_FUTURE_NS = 1_000_000_000
+"""A reception whose ``gen_ts`` is more than this after the reception itself (the hosts
+share one clock) cannot be a real update's generation time."""
+GEN_TS_BEFORE_RUN_NS = 3600 * 1_000_000_000
+"""Nor can one that predates the PS's start by more than this."""
+
+
+def plausible_gen_ts(r: dict, ps_start_ns: int) -> bool:
+    """``gen_ts`` within the run: not in the future of its reception, not long before it."""
+    return ps_start_ns - GEN_TS_BEFORE_RUN_NS <= r["gen_ts"] <= r["t_ns"] + GEN_TS_FUTURE_NS
+
+
 def deliveries_by_cluster(run: RunData) -> dict[int, list[Delivery]]:
-    """PS receptions per cluster (``wrong_size`` updates excluded: the PS could not use them)."""
+    """PS receptions per cluster (``wrong_size`` updates excluded: the PS could not use them;
+    receptions with an implausible ``gen_ts`` are excluded and counted, see :func:`bad_gen_ts`)."""
     out: dict[int, list[Delivery]] = defaultdict(list)
+    start = int(run.ps_start.get("t_ns", 0))
     for r in run.ps_updates:
-        if r.get("outcome") != "wrong_size":
+        if r.get("outcome") != "wrong_size" and plausible_gen_ts(r, start):
             out[r["cluster_id"]].append(Delivery(r["t_ns"], r["gen_ts"], r["count"]))
     return out
+
+
+def bad_gen_ts(run: RunData) -> int:
+    """Receptions left out of the AoM because their ``gen_ts`` lies outside the run."""
+    start = int(run.ps_start.get("t_ns", 0))
+    return sum(1 for r in run.ps_updates if not plausible_gen_ts(r, start))
 
 
 def _ms(x: Optional[float]) -> Optional[float]:
@@ -186,6 +207,9 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         m["generated"] = sum(w.generated for w in ws)
         m["skipped"] = sum(w.skipped for w in ws)
         m["accepted"] = sum(1 for r in run.ps_updates if r["cluster_id"] == c and r.get("outcome") == "accepted")
+        path = run.path_of(ws)
+        if run.switch is not None and path:
+            m["fates"] = cluster_account(sent_of.get(c, 0), len(by_cluster.get(c, [])), path, run.switch, c).to_json()
         clusters[str(c)] = m
     avgs = [m["aom_avg_ms"] for m in clusters.values()]
     peaks = [m["aom_peak_ms"] for m in clusters.values() if m["aom_peak_ms"] is not None]
@@ -193,6 +217,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
     total = {key: sum(m[key] for m in clusters.values())
              for key in ("workers", "generated", "sent", "skipped", "delivered", "aggregated", "dropped")}
     final_rewards = [r["global_reward"] for r in run.ps_updates if r.get("global_reward") is not None]
+    fates = [m["fates"] for m in clusters.values() if "fates" in m]
     overall = {
         **total,
         "loss_fraction": total["dropped"] / total["sent"] if total["sent"] else 0.0,
@@ -202,6 +227,9 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "time_to_k_ms": (max(ttks) if ttks and None not in ttks else None) if k is not None else None,
         "final_global_reward": final_rewards[-1] if final_rewards else None,
         "time_to_reward_ms": None if reward_target is None else _time_to_reward(run, t0, reward_target),
+        "fates": ({k: sum(f[k] for f in fates) for k in fates[0] if isinstance(fates[0][k], int)}
+                  if fates else None),
+        "fates_consistent": all(not f["inconsistent"] for f in fates) if fates else None,
     }
     return {
         "clusters": clusters,
@@ -209,7 +237,9 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "window": {"t_start_ns": t0, "t_end_ns": t1, "duration_s": (t1 - t0) / 1e9, "source": source},
         "params": {"k": k, "reward_target": reward_target},
         "ps": {"log": str(run.ps_path), "inits": run.ps_inits, "malformed": run.ps_malformed,
-               "clean_stop": run.ps_stopped},
+               "clean_stop": run.ps_stopped, "bad_gen_ts": bad_gen_ts(run)},
+        "bad_records": run.bad_records,
+        "partial": bool(run.run_meta.get("partial", False)),
         "workers": {"count": len(run.workers), "unattributed": [w.name for w in unattributed],
                     "without_stop_record": [w.name for w in run.workers if not w.stopped],
                     "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0}},

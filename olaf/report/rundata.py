@@ -75,8 +75,25 @@ class RunData:
     run_meta: dict[str, Any]
     switch: Optional[dict[str, Any]]
     regroups: list[tuple[int, dict[str, int]]] = field(default_factory=list)
+    bad_records: dict[str, int] = field(default_factory=dict)
+    """Log lines the report could not use, by file name: not JSON, or fields of the wrong
+    type or range. They are counted (``summary.json`` ``bad_records``), never fatal."""
     """Membership changes made with ``olafctl`` during the run (``regroups.jsonl``):
     ``(t_ns, {worker name: cluster id})``, in time order."""
+
+    network: Optional[Any] = None
+    """The run's deployment (``network.yaml``), if the run directory has one."""
+
+    def path_of(self, workers: list[WorkerLog]) -> list[str]:
+        """The switches between these workers (the first that the network knows) and the PS."""
+        if self.network is None:
+            return []
+        from olaf.controller.routing import switch_path  # noqa: PLC0415
+
+        for w in workers:
+            if w.name in self.network.hosts:
+                return switch_path(self.network, w.name, self.network.ps)
+        return []
 
     def cluster_at(self, w: WorkerLog, t_ns: int) -> Optional[int]:
         """The cluster ``w`` belonged to at ``t_ns`` (None: in no cluster then)."""
@@ -155,11 +172,13 @@ def load_run(run_dir: Path | str) -> RunData:
         raise RunDirError(f"{run_dir} is not a directory")
     ps: list[tuple[Path, list[dict]]] = []
     workers: list[WorkerLog] = []
+    bad: dict[str, int] = {}
     for path in sorted(run_dir.rglob("*.jsonl")):
-        try:
-            records = list(read_jsonl(path))
-        except ValueError as e:
-            raise RunDirError(str(e)) from e
+        if path.name == "regroups.jsonl":
+            continue
+        records, n_bad = _read_records(path)
+        if n_bad:
+            bad[path.name] = n_bad
         role = records[0].get("role") if records and records[0].get("ev") == "start" else None
         if role == "ps":
             ps.append((path, records))
@@ -169,7 +188,13 @@ def load_run(run_dir: Path | str) -> RunData:
         found = ", ".join(str(p) for p, _ in ps) or "none"
         raise RunDirError(f"{run_dir}: need exactly one PS log (a .jsonl starting with role 'ps'), found {found}")
     ps_path, recs = ps[0]
-    updates = [r for r in recs if r.get("ev") == "update" and not r.get("init")]
+    updates = []
+    for r in recs:
+        if r.get("ev") == "update" and not r.get("init"):
+            if _valid_update(r):
+                updates.append(r)
+            else:
+                bad[ps_path.name] = bad.get(ps_path.name, 0) + 1
     return RunData(
         ps_path=ps_path,
         ps_start=recs[0],
@@ -181,4 +206,46 @@ def load_run(run_dir: Path | str) -> RunData:
         regroups=_read_regroups(run_dir / "regroups.jsonl"),
         run_meta=_read_optional_json(run_dir / "run.json") or {},
         switch=_read_optional_json(run_dir / "switch_counters.json"),
+        network=_read_network(run_dir / "network.yaml"),
+        bad_records=bad,
     )
+
+
+def _read_records(path: Path) -> tuple[list[dict], int]:
+    """JSON object records of a log and the number of lines that are not (a torn last
+    line of a killed writer counts too)."""
+    out, bad = [], 0
+    for line in path.read_text(errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            bad += 1
+            continue
+        if isinstance(r, dict):
+            out.append(r)
+        else:
+            bad += 1
+    return out, bad
+
+
+_U64 = (1 << 64) - 1
+
+
+def _valid_update(r: dict) -> bool:
+    """A PS reception record with the fields the report uses, of the right types and ranges."""
+    ints = {"t_ns": _U64, "gen_ts": _U64, "count": 0xFFFF, "cluster_id": 0xFFFF}
+    return all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) and 0 <= r[k] <= hi
+               for k, hi in ints.items()) and r["count"] >= 1
+
+
+def _read_network(path: Path) -> Optional[Any]:
+    if not path.exists():
+        return None
+    from olaf.controller import config as cfgmod  # noqa: PLC0415
+
+    try:
+        return cfgmod.load(path)
+    except cfgmod.ConfigError as e:
+        raise RunDirError(f"{path}: {e}") from e
