@@ -28,6 +28,20 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
 
 
+class FiniteFloat(click.FloatRange):
+    """click's FloatRange that also refuses ``nan`` and ``inf`` (which pass every range check)."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        import math  # noqa: PLC0415
+
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return v
+
+
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use (click's lazy-loading
     pattern); ``olaf --help`` lists them from :data:`COMMANDS` without importing any."""

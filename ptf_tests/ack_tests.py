@@ -47,7 +47,8 @@ class AckFanOut(OlafTest):
 
 
 class AckWithoutGroupIsUnicast(OlafTest):
-    """An ACK for a cluster without a multicast group is forwarded to its IP destination."""
+    """An ACK for a cluster without a multicast group is forwarded to its IP destination, with
+    the status written and a UDP checksum that is 0 or right (the switch changed the payload)."""
 
     def runTest(self):
         self.add_workers(0, [1, 2], group=True)
@@ -76,3 +77,24 @@ class MultiHopKeepsTightestStatus(OlafTest):
         tu.send_packet(self, PS_PORT, bytes(ack_frame(0, worker_ip(1), status=loose)))
         got = wire.parse_ack(bytes(self.recv(1)[UDP].payload)).status
         self.assertEqual((got.queue_size, got.active_clusters), (8, 1))
+
+
+class ForgedAckDropped(OlafTest):
+    """An ACK that does not come from the PS (its address from a worker port, or another address
+    on the PS port) is counted (forged_ack) and dropped: a forged status cannot silence a
+    cluster (paper §5)."""
+
+    def runTest(self):
+        self.add_workers(0, [1, 2], group=True)
+        silence = QueueStatus(queue_util=0, active_clusters=65535, queue_size=1)
+        from_worker_port = ack_frame(0, worker_ip(1), status=silence)
+        tu.send_packet(self, 3, bytes(from_worker_port))
+        other_src = Ether(bytes(ack_frame(0, worker_ip(1), status=silence)))
+        other_src[IP].src = worker_ip(3)
+        del other_src[IP].chksum
+        tu.send_packet(self, PS_PORT, bytes(other_src))
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("traffic", "forged_ack", 2)
+        tu.send_packet(self, PS_PORT, bytes(ack_frame(0, worker_ip(1))))
+        for k in (1, 2):
+            self.assertNotEqual(wire.parse_ack(bytes(self.recv(k)[UDP].payload)).status.active_clusters, 65535)

@@ -1,12 +1,20 @@
-"""Traffic that is not an update from a known worker bypasses the OlafQueue."""
+"""Traffic that is not an update of a known worker: forwarded if it is ordinary IPv4, counted
+and dropped if it is not to be trusted (every drop is counted in exactly one counter)."""
 
 from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, OlafTest, worker_ip, worker_mac
 from ptf import testutils as tu
-from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_NOP, IPOption_RR
 from scapy.layers.l2 import Ether
 
 from olaf import wire
 from olaf.update import Update
+
+U = Update(cluster_id=77, worker_id=88, seq=3, grads=(1, 2, 3, 4))
+
+
+def olaf_frame(k: int, *, src=None, dst=PS_IP, sport=wire.ACK_PORT, init=False, **ip):
+    return (Ether(src=worker_mac(k), dst=SW_MAC) / IP(src=src or worker_ip(k), dst=dst, **ip)
+            / UDP(sport=sport, dport=wire.UPDATE_PORT, chksum=0) / wire.update_layer(U, init=init))
 
 
 class BypassNonOlaf(OlafTest):
@@ -24,26 +32,108 @@ class BypassNonOlaf(OlafTest):
         self.assertEqual(self.decided(), 0)
 
 
-class BypassUnknownSource(OlafTest):
-    """An Olaf update from a source not in worker_table is forwarded untouched (ids not stamped)."""
+class UnknownSourceDropped(OlafTest):
+    """An update or INIT from a source not in worker_table never reaches the PS with the ids it
+    declares: it is counted (traffic unknown_source) and dropped."""
 
     def runTest(self):
         self.add_workers(0, [1])
-        u = Update(cluster_id=77, worker_id=88, seq=3, grads=(1, 2, 3, 4))
-        pkt = (Ether(src=worker_mac(2), dst=SW_MAC) / IP(src=worker_ip(2), dst=PS_IP, ttl=64, id=1)
-               / UDP(sport=wire.ACK_PORT, dport=wire.UPDATE_PORT, chksum=0) / wire.update_layer(u))
-        tu.send_packet(self, 2, bytes(pkt))
-        _, got = self.recv_update()
-        self.assertEqual(got, u)
-        self.assertEqual(self.counters.traffic()["unknown_source"], 1)
+        tu.send_packet(self, 2, bytes(olaf_frame(2)))
+        tu.send_packet(self, 2, bytes(olaf_frame(2, init=True)))
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("traffic", "unknown_source", 2)
+        self.assertEqual(self.decided(), 0)
+
+
+class SpoofedSourceDropped(OlafTest):
+    """A known worker's address arriving on another port, or (five-tuple identity, paper §7)
+    from another UDP port, is counted as spoofed and dropped; the real worker still works."""
+
+    def runTest(self):
+        self.add_workers(0, [1])
+        self.add_workers(1, [2], identity="five_tuple")
+        tu.send_packet(self, 3, bytes(olaf_frame(3, src=worker_ip(1))))          # w1's address on port 3
+        tu.send_packet(self, 2, bytes(olaf_frame(2, sport=40000)))               # w2 from another UDP port
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("traffic", "spoofed_source", 2)
+        self.assertEqual(self.decided(), 0)
+        for k in (1, 2):
+            tu.send_packet(self, k, bytes(olaf_frame(k)))
+            _, got = self.recv_update()
+            self.assertEqual((got.cluster_id, got.worker_id), (k - 1, k))
+
+
+class UpdateNotToPsIsMalformed(OlafTest):
+    """An update addressed to anything but the PS is not queued (its token would carry another
+    cluster's gradients elsewhere): malformed destination, dropped."""
+
+    def runTest(self):
+        self.add_workers(0, [1])
+        tu.send_packet(self, 1, bytes(olaf_frame(1, dst=worker_ip(3))))
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("malformed", "destination", 1)
         self.assertEqual(self.decided(), 0)
 
 
 class NoRouteDropped(OlafTest):
-    """A packet without an ipv4_lpm entry is dropped, not queued."""
+    """A packet without an ipv4_lpm entry is counted (no_route) and dropped, not queued."""
 
     def runTest(self):
         self.add_workers(0, [1])
         pkt = Ether(src=worker_mac(1), dst=SW_MAC) / IP(src=worker_ip(1), dst="192.0.2.1") / UDP(dport=9)
         tu.send_packet(self, 1, bytes(pkt))
         tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("traffic", "no_route", 1)
+
+
+class TtlExpiredDropped(OlafTest):
+    """TTL 1 (it would leave with 0) and TTL 0 are counted (ttl_expired) and dropped, Olaf or not."""
+
+    def runTest(self):
+        self.add_workers(0, [1])
+        for ttl in (0, 1):
+            tu.send_packet(self, 1, bytes(olaf_frame(1, ttl=ttl)))
+            pkt = Ether(src=worker_mac(1), dst=SW_MAC) / IP(src=worker_ip(1), dst=PS_IP, ttl=ttl) / UDP(dport=9)
+            tu.send_packet(self, 1, bytes(pkt))
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("traffic", "ttl_expired", 4)
+        self.assertEqual(self.decided(), 0)
+
+
+class BadIpv4ChecksumDropped(OlafTest):
+    """A frame whose IPv4 header checksum is wrong is counted (ipv4_checksum) and dropped."""
+
+    def runTest(self):
+        self.add_workers(0, [1])
+        good = olaf_frame(1)
+        bad = Ether(bytes(good))
+        bad[IP].chksum = bad[IP].chksum ^ 0x0101
+        tu.send_packet(self, 1, bytes(bad))
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("traffic", "ipv4_checksum", 1)
+        tu.send_packet(self, 1, bytes(good))
+        self.recv_update()
+
+
+class IpOptionsAndFragments(OlafTest):
+    """An Olaf message behind IPv4 options, or in a first fragment, is malformed; other traffic
+    with options is forwarded with its options intact and a valid checksum; a later fragment
+    (no UDP header) is forwarded as ordinary IPv4."""
+
+    def runTest(self):
+        self.add_workers(0, [1])
+        opts = [IPOption_NOP(), IPOption_RR(routers=["0.0.0.0"])]
+        tu.send_packet(self, 1, bytes(olaf_frame(1, options=opts)))
+        tu.send_packet(self, 1, bytes(olaf_frame(1, flags="MF")))
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("malformed", "ip_options", 1)
+        self.wait_counter("malformed", "fragment", 1)
+        plain = Ether(src=worker_mac(1), dst=SW_MAC) / IP(src=worker_ip(1), dst=PS_IP, options=opts) / UDP(dport=9) / b"o"
+        tu.send_packet(self, 1, bytes(plain))
+        got = self.recv(PS_PORT)
+        self.assertEqual(bytes(got[IP].options[1]), bytes(opts[1]))
+        later = Ether(src=worker_mac(1), dst=SW_MAC) / IP(src=worker_ip(1), dst=PS_IP, frag=100, proto=17) / (b"y" * 16)
+        tu.send_packet(self, 1, bytes(later))
+        self.assertEqual(bytes(self.recv(PS_PORT)[IP].payload), b"y" * 16)
+        self.assertEqual(self.counters.traffic()["bypass"], 2)
+        self.assertEqual(self.decided(), 0)

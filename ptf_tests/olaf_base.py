@@ -16,22 +16,25 @@ switch had processed all of them before the first departure.
 
 from __future__ import annotations
 
+import socket
 import time
+from typing import Optional
 
 import ptf
 from ptf import testutils as tu
 from ptf.base_tests import BaseTest
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import IP, UDP, in4_chksum
 from scapy.layers.l2 import Ether
+from scapy.utils import checksum
 
 from olaf import wire
 from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.counters import OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
-from olaf.controller.olaf_params import OlafParams, QueueParams
+from olaf.controller.olaf_params import OlafParams, PathParams, QueueParams
 from olaf.controller.p4rt import Replica, SwitchConnection
 from olaf.controller.tm import TrafficManager, push_pipeline
-from olaf.controller.update_identifier import UpdateIdentifier
+from olaf.controller.update_identifier import UpdateIdentifier, WorkerEntry
 from olaf.update import Update
 
 PS_PORT = 0
@@ -40,6 +43,23 @@ SW_MAC = "00:00:00:00:01:00"
 PS_IP = "10.0.0.100"
 PS_MAC = "00:00:0a:00:00:64"
 NUM_GRADS = 4
+
+
+def checksum_problem(frame: bytes) -> Optional[str]:
+    """Why an emitted frame's checksums are wrong (None: IPv4 header checksum valid, UDP
+    checksum 0 (RFC 768: none) or valid)."""
+    pkt = Ether(frame)
+    if IP not in pkt:
+        return None
+    ip = pkt[IP]
+    hdr = bytes(ip)[: ip.ihl * 4]
+    if checksum(hdr) != 0:
+        return f"bad IPv4 header checksum 0x{ip.chksum:04x}"
+    if UDP in pkt and pkt[UDP].chksum != 0 and ip.frag == 0 and not ip.flags.MF:
+        udp = bytes(pkt[UDP])[: pkt[UDP].len]
+        if in4_chksum(socket.IPPROTO_UDP, ip, udp) != 0:
+            return f"bad UDP checksum 0x{pkt[UDP].chksum:04x}"
+    return None
 
 
 def worker_ip(k: int) -> str:
@@ -97,14 +117,16 @@ class OlafTest(BaseTest):
 
     # -- configuration -------------------------------------------------------------
 
-    def set_params(self, **kw):
+    def set_params(self, max_sojourn_ns: int = 0, **kw):
+        """Queue parameters (QueueParams fields) with the PS at PS_IP behind PS_PORT."""
         kw.setdefault("num_grads", self.num_grads)
-        self.params.set(QueueParams(**kw))
+        self.params.set(QueueParams(**kw), PathParams(PS_IP, PS_PORT, max_sojourn_ns))
 
-    def add_workers(self, cluster_id: int, ks, *, group: bool = False):
-        """Register workers ``ks`` in ``cluster_id``; with ``group``, create its ACK group."""
+    def add_workers(self, cluster_id: int, ks, *, group: bool = False, identity: str = "address_port"):
+        """Register workers ``ks`` (each on its own port) in ``cluster_id``; with ``group``,
+        create its ACK group."""
         for k in ks:
-            self.workers.set_worker(worker_ip(k), k, cluster_id)
+            self.workers.set_worker(worker_ip(k), WorkerEntry.bound(k, cluster_id, k, identity))
         if group:
             self.acks.set_group(cluster_id, [Replica(k, k) for k in ks])
             for k in ks:
@@ -113,22 +135,37 @@ class OlafTest(BaseTest):
     # -- packets -------------------------------------------------------------------
 
     def update_frame(self, k: int, u: Update, *, src_ip: str | None = None, init: bool = False,
-                     udp_checksum: bool = False):
-        """An update as worker ``k`` sends it (ids left 0: the switch stamps them); with
-        ``udp_checksum`` the UDP checksum is computed, as a kernel socket does."""
+                     udp_checksum: bool = False, keep_ids: bool = False):
+        """An update as worker ``k`` sends it (ids left 0: the switch stamps them; ``keep_ids``
+        sends ``u``'s own); with ``udp_checksum`` the UDP checksum is computed, as a kernel
+        socket does."""
         return (Ether(src=worker_mac(k), dst=SW_MAC)
                 / IP(src=src_ip or worker_ip(k), dst=PS_IP, ttl=64, id=1)
                 / UDP(sport=wire.ACK_PORT, dport=wire.UPDATE_PORT, chksum=None if udp_checksum else 0)
-                / wire.update_layer(u.with_(cluster_id=0, worker_id=0), init=init))
+                / wire.update_layer(u if keep_ids else u.with_(cluster_id=0, worker_id=0), init=init))
 
     def send_update(self, k: int, u: Update, **kw):
         tu.send_packet(self, k, bytes(self.update_frame(k, u, **kw)))
 
+    def send_updates(self, *items: tuple[int, Update]):
+        """Send ``(worker, update)`` pairs in this order *as the switch sees it*: packets sent on
+        two ports may reach the switch in either order, so each is sent only once the switch
+        has decided the previous one (decision counters)."""
+        base = self.decided()
+        for i, (k, u) in enumerate(items):
+            self.send_update(k, u)
+            self.wait_decided(base + i + 1)
+
     def recv(self, port: int, timeout: float = 3.0) -> Ether:
-        """The next packet on ``port``; fails the test on timeout."""
+        """The next packet on ``port``; fails the test on timeout, and if the frame's IPv4
+        checksum is wrong or its UDP checksum is neither 0 nor right (every frame a test
+        receives goes through this check)."""
         r = tu.dp_poll(self, device_number=0, port_number=port, timeout=timeout)
         if not isinstance(r, self.dataplane.PollSuccess):
             self.fail(f"no packet on port {port} within {timeout} s")
+        problem = checksum_problem(bytes(r.packet))
+        if problem:
+            self.fail(f"port {port}: {problem}: {Ether(r.packet).summary()}")
         return Ether(r.packet)
 
     def recv_update(self, timeout: float = 3.0) -> tuple[Ether, Update]:
@@ -155,6 +192,17 @@ class OlafTest(BaseTest):
         got = self.recv(PS_PORT, timeout=2.0 / rate_pps + 3)
         self.assertEqual(bytes(got[UDP].payload)[:4], b"plug", "the plug did not come first")
         self.window_rate = rate_pps
+
+    def wait_counter(self, group: str, name: str, value: int, timeout: float = 5.0):
+        """Poll ``counters.<group>()[name]`` (e.g. ``traffic``, ``ttl_expired``) until it is ``value``;
+        fail if it passes it or the deadline comes first."""
+        deadline = time.monotonic() + timeout
+        while (n := getattr(self.counters, group)()[name]) != value:
+            if n > value:
+                self.fail(f"{group}[{name}] = {n}, expected {value}")
+            if time.monotonic() > deadline:
+                self.fail(f"{group}[{name}] = {n} after {timeout} s, expected {value}")
+            time.sleep(0.01)
 
     def decided(self) -> int:
         return sum(self.counters.decisions().values())

@@ -2,7 +2,6 @@
 
 from olaf_base import PS_IP, PS_PORT, OlafTest, worker_ip
 from scapy.layers.inet import IP, UDP
-from scapy.layers.l2 import Ether
 
 from olaf.fixedpoint import reward_to_fixed
 from olaf.update import Update
@@ -34,8 +33,10 @@ class ReplaceSameWorker(OlafTest):
     def runTest(self):
         self.add_workers(0, [1])
         self.open_window()
-        self.send_update(1, upd(seq=1, grads=(1, 1, 1, 1)))
-        self.send_update(1, upd(seq=2, grads=(2, 2, 2, 2), gen_ts=2000))
+        self.send_updates(
+            (1, upd(seq=1, grads=(1, 1, 1, 1))),
+            (1, upd(seq=2, grads=(2, 2, 2, 2), gen_ts=2000)),
+        )
         self.wait_decided(2)
         self.assert_window_holds()
         _, got = self.recv_update()
@@ -51,9 +52,11 @@ class Aggregate(OlafTest):
     def runTest(self):
         self.add_workers(2, [1, 2, 3])
         self.open_window()
-        self.send_update(1, upd(seq=5, grads=(10, -20, 2**31 - 5, 0), reward=1.25, gen_ts=5000))
-        self.send_update(2, upd(seq=9, grads=(1, 2, 100, -7), reward=2.5, gen_ts=9000))
-        self.send_update(3, upd(seq=1, grads=(-1, -1, -1, -1), reward=-0.75, gen_ts=7000))
+        self.send_updates(
+            (1, upd(seq=5, grads=(10, -20, 2**31 - 5, 0), reward=1.25, gen_ts=5000)),
+            (2, upd(seq=9, grads=(1, 2, 100, -7), reward=2.5, gen_ts=9000)),
+            (3, upd(seq=1, grads=(-1, -1, -1, -1), reward=-0.75, gen_ts=7000)),
+        )
         self.wait_decided(3)
         self.assert_window_holds()
         pkt, got = self.recv_update()
@@ -73,9 +76,11 @@ class RewardThreshold(OlafTest):
         self.add_workers(1, [1, 2, 3])
         self.set_params(reward_threshold=reward_to_fixed(1.0))
         self.open_window()
-        self.send_update(1, upd(seq=1, grads=(1, 1, 1, 1), reward=5.0))
-        self.send_update(2, upd(seq=2, grads=(2, 2, 2, 2), reward=7.0))   # +2 > T: replace
-        self.send_update(3, upd(seq=3, grads=(3, 3, 3, 3), reward=4.0))   # -3 < -T: drop
+        self.send_updates(
+            (1, upd(seq=1, grads=(1, 1, 1, 1), reward=5.0)),
+            (2, upd(seq=2, grads=(2, 2, 2, 2), reward=7.0)),  # +2 > T: replace
+            (3, upd(seq=3, grads=(3, 3, 3, 3), reward=4.0)),  # -3 < -T: drop
+        )
         self.wait_decided(3)
         self.assert_window_holds()
         pkt, got = self.recv_update()
@@ -94,10 +99,12 @@ class QueueFull(OlafTest):
         self.add_workers(1, [4])
         self.set_params(queue_size=2)
         self.open_window()
-        self.send_update(1, upd(seq=1, grads=(1, 0, 0, 0)))
-        self.send_update(2, upd(seq=1, grads=(2, 0, 0, 0)))
-        self.send_update(3, upd(seq=1, grads=(3, 0, 0, 0)))   # cluster 2: full -> drop
-        self.send_update(4, upd(seq=1, grads=(4, 0, 0, 0)))   # cluster 1: aggregate
+        self.send_updates(
+            (1, upd(seq=1, grads=(1, 0, 0, 0))),
+            (2, upd(seq=1, grads=(2, 0, 0, 0))),
+            (3, upd(seq=1, grads=(3, 0, 0, 0))),  # cluster 2: full -> drop
+            (4, upd(seq=1, grads=(4, 0, 0, 0))),  # cluster 1: aggregate
+        )
         self.wait_decided(4)
         self.assert_window_holds()
         got = [self.recv_update(timeout=5)[1] for _ in range(2)]
@@ -115,10 +122,11 @@ class PositionInheritance(OlafTest):
             self.add_workers(c, [k])
         self.add_workers(0, [4])
         self.open_window()
-        for k in (1, 2, 3):
-            self.send_update(k, upd(seq=1, grads=(k, k, k, k)))
-        self.send_update(4, upd(seq=1, grads=(10, 10, 10, 10)))   # folds into cluster 0 (head)
-        self.send_update(3, upd(seq=2, grads=(7, 7, 7, 7)))       # replaces cluster 2 (tail)
+        self.send_updates(
+            *[(k, upd(seq=1, grads=(k, k, k, k))) for k in (1, 2, 3)],
+            (4, upd(seq=1, grads=(10, 10, 10, 10))),  # folds into cluster 0 (head)
+            (3, upd(seq=2, grads=(7, 7, 7, 7))),  # replaces cluster 2 (tail)
+        )
         self.wait_decided(5)
         self.assert_window_holds()
         got = [self.recv_update(timeout=5)[1] for _ in range(3)]
@@ -134,9 +142,11 @@ class FifoMode(OlafTest):
         self.add_workers(1, [3])
         self.set_params(queue_size=2, discipline="fifo")
         self.open_window()
-        self.send_update(1, upd(seq=1, grads=(1, 1, 1, 1)))
-        self.send_update(2, upd(seq=1, grads=(2, 2, 2, 2)))
-        self.send_update(3, upd(seq=1, grads=(3, 3, 3, 3)))   # full
+        self.send_updates(
+            (1, upd(seq=1, grads=(1, 1, 1, 1))),
+            (2, upd(seq=1, grads=(2, 2, 2, 2))),
+            (3, upd(seq=1, grads=(3, 3, 3, 3))),  # full
+        )
         self.wait_decided(3)
         self.assert_window_holds()
         got = [self.recv_update(timeout=5)[1] for _ in range(2)]
@@ -146,17 +156,15 @@ class FifoMode(OlafTest):
 
 
 class InitBypassesQueue(OlafTest):
-    """An INIT update (initial weights) goes to the PS unqueued and unmodified, its UDP checksum valid."""
+    """A known worker's INIT update (initial weights) goes to the PS unqueued, with the ids the
+    switch stamps (never the worker's own) and the weights untouched."""
 
     def runTest(self):
-        self.add_workers(0, [1])
+        self.add_workers(3, [1])
         u = upd(seq=0, grads=(5, 6, 7, 8))
-        self.send_update(1, u, init=True, udp_checksum=True)
-        pkt, got = self.recv_update()
-        sent = pkt[UDP].chksum
-        del pkt[UDP].chksum
-        self.assertEqual(sent, Ether(bytes(pkt))[UDP].chksum, "UDP checksum broken by the switch")
-        self.assertEqual(got, u)  # ids not stamped: it never entered the queue
+        self.send_update(1, u.with_(cluster_id=9, worker_id=9), init=True, udp_checksum=True, keep_ids=True)
+        pkt, got = self.recv_update()   # recv checks: UDP checksum 0 or valid
+        self.assertEqual(got, u.with_(cluster_id=3, worker_id=1))
         self.assertEqual(bytes(pkt[UDP].payload)[1] & 1, 1)
         self.assertEqual(self.decided(), 0)
         self.assertEqual(self.counters.traffic()["init"], 1)

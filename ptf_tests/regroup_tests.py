@@ -59,9 +59,11 @@ class MoveWorkerWithOlafctl(OlafTest):
         self.assertEqual((before.cluster_id, before.worker_id, before.grads, before.count), (0, 2, (1, 1, 1, 1), 1))
 
         # After the move (a new window, so the olafctl start-up time does not matter):
-        # w3 (cluster 1) and w2 aggregate.
+        # w3 (cluster 1) and w2 aggregate. Packets sent on two ports may reach the switch in
+        # either order: w3's is decided first, then w2's is sent.
         self.open_window(rate_pps=1)
         self.send_update(3, Update(cluster_id=0, worker_id=0, seq=1, grads=(10, 10, 10, 10)))
+        self.wait_decided(2)
         self.send_update(2, Update(cluster_id=0, worker_id=0, seq=2, grads=(5, 5, 5, 5)))
         self.wait_decided(3)
         self.assert_window_holds()

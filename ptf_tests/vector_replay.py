@@ -30,6 +30,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from olaf import vectors, wire
+from olaf.controller.update_identifier import WorkerEntry
 from olaf.queue_model import make_queue
 from olaf.update import Update
 
@@ -71,7 +72,9 @@ class VectorReplay(OlafTest):
         self.fwd.route(ACK_SINK_IP, 32, ACK_SINK_PORT, SW_MAC, "00:00:0a:ff:00:01")
         pairs = sorted({(e["update"]["cluster_id"], e["update"]["worker_id"])
                         for e in v["events"] if e["op"] == "enqueue"})
-        self.sw.write([self.sw.update("insert", self.workers.entry(ip_for(c, w), w, c)) for c, w in pairs])
+        # every vector worker sends from PTF port 1 (its own address, so the queue sees its ids)
+        self.sw.write([self.sw.update("insert", self.workers.entry(ip_for(c, w), WorkerEntry(w, c, 1)))
+                       for c, w in pairs])
         current = dict(queue_size=cfg.queue_size, num_grads=cfg.num_grads,
                        reward_threshold=cfg.reward_threshold,
                        activity_window_ns=cfg.activity_window_ns, discipline=disc)

@@ -18,6 +18,7 @@ from olaf.controller import config as cfgmod
 from olaf.controller.controller import OlafController
 from olaf.controller.p4rt import SwitchConnection, SwitchUnavailable
 from olaf.controller.state import desired_state, group_id
+from olaf.controller.update_identifier import WorkerEntry
 from olaf.topologies.build import QueueSetup, tor
 
 P4INFO = Path(__file__).parent / "data" / "olaf.p4info.txt"
@@ -138,7 +139,7 @@ def test_write_error_lists_the_failed_update(fake, tmp_path, monkeypatch):
     ctl.deploy()
     sc = ctl.switches["s1"]
     with pytest.raises(Exception, match="ALREADY_EXISTS|entry exists"):
-        sc.workers.set_worker("10.0.1.2", 1, 0)
+        sc.workers.set_worker("10.0.1.2", WorkerEntry(1, 0, 2))
 
 
 def test_unreachable_switch_is_a_clear_error():

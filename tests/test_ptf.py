@@ -1,18 +1,25 @@
-"""Tier 2: the PTF data-plane suite (ptf_tests/) against simple_switch_grpc."""
+"""Tier 2: the PTF data-plane suite (ptf_tests/) against simple_switch_grpc, one pytest
+node per PTF test (a failure names its test; each test pushes a fresh pipeline)."""
 
-import subprocess
-import sys
-
+import pytest
 from p4_tier import ROOT, build_p4, require_p4_tools, require_root
 
+from olaf.ptf_runner import PtfEnvironment, list_tests
 
-def test_ptf_suite_passes():
+TEST_DIR = ROOT / "ptf_tests"
+
+
+@pytest.fixture(scope="module")
+def ptf_env():
     require_p4_tools()
     require_root()
     build = build_p4()
-    r = subprocess.run([sys.executable, "-m", "olaf.ptf_runner", "--build", str(build),
-                        "--test-dir", str(ROOT / "ptf_tests"), "--log-dir", str(build / "ptf-logs")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=1800)
-    print(r.stdout[-4000:])
-    print(r.stderr[-8000:], file=sys.stderr)
-    assert r.returncode == 0, f"PTF failed (logs in {build / 'ptf-logs'})"
+    with PtfEnvironment(build, TEST_DIR, build / "ptf-logs") as env:
+        yield env
+
+
+@pytest.mark.parametrize("test", list_tests(TEST_DIR))
+def test_ptf(ptf_env, test):
+    rc = ptf_env.run([test], log_name=test)
+    assert rc == 0, f"PTF test {test} failed (log: {ptf_env.log_dir / (test + '.log')}, switch log: " \
+                    f"{ptf_env.spec.log_file})"

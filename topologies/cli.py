@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from olaf.cli import FiniteFloat
 from olaf.constants import MAX_G_JUMBO, SEGMENTS
 from olaf.topologies.rundir import new_run_dir
 from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES, TOPOLOGIES, RunSpec, RunSpecError
@@ -40,14 +41,14 @@ def spec_options(f):
     opts = [
         click.option("--topo", default=d.topo, show_default=True, type=click.Choice(TOPOLOGIES)),
         click.option("--duration", "duration_s", default=d.duration_s, show_default=True,
-                     type=click.FloatRange(min=0), help="Seconds of updates; 0 opens the Mininet CLI."),
+                     type=FiniteFloat(min=0), help="Seconds of updates; 0 opens the Mininet CLI."),
         click.option("--clusters", default=d.clusters, show_default=True, type=click.IntRange(1, 250),
                      help="Clusters (multihop: per edge switch)."),
         click.option("--workers-per-cluster", default=d.workers_per_cluster, show_default=True,
                      type=click.IntRange(1, 16)),
         click.option("--period-ms", default=d.period_ms, show_default=True,
-                     type=click.FloatRange(min=0, min_open=True)),
-        click.option("--jitter-ms", default=d.jitter_ms, show_default=True, type=click.FloatRange(min=0)),
+                     type=FiniteFloat(min=0, min_open=True)),
+        click.option("--jitter-ms", default=d.jitter_ms, show_default=True, type=FiniteFloat(min=0)),
         click.option("--queue-size", default=d.queue_size, show_default=True, type=click.IntRange(1, SEGMENTS)),
         click.option("--edge-queue-size", default=d.edge_queue_size, show_default=True,
                      type=click.IntRange(1, SEGMENTS)),
@@ -55,13 +56,13 @@ def spec_options(f):
                      help="Bottleneck toward the PS, packets/s (0 = unlimited)."),
         click.option("--edge-rate-pps", default=d.edge_rate_pps, show_default=True, type=click.IntRange(min=0)),
         click.option("--grads", default=d.grads, show_default=True, type=click.IntRange(1, MAX_G_JUMBO)),
-        click.option("--reward-threshold", type=click.FloatRange(min=0), help="Reward filter T (off by default)."),
+        click.option("--reward-threshold", type=FiniteFloat(min=0), help="Reward filter T (off by default)."),
         click.option("--activity-window-ms", default=d.activity_window_ms, show_default=True,
-                     type=click.FloatRange(min=0)),
+                     type=FiniteFloat(min=0)),
         click.option("--tc/--no-tc", default=d.tc, show_default=True, help="Worker transmission control (paper §5)."),
         click.option("--tc-delta-t-ms", default=d.tc_delta_t_ms, show_default=True,
-                     type=click.FloatRange(min=0, min_open=True)),
-        click.option("--tc-v-per-s", default=d.tc_v_per_s, show_default=True, type=click.FloatRange(min=0)),
+                     type=FiniteFloat(min=0, min_open=True)),
+        click.option("--tc-v-per-s", default=d.tc_v_per_s, show_default=True, type=FiniteFloat(min=0)),
         click.option("--seed", default=d.seed, show_default=True, type=int),
         click.option("--bmv2-log-level", default=d.bmv2_log_level, show_default=True,
                      type=click.Choice(BMV2_LOG_LEVELS), help="Log level of the BMv2 switches (logs/<switch>.log.txt)."),

@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 
 import click
 
+from olaf.cli import FiniteFloat
 from olaf.constants import MAX_G, MAX_G_JUMBO, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.ps import ParameterServer, PsConfig
@@ -46,16 +47,16 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help="PS address IP[:PORT] (port 50100 by default).")
 @click.option("--bind", "bind_ip", required=True,
               help="This worker's IPv4 address; ACKs arrive on UDP 50101 there, updates leave from it.")
-@click.option("--period-ms", type=float, default=100.0, show_default=True,
+@click.option("--period-ms", type=FiniteFloat(), default=100.0, show_default=True,
               help="Mean time between generated updates, ms.")
-@click.option("--jitter-ms", type=float, default=0.0, show_default=True,
+@click.option("--jitter-ms", type=FiniteFloat(), default=0.0, show_default=True,
               help="Each gap is period ± U(0, jitter) ms; 0 <= jitter <= period.")
 @click.option("--trace", "trace_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Generation times instead of --period-ms/--jitter-ms: CSV with a 't_ms' or 'interval_ms' "
                    "column, or JSON (see olaf.hosts.schedule).")
-@click.option("--trace-scale", type=float, default=1.0, show_default=True,
+@click.option("--trace-scale", type=FiniteFloat(), default=1.0, show_default=True,
               help="Multiply trace times by this (0.5 = twice as fast).")
-@click.option("--duration", "duration_s", type=click.FloatRange(min=0, min_open=True),
+@click.option("--duration", "duration_s", type=FiniteFloat(min=0, min_open=True),
               help="Generate updates for this many seconds after the start.")
 @click.option("--updates", "max_updates", type=click.IntRange(min=1), help="Generate this many updates.")
 @click.option("--start-at-ns", type=click.IntRange(min=0),
@@ -67,9 +68,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help=f"Gradient elements G per update (> {MAX_G} needs 9000 B jumbo frames).")
 @click.option("--batch", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Episodes per generated update.")
-@click.option("--reward-scale", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+@click.option("--reward-scale", type=FiniteFloat(min=0, min_open=True), default=10.0, show_default=True,
               help="Task reward scale K (olaf.hosts.task).")
-@click.option("--sigma", type=click.FloatRange(min=0, min_open=True), default=0.1, show_default=True,
+@click.option("--sigma", type=FiniteFloat(min=0, min_open=True), default=0.1, show_default=True,
               help="Exploration noise of the Gaussian policy.")
 @click.option("--task-seed", type=int, default=0, show_default=True,
               help="Seed of the task's target; the same for all workers of a training job.")
@@ -77,9 +78,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help="Seed of this worker's RNGs (initial weights, episodes, jitter, transmission draws).")
 @click.option("--tc/--no-tc", "tc", default=False, show_default=True,
               help="Transmission control of paper §5.")
-@click.option("--tc-delta-t-ms", type=click.FloatRange(min=0, min_open=True), default=400.0, show_default=True,
+@click.option("--tc-delta-t-ms", type=FiniteFloat(min=0, min_open=True), default=400.0, show_default=True,
               help="Timer threshold Δ̄_T, ms.")
-@click.option("--tc-v-per-s", type=click.FloatRange(min=0), default=2.5, show_default=True,
+@click.option("--tc-v-per-s", type=FiniteFloat(min=0), default=2.5, show_default=True,
               help="Slope v of f(Δ̂) = v·(Δ̂ − Δ̄_T), per second (1/Δ̄_T = 2.5 for 400 ms).")
 @click.option("--tc-q-max", type=click.IntRange(min=1),
               help="Use this Q_max instead of the queue size reported in ACKs.")
@@ -87,9 +88,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help="Cluster id written in the header (an Olaf switch overwrites it); also tells the report "
                    "which cluster this worker belongs to.")
 @click.option("--worker-id", type=click.IntRange(0, 0xFFFF), help="Worker id written in the header (as --cluster-id).")
-@click.option("--init-retry-ms", type=click.FloatRange(min=0, min_open=True), default=1000.0, show_default=True,
+@click.option("--init-retry-ms", type=FiniteFloat(min=0, min_open=True), default=1000.0, show_default=True,
               help="Repeat the INIT update this often until the PS acknowledges a model.")
-@click.option("--linger-ms", type=click.FloatRange(min=0), default=500.0, show_default=True,
+@click.option("--linger-ms", type=FiniteFloat(min=0), default=500.0, show_default=True,
               help="Keep receiving ACKs this long after the last update.")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
               help="Directory for NAME.jsonl (log) and NAME.summary.json.")
@@ -157,14 +158,14 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
 @click.command("ps")
 @click.option("--bind", "bind_addr", default="0.0.0.0", show_default=True, callback=_hostport,
               help="Listen address IP[:PORT] for updates (port 50100 by default).")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=0.001, show_default=True,
+@click.option("--lr", type=FiniteFloat(min=0, min_open=True), default=0.001, show_default=True,
               help="Learning rate γ of w ← w + γ·g_a (paper §2.1).")
-@click.option("--duration", "duration_s", type=click.FloatRange(min=0, min_open=True),
+@click.option("--duration", "duration_s", type=FiniteFloat(min=0, min_open=True),
               help="Stop after this many seconds [default: run until SIGTERM/SIGINT].")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
               help="Directory for NAME.jsonl (log) and NAME.summary.json.")
 @click.option("--name", default="ps", show_default=True, help="File name stem of the log and summary.")
-@click.option("--flush-ms", type=click.FloatRange(min=0), default=500.0, show_default=True,
+@click.option("--flush-ms", type=FiniteFloat(min=0), default=500.0, show_default=True,
               help="Flush the log at least this often.")
 @click.option("--rcvbuf", type=click.IntRange(min=4096), default=4 << 20, show_default=True,
               help="Socket receive buffer, bytes (capped by net.core.rmem_max).")

@@ -9,6 +9,8 @@ from typing import Optional
 
 import click
 
+from olaf.cli import FiniteFloat
+
 # Exit codes of `olaf verify` (docs/verifier.md): 2 is click's usage error.
 VERIFY_EXIT = {"verified": 0, "violated": 1, "unknown": 3}
 EXIT_NOT_REPRODUCED = 4
@@ -19,7 +21,7 @@ EXIT_NOT_REPRODUCED = 4
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"verdict", "solver_time_s", "build_time_s", "trace", "trace_path"} as JSON.')
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloat(min=0, min_open=True), default=None,
               help="Solver time limit in s; when it expires the verdict is 'unknown' (exit 3).")
 @click.option("--horizon", type=click.IntRange(min=2), default=None,
               help="Override the config's horizon (updates per cluster).")
