@@ -20,6 +20,8 @@ from olaf.sim.scenario import Scenario
 from olaf.sim.topology import PS_IP, Network, WorkerHost, ip_int, network
 
 NS_PER_MS = 1_000_000
+DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
+"""ns-3 event scheduler (bench/sim_speed.py compares them)."""
 
 
 @dataclass
@@ -91,7 +93,7 @@ def stop_time_ns(s: Scenario) -> int:
     return end + round(s.linger_ms * NS_PER_MS)
 
 
-def simulate(s: Scenario) -> SimRun:
+def simulate(s: Scenario, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     """Build and run ``s``; the results stay in the returned :class:`SimRun`.
 
     Raises:
@@ -124,6 +126,7 @@ def simulate(s: Scenario) -> SimRun:
                                                                                 s.access.delay_us)) >> 16
     for name in net.switches:
         _write_tables(sim, s, net, name, sw[name], up_port, child_port, access_port)
+    sim.SetScheduler(scheduler)
     setup_s = time.perf_counter() - t0
     st = sim.Run(stop_time_ns(s))
     stats = {"wall_s": st.wall_s, "events": int(st.events), "packets": int(st.packets), "sim_end_ns": int(st.sim_end_ns)}

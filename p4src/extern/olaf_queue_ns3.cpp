@@ -166,6 +166,11 @@ Ptr<QueueDiscItem> OlafQueueDisc::DoDequeue() {
   return Create<OlafQueueDiscItem>(Create<Packet>(buf_.data(), buf_.size()));
 }
 
-Ptr<const QueueDiscItem> OlafQueueDisc::DoPeek() { return GetInternalQueue(0)->Peek(); }
+Ptr<const QueueDiscItem> OlafQueueDisc::DoPeek() {
+  // The head is committed to depart next: lock it (paper §12.1), so later updates of
+  // its cluster append instead of folding into it, and its content is final.
+  if (!core_->lock_head()) return nullptr;
+  return GetInternalQueue(0)->Peek();
+}
 
 }  // namespace ns3

@@ -14,6 +14,9 @@
 // port of the segment's owner (the packet that appended or last replaced it),
 // UDP checksum 0 — what the BMv2 egress does.
 //
+// Peek locks the head (the hardware's readout start): the simulated switch never
+// peeks, it dequeues when the link is idle, so lock and departure coincide there.
+//
 // The FIFO baseline is the same class with Discipline "fifo" (the core's
 // tail-drop FIFO of the same size, like the P4 switch's PARAM_FIFO flag).
 
@@ -67,7 +70,8 @@ class OlafQueueDisc : public QueueDisc {
  private:
   bool DoEnqueue(Ptr<QueueDiscItem> item) override;
   Ptr<QueueDiscItem> DoDequeue() override;
-  // The head token; its content is fixed only when it is dequeued.
+  // Locks the head segment (the core's lock_head: it departs next and takes no more
+  // updates) and returns its token; the token's bytes are written at Dequeue.
   Ptr<const QueueDiscItem> DoPeek() override;
   bool CheckConfig() override;
   void InitializeParams() override;

@@ -27,29 +27,22 @@ int32_t to_fixed(double v, int frac_bits) {
   return static_cast<int32_t>(x);
 }
 
-// An independent random stream `k` of a worker seeded with `seed`.
-std::mt19937_64 stream(uint64_t seed, uint32_t k) {
-  std::seed_seq s{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), k};
-  return std::mt19937_64(s);
-}
-
 }  // namespace
 
 OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_grads, bool keep_records)
     : p_(p),
       num_grads_(num_grads),
       keep_records_(keep_records),
-      sched_rng_(stream(p.seed, 1)),
-      content_rng_(stream(p.seed, 2)),
+      sched_rng_(p.seed, 1),
+      content_rng_(p.seed, 2),
       tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max},
-          stream(p.seed, 3)()),
+          Xoshiro256(p.seed, 3)),
       sent_seq_(kSentMemory, 0),
       sent_gen_ts_(kSentMemory, 0),
       buf_(w::update_datagram_len(num_grads)),
       grads_(num_grads) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   direction_.resize(num_grads);
-  for (double &d : direction_) d = u(content_rng_);
+  for (double &d : direction_) d = content_rng_.uniform(-1.0, 1.0);
 }
 
 void OlafWorker::SetDevice(Ptr<ns3::NetDevice> dev) {
@@ -61,7 +54,7 @@ int64_t OlafWorker::NextGap() {
   double gap = static_cast<double>(p_.period_ns);
   if (p_.jitter_ns > 0) {
     const double j = static_cast<double>(p_.jitter_ns);
-    gap += std::uniform_real_distribution<double>(-j, j)(sched_rng_);
+    gap += sched_rng_.uniform(-j, j);
   }
   return std::llround(gap);
 }
@@ -78,10 +71,9 @@ void OlafWorker::StopApplication() { next_.Cancel(); }
 void OlafWorker::Generate() {
   const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
   // Experience of this generation (synthetic, see the header).
-  std::uniform_real_distribution<double> ur(-1.0, 0.0), ux(-1.0, 1.0);
-  const double reward = ur(content_rng_);
+  const double reward = content_rng_.uniform(-1.0, 0.0);
   exp_reward_ += reward;
-  exp_x_ += ux(content_rng_);
+  exp_x_ += content_rng_.uniform(-1.0, 1.0);
   exp_n_++;
   counters_.generated++;
   const TxDecision d = tc_.decide(now);
@@ -105,6 +97,7 @@ void OlafWorker::Generate() {
     w::write_ipv4_udp(buf_.data(), p_.ip, p_.ps_ip, p_.src_port, k::UPDATE_PORT,
                       buf_.size() - w::kOlafOffset);
     w::write_update(buf_.data(), h, grads_.data(), num_grads_);
+    g_packets_sent++;
     if (dev_->Send(ns3::Create<ns3::Packet>(buf_.data(), buf_.size()), dev_->GetBroadcast(),
                    0x0800)) {
       counters_.sent++;
@@ -210,6 +203,7 @@ bool OlafPs::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t pro
   w::write_ipv4_udp(ack_.data(), ip_, c.src_ip, k::UPDATE_PORT, k::ACK_PORT,
                     ack_.size() - w::kOlafOffset);
   w::write_ack_header(ack_.data(), a);
+  g_packets_sent++;
   if (dev_->Send(ns3::Create<ns3::Packet>(ack_.data(), ack_.size()), dev_->GetBroadcast(), 0x0800))
     counters_.acks_sent++;
   else

@@ -21,11 +21,11 @@
 #define OLAF_SIM_OLAF_HOSTS_HPP_
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "ns3/application.h"
 #include "ns3/net-device.h"
+#include "rng.hpp"
 #include "sim_api.hpp"
 #include "txcontrol.hpp"
 
@@ -54,7 +54,7 @@ class OlafWorker : public ns3::Application {
   uint32_t num_grads_;
   bool keep_records_;
   ns3::Ptr<ns3::NetDevice> dev_;
-  std::mt19937_64 sched_rng_, content_rng_;
+  Xoshiro256 sched_rng_, content_rng_;
   TransmissionControl tc_;
   std::vector<double> direction_;
   int64_t t_due_ = 0;

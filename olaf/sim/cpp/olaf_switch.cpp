@@ -85,6 +85,7 @@ int OlafSwitch::Route(uint32_t dst) const {
 }
 
 void OlafSwitch::Send(int port, Ptr<ns3::Packet> p) {
+  g_packets_sent++;
   ports_[port]->Send(p, ports_[port]->GetBroadcast(), ns3::OlafQueueDiscItem::kProtocol);
 }
 

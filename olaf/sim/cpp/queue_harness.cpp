@@ -45,9 +45,9 @@ QueueHarness::~QueueHarness() {
   ns3::Simulator::Destroy();
 }
 
-HarnessEnqueue QueueHarness::Enqueue(const std::vector<uint8_t> &datagram, int64_t t_ns) {
+HarnessEnqueue QueueHarness::Enqueue(const std::string &datagram, int64_t t_ns) {
   impl_->AdvanceTo(t_ns);
-  auto p = ns3::Create<ns3::Packet>(datagram.data(), datagram.size());
+  auto p = ns3::Create<ns3::Packet>(reinterpret_cast<const uint8_t *>(datagram.data()), datagram.size());
   impl_->q->Enqueue(ns3::Create<ns3::OlafQueueDiscItem>(p));
   const olaf::EnqueueResult &r = impl_->q->GetLastEnqueue();
   HarnessEnqueue out;
@@ -67,9 +67,15 @@ HarnessDeparture QueueHarness::Dequeue() {
   if (!item) return d;
   d.ok = true;
   d.segment = impl_->q->GetLastDepartureSegment();
-  d.datagram.resize(item->GetPacket()->GetSize());
-  item->GetPacket()->CopyData(d.datagram.data(), d.datagram.size());
+  std::vector<uint8_t> bytes(item->GetPacket()->GetSize());
+  item->GetPacket()->CopyData(bytes.data(), bytes.size());
+  d.datagram.assign(bytes.begin(), bytes.end());
   return d;
+}
+
+int QueueHarness::Lock() {
+  if (!impl_->q->Peek()) return -1;
+  return impl_->q->GetCore().head();
 }
 
 std::vector<uint32_t> QueueHarness::Status(int64_t t_ns) {

@@ -1,6 +1,6 @@
 // Drives one OlafQueueDisc (p4src/extern/olaf_queue_ns3.hpp) through its ns-3
 // QueueDisc interface on the simulator clock, for the shared vectors
-// (tests/test_sim_vectors.py): enqueue a datagram at a time, dequeue the head,
+// (tests/test_sim_vectors.py): enqueue a datagram at a time, lock (Peek) and dequeue the head,
 // read the status, write the runtime parameters. Standard types only, so that
 // cppyy parses it without the ns-3 headers.
 
@@ -23,7 +23,7 @@ struct HarnessEnqueue {
 struct HarnessDeparture {
   bool ok = false;  // false: the queue was empty
   int segment = -1;
-  std::vector<uint8_t> datagram;  // IPv4 datagram of the departing update
+  std::vector<int> datagram;  // IPv4 datagram of the departing update, one byte per element
 };
 
 class QueueHarness {
@@ -38,8 +38,10 @@ class QueueHarness {
   QueueHarness &operator=(const QueueHarness &) = delete;
 
   // Advances the simulator clock to t_ns (never backwards) and enqueues.
-  HarnessEnqueue Enqueue(const std::vector<uint8_t> &datagram, int64_t t_ns);
+  HarnessEnqueue Enqueue(const std::string &datagram, int64_t t_ns);
   HarnessDeparture Dequeue();
+  // QueueDisc::Peek: locks the head; returns its segment, -1 if the queue is empty.
+  int Lock();
   // (queue_util, active_clusters, queue_size) at t_ns.
   std::vector<uint32_t> Status(int64_t t_ns);
   bool Configure(uint32_t queue_size, int64_t reward_threshold, int64_t activity_window_ns);

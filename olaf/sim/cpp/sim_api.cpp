@@ -33,7 +33,7 @@ struct Simulation::Impl {
   uint32_t num_grads;
   bool keep_records;
   std::vector<NodeEntry> nodes;
-  uint64_t packets = 0;
+  std::string scheduler = "ns3::MapScheduler";
   bool ran = false;
 
   NodeEntry &at(int i, Kind kind, const char *what) {
@@ -45,8 +45,6 @@ struct Simulation::Impl {
     return const_cast<Impl *>(this)->at(i, kind, what);
   }
 
-  void CountTx(Ptr<const ns3::Packet>) { packets++; }
-
   Ptr<ns3::PointToPointNetDevice> Device(NodeEntry &n, double rate_bps, uint32_t queue_packets) {
     auto dev = ns3::CreateObject<ns3::PointToPointNetDevice>();
     dev->SetAddress(ns3::Mac48Address::Allocate());
@@ -54,7 +52,6 @@ struct Simulation::Impl {
     dev->SetQueue(ns3::CreateObjectWithAttributes<ns3::DropTailQueue<ns3::Packet>>(
         "MaxSize", ns3::QueueSizeValue(ns3::QueueSize(ns3::QueueSizeUnit::PACKETS, queue_packets))));
     n.node->AddDevice(dev);
-    dev->TraceConnectWithoutContext("PhyTxBegin", ns3::MakeCallback(&Impl::CountTx, this));
     return dev;
   }
 
@@ -151,17 +148,28 @@ void Simulation::AddReplica(int sw, uint16_t cluster_id, int port, uint32_t rewr
   impl_->at(sw, Impl::Kind::kSwitch, "switch").sw->AddReplica(cluster_id, port, rewrite_ip);
 }
 
+void Simulation::SetScheduler(const std::string &type_name) {
+  ns3::TypeId tid;
+  if (!ns3::TypeId::LookupByNameFailSafe(type_name, &tid))
+    throw std::invalid_argument("unknown ns-3 scheduler " + type_name);
+  impl_->scheduler = type_name;
+}
+
 RunStats Simulation::Run(int64_t stop_ns) {
   if (impl_->ran) throw std::logic_error("Simulation::Run may be called once");
   impl_->ran = true;
+  ns3::ObjectFactory sched;
+  sched.SetTypeId(impl_->scheduler);
+  ns3::Simulator::SetScheduler(sched);
   const uint64_t events0 = ns3::Simulator::GetEventCount();
+  const uint64_t packets0 = g_packets_sent;
   const auto t0 = std::chrono::steady_clock::now();
   ns3::Simulator::Stop(ns3::NanoSeconds(stop_ns));
   ns3::Simulator::Run();
   RunStats s;
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s.events = ns3::Simulator::GetEventCount() - events0;
-  s.packets = impl_->packets;
+  s.packets = g_packets_sent - packets0;
   s.sim_end_ns = ns3::Simulator::Now().GetNanoSeconds();
   ns3::Simulator::Destroy();
   return s;

@@ -132,9 +132,12 @@ struct SwitchCounters {
 struct RunStats {
   double wall_s = 0;
   uint64_t events = 0;   // ns-3 events executed
-  uint64_t packets = 0;  // link transmissions started (every hop counts)
+  uint64_t packets = 0;  // packets handed to a link by a host or switch (every hop counts)
   int64_t sim_end_ns = 0;
 };
+
+// Packets handed to a device by the simulated hosts and switches (all runs of the process).
+inline uint64_t g_packets_sent = 0;
 
 class Simulation {
  public:
@@ -159,6 +162,8 @@ class Simulation {
   void AddWorkerEntry(int sw, uint32_t ip, uint16_t worker_id, uint16_t cluster_id);
   void AddReplica(int sw, uint16_t cluster_id, int port, uint32_t rewrite_ip);  // 0: no rewrite
 
+  // ns-3 event scheduler (TypeId name, e.g. ns3::MapScheduler, ns3::HeapScheduler).
+  void SetScheduler(const std::string &type_name);
   // Runs until stop_ns (simulated); may be called once.
   RunStats Run(int64_t stop_ns);
 

@@ -12,7 +12,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <random>
+
+#include "rng.hpp"
 
 namespace olaf::sim {
 
@@ -55,7 +56,7 @@ struct TxDecision {
 // Per-worker state: the latest status (N, Q_max) and the time of the last ACK.
 class TransmissionControl {
  public:
-  TransmissionControl(const TxParams &p, uint64_t seed) : p_(p), rng_(seed) {}
+  TransmissionControl(const TxParams &p, Xoshiro256 rng) : p_(p), rng_(rng) {}
 
   void on_ack(int64_t t_ns, bool status_valid, uint32_t active_clusters, uint32_t queue_size) {
     last_ack_ns_ = t_ns;
@@ -87,14 +88,14 @@ class TransmissionControl {
     }
     d.reason = Reason::kDraw;
     d.p_send = send_probability(n_, q_max, d.delta_hat_ms, p_.delta_t_ms, p_.v_per_s);
-    d.draw = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+    d.draw = rng_.uniform();
     d.send = d.draw < d.p_send;
     return d;
   }
 
  private:
   TxParams p_;
-  std::mt19937_64 rng_;
+  Xoshiro256 rng_;
   int64_t last_ack_ns_ = -1;
   bool has_status_ = false;
   uint32_t n_ = 0;
