@@ -7,7 +7,7 @@ STAMP := $(VENV)/.olaf-installed
 # Defined before any rule uses it (prerequisites are expanded when a rule is read).
 MININET_PY ?= /usr/lib/python3/dist-packages/mininet
 MININET_LINK := $(VENV)/.mininet-linked
-EXTRAS ?= test,p4,verify,rtl,lint
+EXTRAS ?= test,p4,verify,rtl,lint,ns3
 
 .DEFAULT_GOAL := help
 
@@ -103,6 +103,14 @@ ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (
 .PHONY: bench
 bench: $(STAMP) ## Measure PS throughput against a raw UDP echo on loopback
 	$(PY) bench/ps_throughput.py
+
+.PHONY: bench-sim
+bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs FIFO QueueDisc (same run)
+	nice $(PY) bench/sim_speed.py
+
+.PHONY: bench-sim-scale
+bench-sim-scale: $(STAMP) ## ns-3 backend: Fig. 9 shape, 10/100/1000 clusters x 10 workers, 60 s simulated (wall time)
+	nice $(PY) bench/sim_scale.py
 # --- Verifier ---
 # The AoM-fairness verifier (olaf/verifier, docs/verifier.md); needs the 'verify' extra.
 
