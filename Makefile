@@ -46,6 +46,8 @@ generate: $(STAMP) ## Regenerate constants.p4, olaf_constants.hpp and docs/schem
 # --- Static checks -------------------------------------------------------------
 # clang-format: every hand-written C++ file of p4src/extern (olaf_constants.hpp is generated and drift-checked)
 CPP_LINT := $(filter-out p4src/extern/olaf_constants.hpp,$(wildcard p4src/extern/*.cpp p4src/extern/*.hpp))
+# the simulation's C++ (olaf/sim/cpp) uses the same style file
+SIM_CPP_LINT := $(wildcard olaf/sim/cpp/*.cpp olaf/sim/cpp/*.hpp)
 TYPECHECK := $(BUILD)/typecheck
 
 .PHONY: lint
@@ -56,6 +58,7 @@ lint: $(STAMP) rtl-lint ## ruff, mypy, clang-format, generated-file drift, veril
 	  ln -s $(CURDIR)/controller $(TYPECHECK)/olaf/controller && ln -s $(CURDIR)/topologies $(TYPECHECK)/olaf/topologies
 	cd $(TYPECHECK) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p olaf
 	$(VENV)/bin/clang-format --dry-run -Werror $(CPP_LINT)
+	$(VENV)/bin/clang-format --style=file:p4src/extern/.clang-format --dry-run -Werror $(SIM_CPP_LINT)
 	$(VENV)/bin/olaf codegen check
 
 # --- P4 data plane (p4src/) ---

@@ -54,7 +54,7 @@ def records(vec: Any, fields: str) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=dt)
     buf = (ctypes.c_char * (n * dt.itemsize)).from_address(int(cppyy.addressof(vec.data())))
-    return np.frombuffer(buf, dtype=dt).copy()
+    return np.frombuffer(memoryview(buf), dtype=dt).copy()
 
 
 def _layout(name: str) -> str:

@@ -29,11 +29,11 @@ TypeId OlafQueueDisc::GetTypeId() {
           .SetParent<QueueDisc>()
           .SetGroupName("TrafficControl")
           .AddConstructor<OlafQueueDisc>()
-          .AddAttribute("Discipline", "olaf (the OlafQueue) or fifo (tail-drop FIFO baseline)",
-                        EnumValue(olaf::Discipline::kOlaf),
-                        MakeEnumAccessor<olaf::Discipline>(&OlafQueueDisc::discipline_),
-                        MakeEnumChecker(olaf::Discipline::kOlaf, "olaf", olaf::Discipline::kFifo,
-                                        "fifo"))
+          .AddAttribute(
+              "Discipline", "olaf (the OlafQueue) or fifo (tail-drop FIFO baseline)",
+              EnumValue(olaf::Discipline::kOlaf),
+              MakeEnumAccessor<olaf::Discipline>(&OlafQueueDisc::discipline_),
+              MakeEnumChecker(olaf::Discipline::kOlaf, "olaf", olaf::Discipline::kFifo, "fifo"))
           .AddAttribute("Segments", "Physical segments", UintegerValue(k::SEGMENTS),
                         MakeUintegerAccessor(&OlafQueueDisc::segments_),
                         MakeUintegerChecker<uint32_t>(1))
@@ -41,13 +41,13 @@ TypeId OlafQueueDisc::GetTypeId() {
                         UintegerValue(k::MAX_CLUSTERS),
                         MakeUintegerAccessor(&OlafQueueDisc::num_clusters_),
                         MakeUintegerChecker<uint32_t>(1, 0xFFFF))
-          .AddAttribute("NumGrads", "Gradient elements per update", UintegerValue(k::DEFAULT_NUM_GRADS),
+          .AddAttribute("NumGrads", "Gradient elements per update",
+                        UintegerValue(k::DEFAULT_NUM_GRADS),
                         MakeUintegerAccessor(&OlafQueueDisc::num_grads_),
                         MakeUintegerChecker<uint32_t>(0, 0xFFFF))
-          .AddAttribute("QueueSize", "Q_max, segments (1..Segments)",
-                        UintegerValue(k::DEFAULT_QUEUE_SIZE),
-                        MakeUintegerAccessor(&OlafQueueDisc::queue_size_),
-                        MakeUintegerChecker<uint32_t>(1))
+          .AddAttribute(
+              "QueueSize", "Q_max, segments (1..Segments)", UintegerValue(k::DEFAULT_QUEUE_SIZE),
+              MakeUintegerAccessor(&OlafQueueDisc::queue_size_), MakeUintegerChecker<uint32_t>(1))
           .AddAttribute("RewardThreshold", "Reward filter T, Q15.16; < 0 = off", IntegerValue(-1),
                         MakeIntegerAccessor(&OlafQueueDisc::reward_threshold_),
                         MakeIntegerChecker<int64_t>(-1, 0x7FFFFFFF))
@@ -101,8 +101,7 @@ void OlafQueueDisc::InitializeParams() {
   buf_.resize(olaf::wire::update_datagram_len(num_grads_));
 }
 
-bool OlafQueueDisc::Configure(uint32_t queue_size, int64_t reward_threshold,
-                              Time activity_window) {
+bool OlafQueueDisc::Configure(uint32_t queue_size, int64_t reward_threshold, Time activity_window) {
   NS_ABORT_MSG_UNLESS(core_, "OlafQueueDisc::Configure before Initialize");
   const bool filter = reward_threshold >= 0;
   return core_->configure(queue_size, filter, filter ? reward_threshold : 0,
@@ -124,10 +123,9 @@ bool OlafQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item) {
     if (c.kind == olaf::wire::Kind::kUpdate) {
       last_ = core_->enqueue(olaf::wire::read_update(buf_.data(), num_grads_),
                              static_cast<uint64_t>(Simulator::Now().GetNanoSeconds()));
-      if (last_.error == olaf::Error::kNone &&
-          (last_.decision == olaf::Decision::kAppend ||
-           last_.decision == olaf::Decision::kReplaceWorker ||
-           last_.decision == olaf::Decision::kReplaceReward)) {
+      if (last_.error == olaf::Error::kNone && (last_.decision == olaf::Decision::kAppend ||
+                                                last_.decision == olaf::Decision::kReplaceWorker ||
+                                                last_.decision == olaf::Decision::kReplaceReward)) {
         owners_[last_.segment] = Owner{c.src_ip, c.src_port};
       }
     }

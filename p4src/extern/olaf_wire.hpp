@@ -50,9 +50,7 @@ inline uint32_t load24(const uint8_t *p) {
 inline uint32_t load32(const uint8_t *p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
-inline uint64_t load64(const uint8_t *p) {
-  return (uint64_t{load32(p)} << 32) | load32(p + 4);
-}
+inline uint64_t load64(const uint8_t *p) { return (uint64_t{load32(p)} << 32) | load32(p + 4); }
 inline void store16(uint8_t *p, uint16_t v) {
   p[0] = static_cast<uint8_t>(v >> 8);
   p[1] = static_cast<uint8_t>(v);

@@ -35,8 +35,7 @@ OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_grads, bool keep_reco
       keep_records_(keep_records),
       sched_rng_(p.seed, 1),
       content_rng_(p.seed, 2),
-      tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max},
-          Xoshiro256(p.seed, 3)),
+      tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max}, Xoshiro256(p.seed, 3)),
       sent_seq_(kSentMemory, 0),
       sent_gen_ts_(kSentMemory, 0),
       buf_(w::update_datagram_len(num_grads)),
@@ -77,8 +76,9 @@ void OlafWorker::Generate() {
   exp_n_++;
   counters_.generated++;
   const TxDecision d = tc_.decide(now);
-  GenRecord rec{now, idx_, 0, -1, reward, -1, static_cast<int64_t>(d.reason), d.p_send, d.draw,
-                d.delta_hat_ms, d.n, d.q_max};
+  GenRecord rec{
+      now,    idx_,           0,   -1,     reward, -1, static_cast<int64_t>(d.reason), d.p_send,
+      d.draw, d.delta_hat_ms, d.n, d.q_max};
   if (d.send) {
     const double mean_reward = exp_reward_ / exp_n_;
     const double mean_x = exp_x_ / exp_n_;

@@ -71,7 +71,7 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   int queue_port_ = -1;
   bool queue_port_busy_ = false;
   std::array<std::unordered_map<uint32_t, int>, 33> routes_;  // by prefix length
-  std::vector<int> route_lengths_;                             // non-empty lengths, longest first
+  std::vector<int> route_lengths_;                            // non-empty lengths, longest first
   std::unordered_map<uint32_t, WorkerEntry> workers_;
   std::unordered_map<uint16_t, std::vector<Replica>> groups_;
   std::vector<uint8_t> buf_;

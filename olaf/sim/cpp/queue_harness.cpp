@@ -21,9 +21,9 @@ struct QueueHarness::Impl {
   }
 };
 
-QueueHarness::QueueHarness(const std::string &discipline, uint32_t segments,
-                           uint32_t num_clusters, uint32_t num_grads, uint32_t queue_size,
-                           int64_t reward_threshold, int64_t activity_window_ns)
+QueueHarness::QueueHarness(const std::string &discipline, uint32_t segments, uint32_t num_clusters,
+                           uint32_t num_grads, uint32_t queue_size, int64_t reward_threshold,
+                           int64_t activity_window_ns)
     : impl_(std::make_unique<Impl>()) {
   if (discipline != "olaf" && discipline != "fifo")
     throw std::invalid_argument("discipline must be olaf or fifo, got " + discipline);
@@ -47,7 +47,8 @@ QueueHarness::~QueueHarness() {
 
 HarnessEnqueue QueueHarness::Enqueue(const std::string &datagram, int64_t t_ns) {
   impl_->AdvanceTo(t_ns);
-  auto p = ns3::Create<ns3::Packet>(reinterpret_cast<const uint8_t *>(datagram.data()), datagram.size());
+  auto p =
+      ns3::Create<ns3::Packet>(reinterpret_cast<const uint8_t *>(datagram.data()), datagram.size());
   impl_->q->Enqueue(ns3::Create<ns3::OlafQueueDiscItem>(p));
   const olaf::EnqueueResult &r = impl_->q->GetLastEnqueue();
   HarnessEnqueue out;

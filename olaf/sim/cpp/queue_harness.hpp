@@ -45,7 +45,8 @@ class QueueHarness {
   // (queue_util, active_clusters, queue_size) at t_ns.
   std::vector<uint32_t> Status(int64_t t_ns);
   bool Configure(uint32_t queue_size, int64_t reward_threshold, int64_t activity_window_ns);
-  // Final counters: decisions[6], per cluster decisions[num_clusters * 6], departures[num_clusters].
+  // Final counters: decisions[6], per cluster decisions[num_clusters * 6],
+  // departures[num_clusters].
   std::vector<uint64_t> Decisions() const;
   std::vector<uint64_t> ClusterDecisions() const;
   std::vector<uint64_t> Departures() const;

@@ -50,7 +50,8 @@ struct Simulation::Impl {
     dev->SetAddress(ns3::Mac48Address::Allocate());
     dev->SetDataRate(ns3::DataRate(static_cast<uint64_t>(rate_bps)));
     dev->SetQueue(ns3::CreateObjectWithAttributes<ns3::DropTailQueue<ns3::Packet>>(
-        "MaxSize", ns3::QueueSizeValue(ns3::QueueSize(ns3::QueueSizeUnit::PACKETS, queue_packets))));
+        "MaxSize",
+        ns3::QueueSizeValue(ns3::QueueSize(ns3::QueueSizeUnit::PACKETS, queue_packets))));
     n.node->AddDevice(dev);
     return dev;
   }
@@ -61,11 +62,13 @@ struct Simulation::Impl {
         n.sw->AttachPort(dev);
         break;
       case Kind::kWorker:
-        if (n.node->GetNDevices() > 1) throw std::invalid_argument(n.name + ": a host has one link");
+        if (n.node->GetNDevices() > 1)
+          throw std::invalid_argument(n.name + ": a host has one link");
         n.worker->SetDevice(dev);
         break;
       case Kind::kPs:
-        if (n.node->GetNDevices() > 1) throw std::invalid_argument(n.name + ": a host has one link");
+        if (n.node->GetNDevices() > 1)
+          throw std::invalid_argument(n.name + ": a host has one link");
         n.ps->SetDevice(dev);
         break;
     }

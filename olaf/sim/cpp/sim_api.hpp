@@ -62,10 +62,10 @@ struct GenRecord {
   int64_t t_ns;  // generation time = gen_ts
   int64_t idx;
   int64_t sent;
-  int64_t seq;      // when sent
-  double reward;    // mean reward sent (or of this generation if skipped)
-  int64_t folded;   // generations folded into the sent update
-  int64_t reason;   // olaf::sim::Reason
+  int64_t seq;     // when sent
+  double reward;   // mean reward sent (or of this generation if skipped)
+  int64_t folded;  // generations folded into the sent update
+  int64_t reason;  // olaf::sim::Reason
   double p_send;
   double draw;          // < 0: none
   double delta_hat_ms;  // < 0: none
