@@ -7,7 +7,7 @@ STAMP := $(VENV)/.olaf-installed
 # Defined before any rule uses it (prerequisites are expanded when a rule is read).
 MININET_PY ?= /usr/lib/python3/dist-packages/mininet
 MININET_LINK := $(VENV)/.mininet-linked
-EXTRAS ?= test,p4,verify,rtl,lint
+EXTRAS ?= test,p4,verify,rtl,lint,ns3
 
 .DEFAULT_GOAL := help
 
@@ -46,6 +46,8 @@ generate: $(STAMP) ## Regenerate constants.p4, olaf_constants.hpp and docs/schem
 # --- Static checks -------------------------------------------------------------
 # clang-format: every hand-written C++ file of p4src/extern (olaf_constants.hpp is generated and drift-checked)
 CPP_LINT := $(filter-out p4src/extern/olaf_constants.hpp,$(wildcard p4src/extern/*.cpp p4src/extern/*.hpp))
+# the simulation's C++ (olaf/sim/cpp) uses the same style file
+SIM_CPP_LINT := $(wildcard olaf/sim/cpp/*.cpp olaf/sim/cpp/*.hpp)
 TYPECHECK := $(BUILD)/typecheck
 
 .PHONY: lint
@@ -56,6 +58,7 @@ lint: $(STAMP) rtl-lint ## ruff, mypy, clang-format, generated-file drift, veril
 	  ln -s $(CURDIR)/controller $(TYPECHECK)/olaf/controller && ln -s $(CURDIR)/topologies $(TYPECHECK)/olaf/topologies
 	cd $(TYPECHECK) && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p olaf
 	$(VENV)/bin/clang-format --dry-run -Werror $(CPP_LINT)
+	$(VENV)/bin/clang-format --style=file:p4src/extern/.clang-format --dry-run -Werror $(SIM_CPP_LINT)
 	$(VENV)/bin/olaf codegen check
 
 # --- P4 data plane (p4src/) ---
@@ -103,6 +106,14 @@ ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (
 .PHONY: bench
 bench: $(STAMP) ## Measure PS throughput against a raw UDP echo on loopback
 	$(PY) bench/ps_throughput.py
+
+.PHONY: bench-sim
+bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs FIFO QueueDisc (same run)
+	nice $(PY) bench/sim_speed.py
+
+.PHONY: bench-sim-scale
+bench-sim-scale: $(STAMP) ## ns-3 backend: Fig. 9 shape, 10/100/1000 clusters x 10 workers, 60 s simulated (wall time)
+	nice $(PY) bench/sim_scale.py
 # --- Verifier ---
 # The AoM-fairness verifier (olaf/verifier, docs/verifier.md); needs the 'verify' extra.
 

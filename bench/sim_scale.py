@@ -1,0 +1,56 @@
+"""Scale of the ns-3 backend: a Fig. 9-shaped network (S1 behind s1, S2 behind s2, s3 to
+the PS) with 10, 100 and 1,000 clusters x 10 workers, 60 s simulated, no per-update logs.
+
+Load as the paper's Table 2: every worker sends an update every 100 ms (jitter 10 ms);
+queues 5 (s1, s2) and 8 (s3); each uplink carries 12 update frames/s per cluster
+(12 % of the offered load, Table 2's FIFO loss of 88 %), so s3 is the bottleneck.
+Prints, per size, the wall time of the event loop and of the whole run (set-up and
+writing included), events and packets, and the delivered updates.
+
+    python bench/sim_scale.py [--clusters 10 100 1000] [--duration 60] [--queue olaf]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from olaf.sim import Scenario, run_ns3
+
+
+def scenario(clusters: int, duration_s: float, queue: str) -> Scenario:
+    half = clusters // 2
+    cap = {"pps": 12 * clusters}
+    return Scenario(topology="multihop", queue=queue, duration_s=duration_s, records=False,
+                    groups=[{"name": "S1", "clusters": half, "workers_per_cluster": 10, "period_ms": 100,
+                             "jitter_ms": 10, "switch": "s1"},
+                            {"name": "S2", "clusters": clusters - half, "workers_per_cluster": 10, "period_ms": 100,
+                             "jitter_ms": 10, "switch": "s2"}],
+                    uplinks={"s1": cap, "s2": cap, "s3": cap})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clusters", type=int, nargs="+", default=[10, 100, 1000])
+    ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds")
+    ap.add_argument("--queue", default="olaf", choices=["olaf", "olaf_tc", "fifo"])
+    a = ap.parse_args()
+    print(f"{'clusters':>8} {'workers':>8} {'loop wall s':>11} {'total wall s':>12} {'events':>11} "
+          f"{'packets':>10} {'generated':>10} {'delivered':>10}")
+    for c in a.clusters:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            out = run_ns3(scenario(c, a.duration, a.queue), Path(tmp) / "run")
+            total = time.perf_counter() - t0
+            sim = json.loads((out / "run.json").read_text())["sim"]
+            w = json.loads((out / "hosts" / "workers.summary.json").read_text())
+            ps = json.loads((out / "hosts" / "ps.summary.json").read_text())
+        print(f"{c:8d} {10 * c:8d} {sim['wall_s']:11.1f} {total:12.1f} {sim['events']:11,d} {sim['packets']:10,d} "
+              f"{w['generated']:10,d} {ps['updates']:10,d}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+// Simulated Olaf hosts — see olaf_hosts.hpp.
+
+#include "olaf_hosts.hpp"
+
+#include <climits>
+#include <cmath>
+#include <limits>
+
+#include "ns3/nstime.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "olaf_wire.hpp"
+
+namespace olaf::sim {
+
+namespace k = olaf::constants;
+namespace w = olaf::wire;
+using ns3::Ptr;
+
+namespace {
+
+// Q-format conversion of olaf/fixedpoint.py: round half to even, saturate to int32.
+int32_t to_fixed(double v, int frac_bits) {
+  const double x = std::nearbyint(std::ldexp(v, frac_bits));  // FE_TONEAREST: half to even
+  if (!(x > static_cast<double>(INT32_MIN))) return INT32_MIN;
+  if (x > static_cast<double>(INT32_MAX)) return INT32_MAX;
+  return static_cast<int32_t>(x);
+}
+
+}  // namespace
+
+OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_grads, bool keep_records)
+    : p_(p),
+      num_grads_(num_grads),
+      keep_records_(keep_records),
+      sched_rng_(p.seed, 1),
+      content_rng_(p.seed, 2),
+      tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max}, Xoshiro256(p.seed, 3)),
+      sent_seq_(kSentMemory, 0),
+      sent_gen_ts_(kSentMemory, 0),
+      buf_(w::update_datagram_len(num_grads)),
+      grads_(num_grads) {
+  direction_.resize(num_grads);
+  for (double &d : direction_) d = content_rng_.uniform(-1.0, 1.0);
+}
+
+void OlafWorker::SetDevice(Ptr<ns3::NetDevice> dev) {
+  dev_ = dev;
+  dev->SetReceiveCallback(ns3::MakeCallback(&OlafWorker::Receive, this));
+}
+
+int64_t OlafWorker::NextGap() {
+  double gap = static_cast<double>(p_.period_ns);
+  if (p_.jitter_ns > 0) {
+    const double j = static_cast<double>(p_.jitter_ns);
+    gap += sched_rng_.uniform(-j, j);
+  }
+  return std::llround(gap);
+}
+
+void OlafWorker::StartApplication() {
+  t_due_ = p_.start_ns + NextGap();
+  if (p_.duration_ns > 0 && t_due_ >= p_.start_ns + p_.duration_ns) return;
+  next_ = ns3::Simulator::Schedule(ns3::NanoSeconds(t_due_) - ns3::Simulator::Now(),
+                                   &OlafWorker::Generate, this);
+}
+
+void OlafWorker::StopApplication() { next_.Cancel(); }
+
+void OlafWorker::Generate() {
+  const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+  // Experience of this generation (synthetic, see the header).
+  const double reward = content_rng_.uniform(-1.0, 0.0);
+  exp_reward_ += reward;
+  exp_x_ += content_rng_.uniform(-1.0, 1.0);
+  exp_n_++;
+  counters_.generated++;
+  const TxDecision d = tc_.decide(now);
+  GenRecord rec{
+      now,    idx_,           0,   -1,     reward, -1, static_cast<int64_t>(d.reason), d.p_send,
+      d.draw, d.delta_hat_ms, d.n, d.q_max};
+  if (d.send) {
+    const double mean_reward = exp_reward_ / exp_n_;
+    const double mean_x = exp_x_ / exp_n_;
+    const int64_t folded = exp_n_;
+    exp_reward_ = exp_x_ = 0;
+    exp_n_ = 0;
+    seq_ = seq_ % 0xFFFFFFFFu + 1;
+    w::UpdateHeader h;
+    h.num_grads = static_cast<uint16_t>(num_grads_);
+    h.seq = seq_;
+    h.count = 1;
+    h.reward_sum = to_fixed(mean_reward, p_.reward_frac_bits);
+    h.gen_ts = static_cast<uint64_t>(now);
+    for (uint32_t i = 0; i < num_grads_; i++)
+      grads_[i] = to_fixed(mean_x * direction_[i], p_.grad_frac_bits);
+    w::write_ipv4_udp(buf_.data(), p_.ip, p_.ps_ip, p_.src_port, k::UPDATE_PORT,
+                      buf_.size() - w::kOlafOffset);
+    w::write_update(buf_.data(), h, grads_.data(), num_grads_);
+    g_packets_sent++;
+    if (dev_->Send(ns3::Create<ns3::Packet>(buf_.data(), buf_.size()), dev_->GetBroadcast(),
+                   0x0800)) {
+      counters_.sent++;
+      sent_seq_[seq_ % kSentMemory] = seq_;
+      sent_gen_ts_[seq_ % kSentMemory] = h.gen_ts;
+      rec.sent = 1;
+      rec.seq = seq_;
+      rec.reward = mean_reward;
+      rec.folded = folded;
+    } else {
+      counters_.send_errors++;
+    }
+  } else {
+    counters_.skipped++;
+  }
+  counters_.last_seq = seq_;
+  if (keep_records_) gens_.push_back(rec);
+  idx_++;
+  if (p_.max_updates > 0 && idx_ >= p_.max_updates) return;
+  t_due_ += NextGap();
+  if (p_.duration_ns > 0 && t_due_ >= p_.start_ns + p_.duration_ns) return;
+  next_ = ns3::Simulator::Schedule(ns3::NanoSeconds(t_due_ - now), &OlafWorker::Generate, this);
+}
+
+bool OlafWorker::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t protocol,
+                         const ns3::Address &) {
+  uint8_t hdr[w::kAckWeightsOffset];
+  const size_t len = p->GetSize();
+  if (protocol != 0x0800 || len < sizeof(hdr)) {
+    counters_.acks_malformed++;
+    return true;
+  }
+  p->CopyData(hdr, sizeof(hdr));
+  // classify() needs the datagram length only, which the IPv4/UDP headers carry.
+  const w::Classified c = w::classify(hdr, len);
+  if (c.kind != w::Kind::kAck || c.dst_ip != p_.ip) {
+    counters_.acks_malformed++;
+    return true;
+  }
+  const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+  const w::AckHeader a = w::read_ack_header(hdr);
+  const bool valid = (a.flags & k::ACK_FLAG_STATUS_VALID) != 0;
+  counters_.acks++;
+  tc_.on_ack(now, valid, a.active_clusters, a.queue_size);
+  const bool own = sent_seq_[a.seq % kSentMemory] == a.seq && a.seq != 0 &&
+                   sent_gen_ts_[a.seq % kSentMemory] == a.gen_ts;
+  if (own) {
+    counters_.acks_own++;
+    counters_.learned_cluster_id = a.cluster_id;
+    counters_.learned_worker_id = a.worker_id;
+  }
+  if (keep_records_) {
+    acks_.push_back(AckRecord{now, a.cluster_id, a.worker_id, a.seq, a.count,
+                              static_cast<int64_t>(a.gen_ts), a.global_reward, a.num_weights, own,
+                              valid, a.queue_util, a.active_clusters, a.queue_size});
+  }
+  return true;
+}
+
+OlafPs::OlafPs(uint32_t ip, uint32_t num_grads, bool keep_records)
+    : ip_(ip),
+      num_grads_(num_grads),
+      keep_records_(keep_records),
+      in_(w::kUpdateGradsOffset),
+      ack_(w::ack_datagram_len(num_grads)) {
+  // ack_ is zero-initialised: G weight elements of 0.
+}
+
+void OlafPs::SetDevice(Ptr<ns3::NetDevice> dev) {
+  dev_ = dev;
+  dev->SetReceiveCallback(ns3::MakeCallback(&OlafPs::Receive, this));
+}
+
+bool OlafPs::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t protocol,
+                     const ns3::Address &) {
+  counters_.datagrams++;
+  const size_t len = p->GetSize();
+  if (protocol != 0x0800 || len < in_.size()) {
+    counters_.malformed++;
+    return true;
+  }
+  p->CopyData(in_.data(), in_.size());
+  const w::Classified c = w::classify(in_.data(), len);
+  if (c.kind != w::Kind::kUpdate || c.dst_ip != ip_) {
+    counters_.malformed++;
+    return true;
+  }
+  const w::UpdateHeader u = w::read_update_header(in_.data());
+  counters_.updates++;
+  if (keep_records_) {
+    updates_.push_back(PsRecord{ns3::Simulator::Now().GetNanoSeconds(), c.src_ip, u.cluster_id,
+                                u.worker_id, u.seq, u.count, static_cast<int64_t>(u.gen_ts),
+                                u.reward_sum});
+  }
+  w::AckHeader a;
+  a.num_weights = static_cast<uint16_t>(num_grads_);
+  a.cluster_id = u.cluster_id;
+  a.worker_id = u.worker_id;
+  a.seq = u.seq;
+  a.count = u.count;
+  a.global_reward = std::numeric_limits<int32_t>::min();
+  a.gen_ts = u.gen_ts;
+  w::write_ipv4_udp(ack_.data(), ip_, c.src_ip, k::UPDATE_PORT, k::ACK_PORT,
+                    ack_.size() - w::kOlafOffset);
+  w::write_ack_header(ack_.data(), a);
+  g_packets_sent++;
+  if (dev_->Send(ns3::Create<ns3::Packet>(ack_.data(), ack_.size()), dev_->GetBroadcast(), 0x0800))
+    counters_.acks_sent++;
+  else
+    counters_.ack_errors++;
+  return true;
+}
+
+}  // namespace olaf::sim

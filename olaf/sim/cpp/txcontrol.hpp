@@ -1,0 +1,107 @@
+// Worker-side transmission control (paper §5) for the simulated workers: the
+// same rule as olaf/hosts/txcontrol.py (send_probability, TransmissionControl.
+// decide), in C++ so that 10^4 simulated workers decide without calling into
+// Python. tests/test_sim_txcontrol.py checks that both give the same P_s.
+//
+//   P_s = 1                          if N <= Q_max (no congestion)
+//   P_s = min(Q_max / N + f(Δ̂), 1)   else, f(Δ̂) = v (Δ̂ - Δ̄_T) / 1000 if Δ̂ > Δ̄_T else 0
+// with Δ̂ and Δ̄_T in ms and v in 1/s.
+
+#ifndef OLAF_SIM_TXCONTROL_HPP_
+#define OLAF_SIM_TXCONTROL_HPP_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "rng.hpp"
+
+namespace olaf::sim {
+
+// f(Δ̂) of paper §5: ms in, v in 1/s.
+inline double staleness_boost(double delta_hat_ms, double delta_t_ms, double v_per_s) {
+  const double excess_ms = delta_hat_ms - delta_t_ms;
+  return excess_ms > 0 ? v_per_s * excess_ms / 1000 : 0.0;
+}
+
+// P_s of paper §5 for status (N, Q_max) and Δ̂ (ms); q_max must be >= 1.
+inline double send_probability(uint32_t active_clusters, uint32_t queue_size, double delta_hat_ms,
+                               double delta_t_ms, double v_per_s) {
+  if (active_clusters <= queue_size) return 1.0;
+  const double p = static_cast<double>(queue_size) / active_clusters +
+                   staleness_boost(delta_hat_ms, delta_t_ms, v_per_s);
+  return std::min(p, 1.0);
+}
+
+// Why a generation was sent or not: the labels of olaf.hosts.txcontrol.Decision.reason.
+enum class Reason : uint8_t { kTcOff = 0, kNoStatus, kNoQmax, kUncongested, kDraw };
+constexpr const char *kReasonLabels[] = {"tc_off", "no_status", "no_qmax", "uncongested", "draw"};
+
+struct TxParams {
+  bool enabled = false;
+  double delta_t_ms = 400.0;
+  double v_per_s = 2.5;
+  uint32_t q_max = 0;  // 0: use the Q_max of the ACK status
+};
+
+struct TxDecision {
+  bool send = true;
+  Reason reason = Reason::kTcOff;
+  double p_send = 1.0;
+  double draw = -1.0;          // < 0: no draw
+  double delta_hat_ms = -1.0;  // < 0: no ACK yet
+  int64_t n = -1;              // status N, -1 if none
+  int64_t q_max = -1;          // Q_max used, -1 if none
+};
+
+// Per-worker state: the latest status (N, Q_max) and the time of the last ACK.
+class TransmissionControl {
+ public:
+  TransmissionControl(const TxParams &p, Xoshiro256 rng) : p_(p), rng_(rng) {}
+
+  void on_ack(int64_t t_ns, bool status_valid, uint32_t active_clusters, uint32_t queue_size) {
+    last_ack_ns_ = t_ns;
+    if (status_valid) {
+      has_status_ = true;
+      n_ = active_clusters;
+      q_ = queue_size;
+    }
+  }
+
+  TxDecision decide(int64_t t_ns) {
+    TxDecision d;
+    if (last_ack_ns_ >= 0) d.delta_hat_ms = static_cast<double>(t_ns - last_ack_ns_) / 1e6;
+    if (!p_.enabled) return d;
+    if (!has_status_) {
+      d.reason = Reason::kNoStatus;
+      return d;
+    }
+    const uint32_t q_max = p_.q_max ? p_.q_max : q_;
+    d.n = n_;
+    d.q_max = q_max;
+    if (q_max < 1) {
+      d.reason = Reason::kNoQmax;
+      return d;
+    }
+    if (n_ <= q_max) {
+      d.reason = Reason::kUncongested;
+      return d;
+    }
+    d.reason = Reason::kDraw;
+    d.p_send = send_probability(n_, q_max, d.delta_hat_ms, p_.delta_t_ms, p_.v_per_s);
+    d.draw = rng_.uniform();
+    d.send = d.draw < d.p_send;
+    return d;
+  }
+
+ private:
+  TxParams p_;
+  Xoshiro256 rng_;
+  int64_t last_ack_ns_ = -1;
+  bool has_status_ = false;
+  uint32_t n_ = 0;
+  uint32_t q_ = 0;
+};
+
+}  // namespace olaf::sim
+
+#endif  // OLAF_SIM_TXCONTROL_HPP_

@@ -1,0 +1,209 @@
+"""Write a simulated run as a run directory that ``olaf report`` reads like an emulated one.
+
+Layout (as ``topologies/rundir.py`` documents for emulated runs):
+
+* ``run.json`` — ``t_start_ns``/``t_end_ns`` (the generation window on the simulated
+  clock, t0 = 0), ``backend: "ns3"``, ``topo``, ``queue``, the scenario, the
+  simulation statistics (``sim``) and the provenance;
+* ``hosts/ps.jsonl``, ``hosts/w<i>.jsonl`` — the records of ``olaf/hosts/ps.py`` and
+  ``olaf/hosts/worker.py`` (start, go, gen, ack, update, stop), times in simulated
+  ns; fields the simulation does not model are null (``exp_reward``,
+  ``global_reward``) and the PS's ``outcome`` is ``"not_modelled"`` (no global model);
+* ``hosts/*.summary.json`` — the hosts' counters;
+* ``switch_counters.json`` — per switch the P4 counters by label (``decisions``,
+  ``malformed``, ``traffic``, ``egress_errors``, per cluster ``decisions`` and
+  ``departures``) and ``tx_drops`` (packets a device queue of the switch dropped).
+
+Without records (``Scenario.records`` false) the host logs are not written; the
+counters are, with the workers' totals in ``hosts/workers.summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from olaf.constants import UPDATE_PORT, Decision, EgressError, Malformed, Traffic
+from olaf.fixedpoint import INT32_MIN, reward_from_fixed
+from olaf.hosts.runlog import write_json
+from olaf.provenance import provenance
+from olaf.sim import build
+from olaf.sim.backend import SimRun
+from olaf.sim.topology import PS_IP, WorkerHost
+
+REASONS = ("tc_off", "no_status", "no_qmax", "uncongested", "draw")
+"""Labels of olaf::sim::Reason (txcontrol.hpp), as olaf.hosts.txcontrol.Decision.reason."""
+
+NOT_MODELLED = "not_modelled"
+
+
+def records(vec: Any, fields: str) -> np.ndarray:
+    """A C++ ``std::vector`` of 8-byte-field records as a numpy structured array (a copy).
+
+    ``fields``: the layout string of the record (``GEN_FIELDS`` …, ``name:i8,name:f8``).
+    """
+    import ctypes
+
+    import cppyy
+
+    dt = np.dtype([(n, "<" + t) for n, t in (f.split(":") for f in fields.split(","))])
+    n = int(vec.size())
+    if n == 0:
+        return np.zeros(0, dtype=dt)
+    buf = (ctypes.c_char * (n * dt.itemsize)).from_address(int(cppyy.addressof(vec.data())))
+    return np.frombuffer(memoryview(buf), dtype=dt).copy()
+
+
+def _layout(name: str) -> str:
+    """A record layout string of the C++ library (sim_api.hpp ``GEN_FIELDS`` …)."""
+    return str(getattr(build.load(), name))
+
+
+def _none_if_negative(x: float) -> float | None:
+    return None if x < 0 else float(x)
+
+
+def _int_ip(x: int) -> str:
+    return ".".join(str((int(x) >> s) & 0xFF) for s in (24, 16, 8, 0))
+
+
+def _write_jsonl(path: Path, recs: Iterable[dict]) -> None:
+    with open(path, "w", buffering=1 << 20) as f:
+        for r in recs:
+            f.write(json.dumps(r, separators=(",", ":")))
+            f.write("\n")
+
+
+def _gen_records(g: np.ndarray) -> Iterable[dict]:
+    for r in g:
+        sent = bool(r["sent"])
+        yield {"ev": "gen", "t_ns": int(r["t_ns"]), "idx": int(r["idx"]), "late_ms": 0.0, "sent": sent,
+               "seq": int(r["seq"]) if sent else None, "reward": float(r["reward"]),
+               "folded": int(r["folded"]) if sent else None, "exp_reward": None, "reason": REASONS[int(r["reason"])],
+               "p_send": float(r["p_send"]), "draw": _none_if_negative(r["draw"]),
+               "delta_hat_ms": _none_if_negative(r["delta_hat_ms"]),
+               "N": int(r["n"]) if r["n"] >= 0 else None, "q_max": int(r["q_max"]) if r["q_max"] >= 0 else None}
+
+
+def _ack_records(a: np.ndarray) -> Iterable[dict]:
+    for r in a:
+        gr = int(r["global_reward"])
+        yield {"ev": "ack", "t_ns": int(r["t_ns"]), "cluster_id": int(r["cluster_id"]), "worker_id": int(r["worker_id"]),
+               "seq": int(r["seq"]), "count": int(r["count"]), "gen_ts": int(r["gen_ts"]),
+               "global_reward": None if gr == INT32_MIN else reward_from_fixed(gr), "weights": int(r["weights"]),
+               "own": bool(r["own"]),
+               "status": [int(r["queue_util"]), int(r["active_clusters"]), int(r["queue_size"])]
+               if r["status_valid"] else None}
+
+
+def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[str, Any]:
+    s, ns = run.scenario, run.sim
+    name = w.name
+    g = s.groups[w.group]
+    idx = run.worker_index[name]
+    c = ns.GetWorkerCounters(idx)
+    start = {"ev": "start", "role": "worker", "t_ns": 0, "name": name, "start_at_ns": 0, "start_file": None,
+             "bind": w.ip, "ps": f"{PS_IP}:{UPDATE_PORT}", "cluster_id": w.cluster_id, "worker_id": w.worker_id,
+             "seed": s.seed + w.worker_id, "backend": "ns3", "group": g.name,
+             "schedule": {"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
+                          "period_ms": g.period_ms, "jitter_ms": g.jitter_ms},
+             "task": None, "tx": {"enabled": s.transmission_control, **s.tc.model_dump()}}
+    if s.records:
+        gens = records(ns.Gens(idx), _layout('GEN_FIELDS'))
+        acks = records(ns.Acks(idx), _layout('ACK_FIELDS'))
+        recs: list[Iterable[dict]] = [[start, {"ev": "go", "t_ns": 0, "t0_ns": 0, "requested_t0_ns": 0}],
+                                      _gen_records(gens), _ack_records(acks)]
+        # one time-ordered log, as a real worker writes it
+        merged = sorted((r for part in recs[1:] for r in part), key=lambda r: r["t_ns"])
+        _write_jsonl(hosts / f"{name}.jsonl",
+                     [*recs[0], *merged, {"ev": "stop", "t_ns": end_ns, "reason": "schedule_end"}])
+    summary = {"role": "worker", "name": name, "bind": w.ip, "cluster_id": w.cluster_id, "worker_id": w.worker_id,
+               "learned_cluster_id": None if c.learned_cluster_id == 0xFFFFFFFF else int(c.learned_cluster_id),
+               "learned_worker_id": None if c.learned_worker_id == 0xFFFFFFFF else int(c.learned_worker_id),
+               "t0_ns": 0, "gen_end_ns": end_ns, "t_stop_ns": end_ns, "stop_reason": "schedule_end",
+               "generated": int(c.generated), "sent": int(c.sent), "skipped": int(c.skipped), "init_sent": 0,
+               "send_errors": int(c.send_errors), "acks": int(c.acks), "acks_own": int(c.acks_own),
+               "acks_malformed": int(c.acks_malformed), "acks_wrong_size": 0, "recv_errors": 0,
+               "model_acked": False, "last_seq": int(c.last_seq), "last_global_reward": None, "final_exp_reward": None}
+    return summary
+
+
+def _ps_log(run: SimRun, end_ns: int, hosts: Path) -> None:
+    ns, s = run.sim, run.scenario
+    c = ns.GetPsCounters(run.ps_index)
+    if s.records:
+        ups = records(ns.PsUpdates(run.ps_index), _layout('PS_FIELDS'))
+
+        def gen() -> Iterable[dict]:
+            yield {"ev": "start", "role": "ps", "t_ns": 0, "bind": f"{PS_IP}:{UPDATE_PORT}", "ack_port": UPDATE_PORT + 1,
+                   "lr": None, "duration_s": None, "backend": "ns3"}
+            for r in ups:
+                cnt = int(r["count"])
+                yield {"ev": "update", "t_ns": int(r["t_ns"]), "src": _int_ip(r["src_ip"]),
+                       "cluster_id": int(r["cluster_id"]), "worker_id": int(r["worker_id"]), "seq": int(r["seq"]),
+                       "count": cnt, "gen_ts": int(r["gen_ts"]), "reward_sum": int(r["reward_sum"]),
+                       "reward": reward_from_fixed(int(r["reward_sum"])) / cnt, "init": False,
+                       "outcome": NOT_MODELLED, "global_reward": None}
+            yield {"ev": "stop", "t_ns": end_ns, "reason": "duration"}
+
+        _write_jsonl(hosts / "ps.jsonl", gen())
+    write_json(hosts / "ps.summary.json", {
+        "role": "ps", "name": "ps", "bind": f"{PS_IP}:{UPDATE_PORT}", "lr": None, "t_start_ns": 0, "t_stop_ns": end_ns,
+        "stop_reason": "duration", "datagrams": int(c.datagrams), "updates": int(c.updates), "inits": 0,
+        "malformed": int(c.malformed), "acks_sent": int(c.acks_sent), "ack_errors": int(c.ack_errors),
+        NOT_MODELLED: int(c.updates), "malformed_reasons": {}, "global_reward": None, "num_weights": None,
+        "weights": None})
+
+
+def switch_counters(run: SimRun) -> dict[str, Any]:
+    """``switch_counters.json``: per switch the P4 counters by label (as the controller's snapshot)."""
+    out: dict[str, Any] = {}
+    labels = [d.name.lower() for d in Decision]
+    for name, idx in run.switch_index.items():
+        c = run.sim.GetSwitchCounters(idx)
+        per = list(c.cluster_decisions)
+        dep = list(c.cluster_departures)
+        n = len(labels)
+        out[name] = {
+            "decisions": dict(zip(labels, map(int, c.decisions))),
+            "malformed": {m.name.lower(): int(c.malformed[int(m)]) for m in Malformed},
+            "traffic": {t.name.lower(): int(c.traffic[int(t)]) for t in Traffic},
+            "egress_errors": {e.name.lower(): int(c.egress_errors[int(e)]) for e in EgressError},
+            "clusters": {str(cid): {"decisions": dict(zip(labels, map(int, per[cid * n:(cid + 1) * n]))),
+                                    "departures": int(dep[cid])}
+                         for cid in sorted(run.net.clusters)},
+            "tx_drops": int(c.tx_drops),
+        }
+    return out
+
+
+def write(run: SimRun, out: Path) -> None:
+    """Write the run directory ``out`` (see the module docstring)."""
+    s = run.scenario
+    hosts = out / "hosts"
+    hosts.mkdir(parents=True, exist_ok=True)
+    end_ns = int(run.stats["sim_end_ns"])
+    summaries = [_worker_log(run, w, end_ns, hosts) for w in run.net.workers]
+    if s.records:
+        for sm in summaries:
+            write_json(hosts / f"{sm['name']}.summary.json", sm)
+    else:
+        keys = ("generated", "sent", "skipped", "send_errors", "acks", "acks_own")
+        write_json(hosts / "workers.summary.json", {"workers": len(summaries),
+                                                    **{k: sum(sm[k] for sm in summaries) for k in keys}})
+    _ps_log(run, end_ns, hosts)
+    write_json(out / "switch_counters.json", switch_counters(run))
+    meta: dict[str, Any] = {"t_start_ns": 0, "backend": "ns3", "topo": s.topology, "queue": s.queue,
+                            "scenario": s.model_dump(mode="json"),
+                            "sim": {**run.stats, "setup_s": run.setup_s}, "provenance": provenance()}
+    gen_end = s.generation_end_ns
+    if gen_end is None and s.records:
+        last = [int(records(run.sim.Gens(i), _layout('GEN_FIELDS'))["t_ns"].max(initial=0))
+                for i in run.worker_index.values()]
+        gen_end = max(last, default=0)
+    if gen_end is not None:
+        meta["t_end_ns"] = gen_end
+    write_json(out / "run.json", meta)

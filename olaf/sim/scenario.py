@@ -1,0 +1,175 @@
+"""What one simulated run is: :class:`Scenario` (topology, cluster groups, queues, links, load).
+
+Topologies (paper §8):
+
+* ``tor`` — every cluster behind one switch ``s1`` whose uplink to the PS is the
+  bottleneck (the §8.1 testbed shape);
+* ``multihop`` — paper Fig. 9: cluster groups behind the edge switches ``s1``
+  and ``s2``, both uplinked to the core ``s3``, which connects the PS.
+
+Every switch runs the queue discipline on its port toward the PS with its own
+queue size (``queue_size``, segments) and its own uplink (``uplinks``: capacity
+toward the PS and propagation delay), so Fig. 10's ``α = x1/x2`` is
+``uplinks.s1.pps / uplinks.s2.pps`` and Table 3's per-group periods are the
+groups' ``period_ms``. A capacity is given in Gbit/s or in packets/s of update
+frames (``pps``: converted with the on-wire size of an update, see
+:func:`update_frame_bytes`). The reverse direction of every link (ACKs) runs
+at ``access.gbps``.
+
+Queue disciplines: ``olaf`` (the OlafQueue), ``olaf_tc`` (the OlafQueue and the
+workers' transmission control, paper §5), ``fifo`` (the tail-drop FIFO baseline
+of the same size).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import Field, model_validator
+
+from olaf.configfile import FileModel
+from olaf.constants import ELEMENT_LEN, IPV4_HEADER_LEN, MAX_G_JUMBO, SEGMENTS, UDP_HEADER_LEN, UPDATE_HEADER_LEN
+
+PPP_HEADER_LEN = 2
+"""Bytes ns-3's point-to-point device puts in front of an IPv4 datagram (PPP)."""
+
+SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2", "s3")}
+EDGE_SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2")}
+DEFAULT_QUEUE_SIZE = {"tor": {"s1": 8}, "multihop": {"s1": 5, "s2": 5, "s3": 8}}
+"""Paper §8.1 (queue 8) and §8.3 (SW1/SW2 5, SW3 8)."""
+
+
+def update_frame_bytes(grads: int) -> int:
+    """On-wire bytes of one update on a simulated link: PPP (2) + IPv4 (20) + UDP (8) + 26 + 4·G."""
+    return PPP_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + UPDATE_HEADER_LEN + ELEMENT_LEN * grads
+
+
+class Link(FileModel):
+    """A link toward the PS: capacity (exactly one of ``gbps``, ``pps``) and delay.
+
+    ``pps``: packets/s of update frames (:func:`update_frame_bytes`), i.e.
+    ``pps · frame · 8`` bit/s.
+    """
+
+    gbps: Optional[float] = Field(default=None, gt=0, description="capacity, Gbit/s")
+    pps: Optional[float] = Field(default=None, gt=0, description="capacity, update frames per second")
+    delay_us: float = Field(default=10.0, ge=0, description="propagation delay, µs")
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> Link:
+        if (self.gbps is None) == (self.pps is None):
+            raise ValueError("give exactly one of gbps and pps")
+        return self
+
+    def bps(self, grads: int) -> float:
+        """Capacity in bit/s for updates of ``grads`` elements."""
+        return self.gbps * 1e9 if self.gbps is not None else self.pps * update_frame_bytes(grads) * 8  # type: ignore[operator]
+
+
+class ClusterGroup(FileModel):
+    """Clusters with the same workers, schedule and edge switch (paper §8.3's S1, S2)."""
+
+    name: str = Field(default="S1", description="label in results")
+    clusters: int = Field(ge=1, description="clusters in this group")
+    workers_per_cluster: int = Field(ge=1, le=0xFFFF)
+    period_ms: float = Field(default=100.0, gt=0, description="update period of each worker, ms")
+    jitter_ms: float = Field(default=0.0, ge=0, description="gap = period + U(-jitter, +jitter), ms")
+    switch: str = Field(default="s1", description="edge switch: s1 (tor); s1 or s2 (multihop)")
+
+    @model_validator(mode="after")
+    def _jitter(self) -> ClusterGroup:
+        if self.jitter_ms > self.period_ms:
+            raise ValueError(f"jitter_ms ({self.jitter_ms}) must be <= period_ms ({self.period_ms})")
+        return self
+
+
+class TxControl(FileModel):
+    """Worker transmission control (paper §5; used by the ``olaf_tc`` discipline)."""
+
+    delta_t_ms: float = Field(default=400.0, gt=0, description="timer threshold Δ̄_T, ms")
+    v_per_s: float = Field(default=2.5, ge=0, description="slope v of f, 1/s")
+    q_max: Optional[int] = Field(default=None, ge=1, description="Q_max instead of the ACK's")
+
+
+class Scenario(FileModel):
+    """One simulated run. Bad values raise :class:`olaf.configfile.ConfigError` through
+    :func:`olaf.configfile.validate` (or pydantic's ValidationError when built directly).
+
+    Exactly one of ``duration_s`` (generation window, s) and ``updates_per_worker``.
+    """
+
+    topology: Literal["tor", "multihop"] = "tor"
+    queue: Literal["olaf", "olaf_tc", "fifo"] = "olaf"
+    groups: list[ClusterGroup] = Field(min_length=1)
+    grads: int = Field(default=16, ge=1, le=MAX_G_JUMBO, description="gradient elements per update (G)")
+    duration_s: Optional[float] = Field(default=None, gt=0)
+    updates_per_worker: Optional[int] = Field(default=None, ge=1)
+    queue_size: dict[str, int] = Field(default_factory=dict, description="Q_max per switch, segments")
+    uplinks: dict[str, Link] = Field(default_factory=dict, description="each switch's link toward the PS")
+    access: Link = Field(default=Link(gbps=1.0), description="worker links; also every link's ACK direction")
+    tc: TxControl = TxControl()
+    activity_window_ms: float = Field(default=200.0, ge=0)
+    reward_threshold: Optional[float] = Field(default=None, ge=0, description="reward filter T; None = off")
+    segments: int = Field(default=SEGMENTS, ge=1, le=0xFFFF, description="physical segments per switch")
+    device_queue_packets: int = Field(default=100, ge=1, description="DropTail of every device (not the Olaf queue)")
+    linger_ms: float = Field(default=500.0, ge=0, description="simulated time after the last generation")
+    seed: int = Field(default=1, ge=0)
+    records: bool = Field(default=True, description="per-update logs (off: counters only, for scale runs)")
+
+    @model_validator(mode="after")
+    def _check(self) -> Scenario:
+        if (self.duration_s is None) == (self.updates_per_worker is None):
+            raise ValueError("give exactly one of duration_s and updates_per_worker")
+        switches, edges = SWITCHES[self.topology], EDGE_SWITCHES[self.topology]
+        for i, g in enumerate(self.groups):
+            if g.switch not in edges:
+                raise ValueError(f"groups[{i}].switch: {g.switch!r} is not an edge switch of "
+                                 f"{self.topology}; use one of {', '.join(edges)}")
+        for field in ("queue_size", "uplinks"):
+            unknown = set(getattr(self, field)) - set(switches)
+            if unknown:
+                raise ValueError(f"{field}: unknown switch(es) {', '.join(sorted(unknown))}; "
+                                 f"{self.topology} has {', '.join(switches)}")
+        for sw, q in self.queue_sizes.items():
+            if not 1 <= q <= self.segments:
+                raise ValueError(f"queue_size.{sw}: {q} must be in 1..segments ({self.segments})")
+        if self.num_clusters > 0xFFFF:
+            raise ValueError(f"{self.num_clusters} clusters: cluster ids are 16 bit (at most 65535)")
+        if self.num_workers > 250 * 250:
+            raise ValueError(f"{self.num_workers} workers: at most {250 * 250} (addressing 10.0.x.y)")
+        return self
+
+    @property
+    def num_clusters(self) -> int:
+        return sum(g.clusters for g in self.groups)
+
+    @property
+    def num_workers(self) -> int:
+        return sum(g.clusters * g.workers_per_cluster for g in self.groups)
+
+    @property
+    def switches(self) -> tuple[str, ...]:
+        return SWITCHES[self.topology]
+
+    @property
+    def queue_sizes(self) -> dict[str, int]:
+        """Q_max of every switch (paper defaults for the ones not given)."""
+        return {**DEFAULT_QUEUE_SIZE[self.topology], **self.queue_size}
+
+    def uplink(self, switch: str) -> Link:
+        """``switch``'s link toward the PS (the access link's if not given)."""
+        return self.uplinks.get(switch, self.access)
+
+    @property
+    def discipline(self) -> str:
+        """The switches' queue: ``olaf`` or ``fifo`` (``olaf_tc`` is the OlafQueue)."""
+        return "fifo" if self.queue == "fifo" else "olaf"
+
+    @property
+    def transmission_control(self) -> bool:
+        return self.queue == "olaf_tc"
+
+    @property
+    def generation_end_ns(self) -> Optional[int]:
+        """End of the generation window (t0 = 0), None with ``updates_per_worker``."""
+        return None if self.duration_s is None else round(self.duration_s * 1e9)
