@@ -13,16 +13,6 @@ from hypothesis import strategies as st  # noqa: E402
 from olaf.hosts.txcontrol import send_probability, staleness_boost  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def sim():
-    from olaf.sim.build import SimUnavailable, load
-
-    try:
-        return load()
-    except SimUnavailable as e:
-        pytest.skip(str(e))
-
-
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(0, 5000), q=st.integers(1, 64), dh=st.floats(0, 5000), dt=st.floats(1, 2000),
        v=st.floats(0, 50))

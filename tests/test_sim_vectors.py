@@ -30,14 +30,6 @@ VECTORS = sorted((Path(__file__).parent / "vectors").glob("*.json"))
 PS_IP = "10.0.0.100"
 
 
-@pytest.fixture(scope="module")
-def sim():
-    from olaf.sim.build import SimUnavailable, load
-
-    try:
-        return load()
-    except SimUnavailable as e:
-        pytest.skip(str(e))
 
 
 def owner_ip(cluster_id: int, worker_id: int) -> str:

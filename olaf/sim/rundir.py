@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from olaf.constants import UPDATE_PORT, Decision, EgressError, Malformed, Traffic
+from olaf.constants import ACK_PORT, UPDATE_PORT, Decision, EgressError, Malformed, Traffic
 from olaf.fixedpoint import INT32_MIN, reward_from_fixed
 from olaf.hosts.runlog import write_json
 from olaf.provenance import provenance
@@ -138,7 +138,7 @@ def _ps_log(run: SimRun, end_ns: int, hosts: Path) -> None:
         ups = records(ns.PsUpdates(run.ps_index), _layout('PS_FIELDS'))
 
         def gen() -> Iterable[dict]:
-            yield {"ev": "start", "role": "ps", "t_ns": 0, "bind": f"{PS_IP}:{UPDATE_PORT}", "ack_port": UPDATE_PORT + 1,
+            yield {"ev": "start", "role": "ps", "t_ns": 0, "bind": f"{PS_IP}:{UPDATE_PORT}", "ack_port": ACK_PORT,
                    "lr": None, "duration_s": None, "backend": "ns3"}
             for r in ups:
                 cnt = int(r["count"])

@@ -18,12 +18,7 @@ import ipaddress
 from dataclasses import dataclass, field
 
 from olaf.sim.scenario import Scenario
-
-PS_IP = "10.0.0.100"
-
-
-def worker_ip(i: int) -> str:
-    return f"10.0.{i // 250 + 1}.{i % 250 + 1}"
+from olaf.topologies.build import PS_IP, worker_ip  # noqa: F401  (PS_IP re-exported)
 
 
 def ip_int(ip: str) -> int:
