@@ -184,3 +184,7 @@ clean: ## Remove build outputs (keeps .venv)
 .PHONY: distclean
 distclean: clean ## Remove build outputs and .venv
 	rm -rf $(VENV)
+
+.PHONY: bench-switch
+bench-switch: $(STAMP) build ## Switch throughput (root): Olaf paths vs plain IPv4 on simple_switch_grpc -> docs/performance.md table
+	$(PY) bench/switch_throughput.py --out build/switch-throughput.md
