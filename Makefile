@@ -48,7 +48,8 @@ generate: $(STAMP) ## Regenerate constants.p4, olaf_constants.hpp and docs/schem
 CPP_LINT := $(filter-out p4src/extern/olaf_constants.hpp,$(wildcard p4src/extern/*.cpp p4src/extern/*.hpp))
 # the simulation's C++ (olaf/sim/cpp) uses the same style file
 SIM_CPP_LINT := $(wildcard olaf/sim/cpp/*.cpp olaf/sim/cpp/*.hpp)
-TYPECHECK = $(BUILD)/typecheck  # recursive: BUILD is set further down
+# recursive (=): BUILD is set further down
+TYPECHECK = $(BUILD)/typecheck
 
 .PHONY: lint
 lint: $(STAMP) rtl-lint ## ruff, mypy, clang-format, generated-file drift, verilator lint
