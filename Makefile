@@ -189,3 +189,7 @@ distclean: clean ## Remove build outputs and .venv
 .PHONY: bench-switch
 bench-switch: $(STAMP) build ## Switch throughput (root): Olaf paths vs plain IPv4 on simple_switch_grpc -> docs/performance.md table
 	$(PY) bench/switch_throughput.py --out build/switch-throughput.md
+
+.PHONY: fuzz
+fuzz: $(STAMP) build ## Data-plane fuzzing on BMv2 (root): 100,000 frames, checks after every batch -> build/fuzz.json
+	$(PY) -m olaf.dpfuzz --frames $${FRAMES:-100000} --out build/fuzz.json
