@@ -28,6 +28,8 @@ need_python() {
     missing+=("Python headers (Python.h)"); apt_pkgs+=(python3-dev)
   fi
   command -v g++ >/dev/null || { missing+=("g++"); apt_pkgs+=(g++ make); }
+  # pip downloads over HTTPS: a bare container image has no CA certificates
+  [ -f /etc/ssl/certs/ca-certificates.crt ] || { missing+=("CA certificates (for pip over HTTPS)"); apt_pkgs+=(ca-certificates); }
 }
 
 need_cpp() {
