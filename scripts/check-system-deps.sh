@@ -14,18 +14,20 @@ opt_pkgs=()
 apt_pkgs=()
 
 need_python() {
+  # every check runs (no early return), so one install gets everything this group needs
   if ! command -v python3 >/dev/null; then
-    missing+=("python3 (>= 3.10)"); apt_pkgs+=(python3 python3-venv python3-dev); return
-  fi
-  if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
-    missing+=("python3 >= 3.10 (found $(python3 -V 2>&1))")
-  fi
-  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-    missing+=("python3 venv module"); apt_pkgs+=(python3-venv)
-  fi
-  # Python.h: some dependencies (ptf -> netifaces) build C extensions from source
-  if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
-    missing+=("Python headers (Python.h)"); apt_pkgs+=(python3-dev)
+    missing+=("python3 (>= 3.10)"); apt_pkgs+=(python3 python3-venv python3-dev)
+  else
+    if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+      missing+=("python3 >= 3.10 (found $(python3 -V 2>&1))")
+    fi
+    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+      missing+=("python3 venv module"); apt_pkgs+=(python3-venv)
+    fi
+    # Python.h: some dependencies (ptf -> netifaces) build C extensions from source
+    if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+      missing+=("Python headers (Python.h)"); apt_pkgs+=(python3-dev)
+    fi
   fi
   command -v g++ >/dev/null || { missing+=("g++"); apt_pkgs+=(g++ make); }
   # pip downloads over HTTPS: a bare container image has no CA certificates

@@ -64,3 +64,18 @@ def test_tshark_is_installed_once_with_the_mininet_group_and_optional(tmp_path):
     r = subprocess.run(["/bin/bash", str(SCRIPT), "wireshark"], env={"PATH": str(tmp_path)}, capture_output=True,
                        text=True, timeout=30)
     assert r.returncode == 1 and "Missing: tshark" in r.stderr
+
+
+def test_bare_image_gets_everything_in_one_install(tmp_path):
+    """No python3 and no g++ (a bare container): one apt-get install asks for both groups'
+    packages (a first version returned early and installed only Python)."""
+    log = tmp_path / "apt.log"
+    _shim(tmp_path, "id", "echo 0")
+    _shim(tmp_path, "apt-get", f'echo "$*" >> {log}; exit 0')
+    r = subprocess.run(["/bin/bash", str(SCRIPT), "python"], env={"PATH": str(tmp_path)}, capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1
+    install = [c for c in log.read_text().splitlines() if c.startswith("install")]
+    assert len(install) == 1
+    for pkg in ("python3", "python3-venv", "python3-dev", "g++"):
+        assert pkg in install[0].split()
