@@ -20,7 +20,7 @@ help: ## List the targets
 GIVE_BACK = if [ -n "$$SUDO_UID" ] && [ "$$(id -u)" = 0 ]; then chown -R "$$SUDO_UID:$$SUDO_GID" $(1); fi
 
 $(STAMP): pyproject.toml
-	@scripts/check-system-deps.sh python
+	@scripts/check-system-deps.sh python rtl
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Check (and, as root on Debian/Ubuntu, install) the system packages a make target needs.
-# Usage: scripts/check-system-deps.sh GROUP...   groups: python cpp p4 mininet wireshark
+# Usage: scripts/check-system-deps.sh GROUP...   groups: python cpp p4 mininet wireshark rtl
 # Prints exactly what is missing and how to get it; exits 1 if something required is still
 # missing. Optional packages (tshark in the mininet group, which `make test` and `make run`
 # check) are installed with the rest but only noted when absent: the tests that need them skip.
@@ -83,6 +83,7 @@ for group in "$@"; do
     p4) need_p4 ;;
     mininet) need_mininet; need_tshark optional ;;
     wireshark) need_tshark required ;;
+    rtl) need_rtl ;;
     *) echo "check-system-deps: unknown group '$group'" >&2; exit 2 ;;
   esac
 done
