@@ -25,6 +25,7 @@ class TraceBuilder:
         self.queue: OlafQueue = make_queue(config, discipline)
         self.events: list[dict[str, Any]] = []
         self.t_ns = 0
+        self.last_token: Optional[int] = None
 
     def tick(self, dt_ns: int = 1000) -> int:
         """Advance the trace clock by ``dt_ns`` (ns) and return the new time."""
@@ -37,11 +38,14 @@ class TraceBuilder:
         return got
 
     def enqueue(self, update: Update, *, expect: Optional[str] = None, dt_ns: int = 1000) -> Optional[int]:
-        """Record an enqueue; ``expect`` (a decision label) is asserted against the model."""
+        """Record an enqueue; ``expect`` (a decision label) is asserted against the model.
+        Returns the segment touched; an APPEND's token is kept in :attr:`last_token`."""
         got = self._record({"op": "enqueue", "t_ns": self.tick(dt_ns), "update": update.to_json()})
         if expect is not None and got["decision"] != expect:
             raise AssertionError(f"{self.name}: event {len(self.events) - 1} expected {expect}, "
                                  f"model says {got['decision']}")
+        if got["token"] is not None:
+            self.last_token = got["token"]
         return got["segment"]
 
     def lock(self, *, expect_segment: object = ...) -> Optional[int]:
@@ -58,6 +62,21 @@ class TraceBuilder:
         if expect_update is not None and (dep is None or dep.update != expect_update):
             raise AssertionError(f"{self.name}: dequeue expected {expect_update}, got {dep}")
         return dep
+
+    def dequeue_token(self, token: int, *, dt_ns: int = 1000, expect: Optional[str] = None,
+                      expect_lost: Optional[int] = None, expect_expired: Optional[int] = None,
+                      expect_update: Optional[Update] = None) -> dict[str, Any]:
+        """Record the packet of ``token`` reaching egress; ``expect`` (a fate label), the
+        reclaimed counts and the departing update are asserted against the model."""
+        got = self._record({"op": "dequeue_token", "t_ns": self.tick(dt_ns), "token": token})
+        checks = [("fate", expect, got["fate"]), ("lost", expect_lost, got["lost"]),
+                  ("expired", expect_expired, got["expired"]),
+                  ("update", None if expect_update is None else expect_update.to_json(), got["update"])]
+        for what, want, have in checks:
+            if want is not None and want != have:
+                raise AssertionError(f"{self.name}: event {len(self.events) - 1} expected {what} {want}, "
+                                     f"model says {have}")
+        return got
 
     def drain(self) -> list[Departure]:
         out = []
