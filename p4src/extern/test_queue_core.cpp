@@ -1,6 +1,8 @@
 // Replays the shared OlafQueue vectors (docs/vectors.md) through the C++ core
-// with no switch: every decision, segment, departing update, status and the
-// final counters must equal the reference model's.
+// with no switch: every decision, segment, token, departing update, token fate,
+// status and the final counters must equal the reference model's, and the
+// core's invariants (check_invariants, with the conservation law) must hold
+// after every event.
 //
 // Usage: test_queue_core VECTOR.json...   (exit 0 iff every file matches)
 
@@ -41,6 +43,11 @@ json update_to_json(const olaf::Update &u) {
 
 json seg_or_null(int seg) { return seg < 0 ? json(nullptr) : json(seg); }
 
+template <typename T>
+json opt_or_null(const std::optional<T> &v) {
+  return v ? json(*v) : json(nullptr);
+}
+
 json counters_to_json(const olaf::Queue &q) {
   const auto &k = q.counters();
   json decisions = json::object();
@@ -52,9 +59,14 @@ json counters_to_json(const olaf::Queue &q) {
     for (int d = 0; d < olaf::kNumDecisions; d++)
       row[olaf::decision_label(static_cast<olaf::Decision>(d))] = k.per_cluster[c][d];
     row["departures"] = k.departures[c];
+    row["lost"] = k.lost[c];
+    row["expired"] = k.expired[c];
     per_cluster.push_back(row);
   }
-  return json{{"decisions", decisions}, {"per_cluster", per_cluster}};
+  json fates = json::object();
+  for (int f = 0; f < olaf::kNumTokenFates; f++)
+    fates[olaf::token_fate_label(static_cast<olaf::TokenFate>(f))] = k.token_fates[f];
+  return json{{"decisions", decisions}, {"per_cluster", per_cluster}, {"token_fates", fates}};
 }
 
 // Returns the number of mismatches (printing each), or -1 on a format error.
@@ -80,6 +92,8 @@ int replay(const std::string &path) {
   cfg.reward_filter = !c.at("reward_threshold").is_null();
   cfg.reward_threshold = cfg.reward_filter ? c.at("reward_threshold").get<int64_t>() : 0;
   cfg.activity_window_ns = c.at("activity_window_ns").get<uint64_t>();
+  cfg.max_sojourn_ns = c.value("max_sojourn_ns", uint64_t{0});
+  cfg.first_token = c.value("first_token", uint32_t{0});
   const auto disc = c.value("discipline", std::string("olaf")) == "fifo" ? olaf::Discipline::kFifo
                                                                          : olaf::Discipline::kOlaf;
   olaf::Queue q(cfg, disc);
@@ -96,7 +110,8 @@ int replay(const std::string &path) {
         got = json{{"error", olaf::error_text(r.error)}};
       else
         got = json{{"decision", olaf::decision_label(r.decision)},
-                   {"segment", seg_or_null(r.segment)}};
+                   {"segment", seg_or_null(r.segment)},
+                   {"token", opt_or_null(r.token)}};
     } else if (op == "lock") {
       auto s = q.lock_head();
       got = json{{"segment", s ? json(*s) : json(nullptr)}};
@@ -104,6 +119,15 @@ int replay(const std::string &path) {
       auto d = q.dequeue();
       got =
           d ? json{{"segment", d->segment}, {"update", update_to_json(d->update)}} : json(nullptr);
+    } else if (op == "dequeue_token") {
+      const auto r =
+          q.dequeue_token(e.at("token").get<uint32_t>(), e.at("t_ns").get<uint64_t>());
+      const auto &d = r.departure;
+      got = json{{"fate", olaf::token_fate_label(r.fate)},
+                 {"lost", r.lost},
+                 {"expired", r.expired},
+                 {"segment", d ? json(d->segment) : json(nullptr)},
+                 {"update", d ? update_to_json(d->update) : json(nullptr)}};
     } else if (op == "status") {
       auto s = q.status(e.at("t_ns").get<uint64_t>());
       got = json{{"queue_util", s.queue_util},
@@ -120,7 +144,9 @@ int replay(const std::string &path) {
       }
       uint64_t win = e.contains("activity_window_ns") ? e["activity_window_ns"].get<uint64_t>()
                                                       : k.activity_window_ns;
-      if (!q.configure(qs, filt, thr, win)) {
+      uint64_t soj =
+          e.contains("max_sojourn_ns") ? e["max_sojourn_ns"].get<uint64_t>() : k.max_sojourn_ns;
+      if (!q.configure(qs, filt, thr, win, soj)) {
         std::cerr << path << ": event " << i << ": configure rejected\n";
         bad++;
       }
@@ -133,6 +159,12 @@ int replay(const std::string &path) {
       if (bad < 5)
         std::cerr << path << ": event " << i << " (" << op << "): expected "
                   << e.at("expect").dump() << ", got " << got.dump() << "\n";
+      bad++;
+    }
+    const std::string broken = q.check_invariants();
+    if (!broken.empty()) {
+      std::cerr << path << ": event " << i << " (" << op << "): invariant broken: " << broken
+                << "\n";
       bad++;
     }
   }
