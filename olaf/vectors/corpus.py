@@ -1,5 +1,6 @@
 """The committed vector corpus (``tests/vectors/``): curated traces, each stating the
-decision or event it exercises, and seeded random traces over every event kind.
+decision or event it exercises, seeded random traces over every event kind, and the
+findings of the queue-core fuzzer (``fuzz_*.json``, re-derived from their own events).
 ``olaf vectors generate`` writes them; ``docs/vectors.md`` lists them."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from olaf.fixedpoint import INT32_MAX, INT32_MIN, UINT16_MAX, reward_to_fixed
 from olaf.queue_model import TOKEN_MODULUS, QueueConfig
 from olaf.update import Update
 from olaf.vectors.builder import TraceBuilder
-from olaf.vectors.format import dumps
+from olaf.vectors.format import dumps, load
 
 
 def make_update(c: int, w: int, seq: int = 0, *, grads: Iterable[int], reward: float = 0.0,
@@ -617,8 +618,21 @@ TOKEN_RANDOM_SET: list[tuple[str, int, int, dict[str, Any], str]] = [
 ]
 
 
-def all_traces(extra_random: int = 0, seed: int = 1000) -> list[TraceBuilder]:
-    """The curated set, the fixed random sets, and ``extra_random`` more random traces."""
+def found_traces(found_dir: Path) -> list[TraceBuilder]:
+    """The fuzzer's findings in ``found_dir`` (``fuzz_*.json``), rebuilt from their events'
+    inputs through the model (olaf.vectors.differential)."""
+    from olaf.vectors.differential import FOUND_PREFIX, build_found  # noqa: PLC0415 (imports this module)
+
+    out = []
+    for p in sorted(Path(found_dir).glob(f"{FOUND_PREFIX}*.json")):
+        v = load(p)
+        out.append(build_found(v["name"], v["description"], v))
+    return out
+
+
+def all_traces(extra_random: int = 0, seed: int = 1000, found_dir: Optional[Path] = None) -> list[TraceBuilder]:
+    """The curated set, the fixed random sets, ``extra_random`` more random traces, and the
+    fuzzer's findings kept in ``found_dir``."""
     traces = [fn() for fn in CURATED.values()]
     for name, s, n, kw, disc, *p_lock in RANDOM_SET:
         traces.append(random_trace(name, seed=s, n_events=n,
@@ -635,6 +649,8 @@ def all_traces(extra_random: int = 0, seed: int = 1000) -> list[TraceBuilder]:
                           activity_window_ns=rng.choice([1000, 20_000]))
         traces.append(random_trace(f"random_extra_{seed}_{i}", seed=seed + i, n_events=300,
                                    config=cfg, discipline=rng.choice(["olaf", "olaf", "fifo"])))
+    if found_dir is not None:
+        traces += found_traces(found_dir)
     return traces
 
 
