@@ -51,6 +51,12 @@ class TraceBuilder:
             self.last_token = got["token"]
         return got["segment"]
 
+    def append(self, update: Update, *, dt_ns: int = 1000) -> int:
+        """Record an enqueue that must APPEND; returns the new segment's token id."""
+        self.enqueue(update, expect="append", dt_ns=dt_ns)
+        assert self.last_token is not None
+        return self.last_token
+
     def lock(self, *, expect_segment: object = ...) -> Optional[int]:
         seg = self.record({"op": "lock"})["segment"]
         if expect_segment is not ... and seg != expect_segment:

@@ -337,16 +337,12 @@ def token_lost_reclaim() -> TraceBuilder:
                      "dropped are reclaimed (lost, per cluster; a reclaimed cluster's next update appends) "
                      "and the token departs with its own segment; late tokens of reclaimed segments and "
                      "a duplicate are stale.", small_config())
-    b.enqueue(make_update(0, 1, grads=[1] * 4), expect="append")
-    t0 = b.last_token
-    b.enqueue(make_update(1, 2, grads=[2] * 4), expect="append")
-    t1 = b.last_token
-    b.enqueue(make_update(2, 3, grads=[3] * 4), expect="append")
-    t2 = b.last_token
+    t0 = b.append(make_update(0, 1, grads=[1] * 4))
+    t1 = b.append(make_update(1, 2, grads=[2] * 4))
+    t2 = b.append(make_update(2, 3, grads=[3] * 4))
     b.enqueue(make_update(0, 4, grads=[4] * 4), expect="aggregate")
     b.dequeue_token(t2, expect="departed_after_loss", expect_lost=2, expect_update=make_update(2, 3, grads=[3] * 4))
-    b.enqueue(make_update(0, 5, grads=[5] * 4), expect="append")
-    t3 = b.last_token
+    t3 = b.append(make_update(0, 5, grads=[5] * 4))
     b.dequeue_token(t0, expect="stale", expect_lost=0)
     b.dequeue_token(t1, expect="stale")
     b.dequeue_token(t3, expect="departed", expect_update=make_update(0, 5, grads=[5] * 4))
@@ -362,11 +358,8 @@ def token_stale() -> TraceBuilder:
                      "never issued (beyond the tail), one half the serial space away, a duplicate.",
                      small_config())
     b.dequeue_token(0, expect="stale")
-    b.enqueue(make_update(0, 1, grads=[1] * 4), expect="append")
-    t0 = b.last_token
-    b.enqueue(make_update(1, 1, grads=[2] * 4), expect="append")
-    t1 = b.last_token
-    assert t0 is not None and t1 is not None
+    t0 = b.append(make_update(0, 1, grads=[1] * 4))
+    t1 = b.append(make_update(1, 1, grads=[2] * 4))
     b.dequeue_token((t1 + 1) % TOKEN_MODULUS, expect="stale")
     b.dequeue_token((t0 + (1 << 31)) % TOKEN_MODULUS, expect="stale")
     b.dequeue_token(TOKEN_MODULUS - 1, expect="stale")
@@ -386,28 +379,23 @@ def token_expiry_unsticks_full_queue() -> TraceBuilder:
                      "older is reclaimed by the next enqueue, status or token; a token arriving after "
                      "its own segment expired is stale.",
                      small_config(segments=2, num_clusters=3, max_sojourn_ns=10_000))
-    b.enqueue(make_update(0, 1, grads=[1] * 4), expect="append", dt_ns=1000)      # t = 1000
-    t0 = b.last_token
-    b.enqueue(make_update(1, 2, grads=[2] * 4), expect="append", dt_ns=1000)      # t = 2000
-    t1 = b.last_token
+    t0 = b.append(make_update(0, 1, grads=[1] * 4), dt_ns=1000)      # t = 1000
+    t1 = b.append(make_update(1, 2, grads=[2] * 4), dt_ns=1000)      # t = 2000
     b.enqueue(make_update(2, 3, grads=[3] * 4), expect="drop_full", dt_ns=1000)   # t = 3000
     b.status(dt_ns=8000, expect=(2, 3))                                           # t = 11000: 10000 old, kept
-    b.enqueue(make_update(2, 3, 1, grads=[4] * 4), expect="append", dt_ns=1)      # t = 11001: cluster 0 expired
-    t2 = b.last_token
+    t2 = b.append(make_update(2, 3, 1, grads=[4] * 4), dt_ns=1)      # t = 11001: cluster 0 expired
     b.status(dt_ns=1000, expect=(1, 3))                                           # t = 12001: cluster 1 expired
     b.dequeue_token(t0, expect="stale", dt_ns=0)
     b.dequeue_token(t1, expect="stale", dt_ns=0)
     b.dequeue_token(t2, expect="departed", expect_update=make_update(2, 3, 1, grads=[4] * 4), dt_ns=0)
-    b.enqueue(make_update(1, 2, 1, grads=[5] * 4), expect="append")
-    t3 = b.last_token
-    b.enqueue(make_update(0, 1, 1, grads=[6] * 4), expect="append")
-    t4 = b.last_token
+    t3 = b.append(make_update(1, 2, 1, grads=[5] * 4))
+    t4 = b.append(make_update(0, 1, 1, grads=[6] * 4))
     b.configure(max_sojourn_ns=500)
     b.dequeue_token(t4, expect="stale", expect_expired=2, dt_ns=1000)
     b.dequeue_token(t3, expect="stale", expect_expired=0, dt_ns=0)
     b.configure(max_sojourn_ns=0)
-    b.enqueue(make_update(0, 1, 2, grads=[7] * 4), expect="append")
-    b.dequeue_token(b.last_token, expect="departed", expect_expired=0, dt_ns=10**9)
+    b.dequeue_token(b.append(make_update(0, 1, 2, grads=[7] * 4)), expect="departed", expect_expired=0,
+                    dt_ns=10**9)
     return b
 
 
@@ -419,14 +407,13 @@ def token_serial_wrap() -> TraceBuilder:
                      small_config(first_token=TOKEN_MODULUS - 2))
     toks = []
     for c in range(4):
-        b.enqueue(make_update(c, 1, grads=[c] * 4), expect="append")
-        toks.append(b.last_token)
+        toks.append(b.append(make_update(c, 1, grads=[c] * 4)))
     assert toks == [TOKEN_MODULUS - 2, TOKEN_MODULUS - 1, 0, 1]
     b.dequeue_token(0, expect="departed_after_loss", expect_lost=2, expect_update=make_update(2, 1, grads=[2] * 4))
     b.dequeue_token(TOKEN_MODULUS - 1, expect="stale")
     b.dequeue_token(1, expect="departed", expect_update=make_update(3, 1, grads=[3] * 4))
     b.dequeue_token(2, expect="stale")
-    b.enqueue(make_update(0, 1, 1, grads=[9] * 4), expect="append")
+    assert b.append(make_update(0, 1, 1, grads=[9] * 4)) == 2
     b.dequeue_token(2, expect="departed")
     return b
 
@@ -438,11 +425,9 @@ def token_locked_head_lost() -> TraceBuilder:
                      "the second segment of its cluster (paper §12.1) departs with its own token.",
                      small_config())
     b.enqueue(make_update(0, 1, grads=[1] * 4), expect="append")
-    b.enqueue(make_update(1, 2, grads=[2] * 4), expect="append")
-    t1 = b.last_token
+    t1 = b.append(make_update(1, 2, grads=[2] * 4))
     b.lock(expect_segment=0)
-    b.enqueue(make_update(0, 3, grads=[3] * 4), expect="append")
-    t2 = b.last_token
+    t2 = b.append(make_update(0, 3, grads=[3] * 4))
     b.dequeue_token(t1, expect="departed_after_loss", expect_lost=1, expect_update=make_update(1, 2, grads=[2] * 4))
     b.enqueue(make_update(0, 4, grads=[4] * 4), expect="aggregate")
     b.lock(expect_segment=2)
@@ -460,8 +445,7 @@ def token_fifo_loss() -> TraceBuilder:
                      small_config(segments=3), discipline="fifo")
     toks = []
     for s in range(3):
-        b.enqueue(make_update(0, 1, s, grads=[s] * 4), expect="append")
-        toks.append(b.last_token)
+        toks.append(b.append(make_update(0, 1, s, grads=[s] * 4)))
     b.enqueue(make_update(1, 1, grads=[9] * 4), expect="drop_full")
     b.dequeue_token(toks[0], expect="departed", expect_update=make_update(0, 1, 0, grads=[0] * 4))
     b.dequeue_token(toks[2], expect="departed_after_loss", expect_lost=1,

@@ -239,7 +239,8 @@ class Driver {
         bad << "token " << token << " departed with another segment's content; ";
       if (q_->occupancy() && q_->token_position(token + 1) != 0u) bad << "new head not token+1; ";
     }
-    if (!bad.str().empty()) fail(trace_, "dequeue_token(" + std::to_string(token) + "): " + bad.str());
+    if (!bad.str().empty())
+      fail(trace_, "dequeue_token(" + std::to_string(token) + "): " + bad.str());
   }
 
   void configure() {

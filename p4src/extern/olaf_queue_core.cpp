@@ -315,8 +315,8 @@ std::string Queue::check_invariants() const {
   for (int s : out_mem_addrs_) occupied[s] = true;
   for (uint32_t s = 0; s < n; s++) {
     if (segments_[s].has_value() != occupied[s]) bad << "segment " << s << " content; ";
-    if (!occupied[s] && (segment_cluster_[s] != -1 || segment_token_[s] != 0 ||
-                         segment_appended_ns_[s] != 0))
+    if (!occupied[s] &&
+        (segment_cluster_[s] != -1 || segment_token_[s] != 0 || segment_appended_ns_[s] != 0))
       bad << "free segment " << s << " keeps state; ";
   }
   if (locked_ != -1 && (out_mem_addrs_.empty() || locked_ != out_mem_addrs_.front()))
@@ -346,7 +346,8 @@ std::string Queue::check_invariants() const {
       last_t = segment_appended_ns_[s];
       i++;
     }
-    if (static_cast<uint32_t>(head + i) != next_token_) bad << "tail token is not the last issued; ";
+    if (static_cast<uint32_t>(head + i) != next_token_)
+      bad << "tail token is not the last issued; ";
   }
   uint64_t out = 0;
   for (uint32_t c = 0; c < config_.num_clusters; c++)

@@ -109,8 +109,8 @@ struct Departure {
 struct DequeueResult {
   TokenFate fate = TokenFate::kStale;
   std::optional<Departure> departure;  // the token's own segment; empty when stale
-  uint32_t lost = 0;     // older heads reclaimed: their tokens never came (segments)
-  uint32_t expired = 0;  // heads reclaimed by expiry at this call's time (segments)
+  uint32_t lost = 0;                   // older heads reclaimed: their tokens never came (segments)
+  uint32_t expired = 0;                // heads reclaimed by expiry at this call's time (segments)
 };
 
 struct Status {

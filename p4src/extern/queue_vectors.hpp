@@ -34,8 +34,12 @@ inline Update update_from_json(const json &j) {
 }
 
 inline json update_to_json(const Update &u) {
-  return json{{"cluster_id", u.cluster_id}, {"worker_id", u.worker_id}, {"seq", u.seq},
-              {"count", u.count},           {"reward_sum", u.reward_sum}, {"gen_ts", u.gen_ts},
+  return json{{"cluster_id", u.cluster_id},
+              {"worker_id", u.worker_id},
+              {"seq", u.seq},
+              {"count", u.count},
+              {"reward_sum", u.reward_sum},
+              {"gen_ts", u.gen_ts},
               {"grads", u.grads}};
 }
 
@@ -51,8 +55,8 @@ inline std::pair<Config, Discipline> config_from_json(const json &c) {
   cfg.activity_window_ns = c.at("activity_window_ns").get<uint64_t>();
   cfg.max_sojourn_ns = c.value("max_sojourn_ns", uint64_t{0});
   cfg.first_token = c.value("first_token", uint32_t{0});
-  const auto disc = c.value("discipline", std::string("olaf")) == "fifo" ? Discipline::kFifo
-                                                                         : Discipline::kOlaf;
+  const auto disc =
+      c.value("discipline", std::string("olaf")) == "fifo" ? Discipline::kFifo : Discipline::kOlaf;
   return {cfg, disc};
 }
 
@@ -111,8 +115,7 @@ inline json apply_event(Queue &q, const json &e) {
   }
   if (op == "dequeue") {
     const auto d = q.dequeue();
-    return d ? json{{"segment", d->segment}, {"update", update_to_json(d->update)}}
-             : json(nullptr);
+    return d ? json{{"segment", d->segment}, {"update", update_to_json(d->update)}} : json(nullptr);
   }
   if (op == "dequeue_token") {
     const auto r = q.dequeue_token(e.at("token").get<uint32_t>(), e.at("t_ns").get<uint64_t>());
@@ -138,9 +141,8 @@ inline json apply_event(Queue &q, const json &e) {
       filter = !e["reward_threshold"].is_null();
       thr = filter ? e["reward_threshold"].get<int64_t>() : 0;
     }
-    const uint64_t win = e.contains("activity_window_ns")
-                             ? e["activity_window_ns"].get<uint64_t>()
-                             : k.activity_window_ns;
+    const uint64_t win = e.contains("activity_window_ns") ? e["activity_window_ns"].get<uint64_t>()
+                                                          : k.activity_window_ns;
     const uint64_t soj =
         e.contains("max_sojourn_ns") ? e["max_sojourn_ns"].get<uint64_t>() : k.max_sojourn_ns;
     if (!q.configure(qs, filter, thr, win, soj))

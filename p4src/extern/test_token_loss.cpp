@@ -59,7 +59,7 @@ bool parse(int argc, char **argv, Options *o) {
   return argc % 2 == 1;
 }
 
-constexpr uint64_t kGapNs = 60000;      // mean gap between updates
+constexpr uint64_t kGapNs = 60000;       // mean gap between updates
 constexpr uint64_t kServiceNs = 100000;  // the PS port sends one packet per 100 us
 constexpr uint32_t kClusters = 16;
 constexpr uint32_t kWorkersPerCluster = 3;
@@ -93,7 +93,8 @@ int main(int argc, char **argv) {
   std::mt19937_64 rng(opt.seed);
   std::exponential_distribution<double> gap(1.0 / kGapNs);
   std::bernoulli_distribution lose(opt.loss);
-  std::uniform_int_distribution<uint32_t> cluster(0, kClusters - 1), worker(0, kWorkersPerCluster - 1);
+  std::uniform_int_distribution<uint32_t> cluster(0, kClusters - 1),
+      worker(0, kWorkersPerCluster - 1);
   std::uniform_int_distribution<int32_t> grad(-1000, 1000);
 
   std::deque<uint32_t> tm;                  // tokens in the traffic manager's queue
