@@ -48,7 +48,8 @@ generate: $(STAMP) ## Regenerate constants.p4, olaf_constants.hpp and docs/schem
 CPP_LINT := $(filter-out p4src/extern/olaf_constants.hpp,$(wildcard p4src/extern/*.cpp p4src/extern/*.hpp))
 # the simulation's C++ (olaf/sim/cpp) uses the same style file
 SIM_CPP_LINT := $(wildcard olaf/sim/cpp/*.cpp olaf/sim/cpp/*.hpp)
-TYPECHECK := $(BUILD)/typecheck
+# recursive (=): BUILD is set further down
+TYPECHECK = $(BUILD)/typecheck
 
 .PHONY: lint
 lint: $(STAMP) rtl-lint ## ruff, mypy, clang-format, generated-file drift, verilator lint
@@ -184,6 +185,14 @@ clean: ## Remove build outputs (keeps .venv)
 .PHONY: distclean
 distclean: clean ## Remove build outputs and .venv
 	rm -rf $(VENV)
+
+.PHONY: bench-switch
+bench-switch: $(STAMP) build ## Switch throughput (root): Olaf paths vs plain IPv4 on simple_switch_grpc -> docs/performance.md table
+	$(PY) bench/switch_throughput.py --out build/switch-throughput.md
+
+.PHONY: fuzz
+fuzz: $(STAMP) build ## Data-plane fuzzing on BMv2 (root): 100,000 frames, checks after every batch -> build/fuzz.json
+	$(PY) -m olaf.dpfuzz --frames $${FRAMES:-100000} --out build/fuzz.json
 
 # --- Queue-core fuzzing and token-loss regression (p4src/extern; docs/vectors.md "Fuzzing") ---
 # libFuzzer harness under ASan/UBSan (Debian: apt-get install --no-install-recommends clang

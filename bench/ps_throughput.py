@@ -17,6 +17,7 @@ Usage: python bench/ps_throughput.py [--updates N] [--window W] [--grads G]
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import socket
@@ -105,7 +106,8 @@ def _measure(name: str, cmd: list[str], ready, ip: str, msgs: list[bytes], windo
 @click.option("--updates", type=int, default=20000, show_default=True, help="Measured exchanges per server.")
 @click.option("--window", type=int, default=32, show_default=True, help="Updates outstanding.")
 @click.option("--grads", type=int, default=32, show_default=True, help="Elements per update.")
-def main(updates: int, window: int, grads: int) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Also print one JSON line: echo, olaf_ps (updates/s), ratio.")
+def main(updates: int, window: int, grads: int, as_json: bool) -> None:
     ip = f"127.{random.randrange(32, 250)}.{random.randrange(1, 250)}."
     msgs = _updates(updates, grads)
     init = encode_update(Update(cluster_id=0, worker_id=0, grads=tuple([0] * grads)), init=True)
@@ -118,6 +120,8 @@ def main(updates: int, window: int, grads: int) -> None:
                       lambda p: log.exists(), ip, msgs, window, init)
         lines = sum(1 for _ in log.open())
     click.echo(f"    ratio: olaf ps / echo = {ps / echo:.3f}  (PS log lines: {lines})")
+    if as_json:
+        click.echo(json.dumps({"echo": echo, "olaf_ps": ps, "ratio": ps / echo, "grads": grads}))
 
 
 if __name__ == "__main__":

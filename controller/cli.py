@@ -85,8 +85,10 @@ class NetworkLock:
 class Ctx:
     """The running network: its deployment file and a controller attached to every switch."""
 
-    def __init__(self, network: Path, p4info: Optional[Path], bmv2_json: Optional[Path], election_id: int):
+    def __init__(self, network: Path, p4info: Optional[Path], bmv2_json: Optional[Path], election_id: int,
+                 rpc_timeout_s: float = 10.0):
         self.network = network
+        self.rpc_timeout_s = rpc_timeout_s
         if not network.exists():
             raise CommandError(f"{network} not found: start a network with `make run DURATION=0` "
                                "or pass --network FILE")
@@ -107,7 +109,7 @@ class Ctx:
         if not p4info.exists():
             raise CommandError(f"P4Info {p4info} not found: pass --p4info FILE or run `make build`")
         self.ctl = OlafController(self.d, p4info, program_file(bmv2_json, network, "olaf.json"),
-                                  election_id=(0, election_id))
+                                  election_id=(0, election_id), rpc_timeout_s=self.rpc_timeout_s)
         try:
             for name in self.ctl.attach(timeout_s=5):
                 click.echo(f"{name} had no pipeline (restarted?): pushed and reprogrammed it", err=True)
@@ -185,13 +187,15 @@ def pass_ctx(f):
               help="BMv2 JSON, pushed only to a switch that lost its pipeline [default: as --p4info].")
 @click.option("--election-id", type=click.IntRange(min=1), default=2, show_default=True,
               help="P4Runtime election id; above the running controller's (1) so olafctl may write.")
+@click.option("--rpc-timeout", type=FiniteFloat(min=0, min_open=True), default=10.0, show_default=True,
+              help="Deadline of every P4Runtime call, s (a stalled switch is an error, not a hang).")
 @logging_options
 @click.pass_context
 def main(ctx: click.Context, network: Path, p4info: Optional[Path], bmv2_json: Optional[Path], election_id: int,
-         verbose: int, log_level: Optional[str]) -> None:
+         rpc_timeout: float, verbose: int, log_level: Optional[str]) -> None:
     """Regroup Olaf clusters and tune the queue at runtime."""
     setup_logging(verbose, log_level)
-    ctx.obj = LazyCtx(network, p4info, bmv2_json, election_id)
+    ctx.obj = LazyCtx(network, p4info, bmv2_json, election_id, rpc_timeout)
     ctx.call_on_close(ctx.obj.close)
 
 

@@ -51,12 +51,13 @@ class Changes:
 class SwitchController:
     """Programs one switch (see module docstring)."""
 
-    def __init__(self, conf: SwitchConf, p4info: Path, bmv2_json: Path, election_id: tuple[int, int] = (0, 1)):
+    def __init__(self, conf: SwitchConf, p4info: Path, bmv2_json: Path, election_id: tuple[int, int] = (0, 1),
+                 rpc_timeout_s: float = 10.0):
         self.conf = conf
         self.p4info = Path(p4info)
         self.bmv2_json = Path(bmv2_json)
         self.sw = SwitchConnection(conf.grpc, device_id=conf.device_id, election_id=election_id,
-                                   name=conf.name)
+                                   name=conf.name, rpc_timeout_s=rpc_timeout_s)
         self.fwd = Ipv4Forwarding(self.sw)
         self.workers = UpdateIdentifier(self.sw)
         self.params = OlafParams(self.sw)
@@ -178,12 +179,13 @@ class OlafController:
             primary and may write; others may read. A long-running controller uses
             (0, 1); ``olafctl`` uses (0, 2) so it can regroup while the run's
             controller stays connected.
+        rpc_timeout_s: deadline of every P4Runtime call (s).
     """
 
     def __init__(self, deployment: Deployment, p4info: Path, bmv2_json: Path,
-                 election_id: tuple[int, int] = (0, 1)):
+                 election_id: tuple[int, int] = (0, 1), rpc_timeout_s: float = 10.0):
         self.d = deployment
-        self.switches = {n: SwitchController(c, p4info, bmv2_json, election_id)
+        self.switches = {n: SwitchController(c, p4info, bmv2_json, election_id, rpc_timeout_s)
                          for n, c in deployment.switches.items()}
 
     def ps_port(self, switch: str) -> int:

@@ -89,7 +89,14 @@ class OlafCounters:
         return total
 
     def cluster(self, cluster_id: int) -> ClusterCounters:
-        return self.clusters([cluster_id])[cluster_id]
+        """One cluster's counters, read entry by entry (cheaper than whole arrays)."""
+        dep = self.sw.read_counter(self.DEPARTURES, cluster_id).get(cluster_id, 0)
+        return ClusterCounters({d.label: self.cluster_decision(cluster_id, d) for d in Decision}, dep)
+
+    def cluster_decision(self, cluster_id: int, decision: Decision) -> int:
+        """How many of ``cluster_id``'s updates got ``decision`` (one counter entry)."""
+        i = cluster_id * DECISION_SLOTS + int(decision)
+        return self.sw.read_counter(self.CLUSTER_DECISIONS, i).get(i, 0)
 
     def clusters(self, cluster_ids: Iterable[int]) -> dict[int, ClusterCounters]:
         """Counters of several clusters with two reads (whole arrays).

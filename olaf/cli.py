@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "verify": ("olaf.verifier.commands", "verify_cmd", "Check AoM fairness of cluster parameters with Z3 (paper §6)."),
     "vectors": ("olaf.vectors.commands", "vectors_cmd", "OlafQueue test vectors: generate, check."),
     "codegen": ("olaf.codegen", "codegen_cmd", "Generated files: P4/C++ constants, config JSON Schemas."),
+    "wireshark": ("olaf.wireshark", "wireshark_cmd", "Wireshark dissector (Lua) for updates and ACKs."),
 }
 
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]

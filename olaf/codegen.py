@@ -1,5 +1,5 @@
 """Generated files: copies of :mod:`olaf.constants` for P4 and C++, the JSON Schemas of
-the configuration files, and the RTL drift check.
+the configuration files, the Wireshark dissector, and the RTL drift check.
 
 ``olaf codegen generate`` (``make generate``) writes the files of :data:`GENERATED`;
 ``olaf codegen check`` (and ``tests/test_constants.py``) fails if a committed copy
@@ -78,7 +78,16 @@ SCHEMAS = {
         "Clusters, engine, transmission model and query of `olaf verify`; docs/verifier.md."),
 }
 
-GENERATED = {P4_FILE: render_p4, CPP_FILE: render_cpp, **SCHEMAS}
+def _wireshark_lua() -> str:
+    from olaf.wireshark import render_lua  # noqa: PLC0415 (imports scapy; keep this module light)
+
+    return render_lua()
+
+
+WIRESHARK_FILE = Path("docs/wireshark/olaf.lua")
+"""The Wireshark dissector for users without Olaf installed (``olaf wireshark`` writes the same)."""
+
+GENERATED = {P4_FILE: render_p4, CPP_FILE: render_cpp, **SCHEMAS, WIRESHARK_FILE: _wireshark_lua}
 
 _RTL_DEC = re.compile(r"localparam\s+\[2:0\]\s+DEC_([A-Z_]+)\s*=\s*3'd(\d+)\s*;")
 
@@ -121,12 +130,12 @@ def check(root: Path = ROOT) -> list[str]:
 
 @click.group("codegen")
 def codegen_cmd() -> None:
-    """Generated files: P4/C++ constants (olaf/constants.py) and config JSON Schemas."""
+    """Generated files: P4/C++ constants (olaf/constants.py), config JSON Schemas, the Wireshark dissector."""
 
 
 @codegen_cmd.command("generate")
 def generate_cmd() -> None:
-    """Rewrite every generated file (constants.p4, olaf_constants.hpp, docs/schemas/*.json)."""
+    """Rewrite every generated file (constants.p4, olaf_constants.hpp, docs/schemas/*.json, docs/wireshark/olaf.lua)."""
     changed = generate()
     click.echo("\n".join(f"wrote {p.relative_to(ROOT)}" for p in changed) or "generated files are up to date")
     problems = check()
@@ -140,4 +149,4 @@ def check_cmd() -> None:
     problems = check()
     if problems:
         raise click.ClickException("generated files drifted:\n  " + "\n  ".join(problems))
-    click.echo("generated files (P4/C++ constants, JSON Schemas) and the RTL match their sources")
+    click.echo("generated files (P4/C++ constants, JSON Schemas, Wireshark dissector) and the RTL match their sources")

@@ -65,12 +65,12 @@ class PtfEnvironment:
     against it. Context manager: leaving it stops the switch by its handle and deletes
     the namespace with every interface, also after a failure or Ctrl-C."""
 
-    def __init__(self, build: Path, test_dir: Path, log_dir: Path):
+    def __init__(self, build: Path, test_dir: Path, log_dir: Path, log_level: str = "info"):
         self.build, self.test_dir, self.log_dir = build.resolve(), test_dir.resolve(), log_dir.resolve()
         self.ns = f"olafptf{os.getpid()}"
         self.spec = SwitchSpec(name="s1", ports={i: f"sw{i}" for i in range(NUM_PORTS)},
                                extern_so=self.build / "olaf_queue.so", log_path=self.log_dir / "switch.log",
-                               netns=self.ns)
+                               netns=self.ns, log_level=log_level)
         self._stack = contextlib.ExitStack()
         self.switch: Optional[Bmv2Switch] = None
 

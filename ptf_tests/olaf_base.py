@@ -16,18 +16,16 @@ switch had processed all of them before the first departure.
 
 from __future__ import annotations
 
-import socket
 import time
-from typing import Optional
 
 import ptf
 from ptf import testutils as tu
 from ptf.base_tests import BaseTest
-from scapy.layers.inet import IP, UDP, in4_chksum
+from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
-from scapy.utils import checksum
 
 from olaf import wire
+from olaf.checksums import checksum_problem
 from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.counters import OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
@@ -43,23 +41,6 @@ SW_MAC = "00:00:00:00:01:00"
 PS_IP = "10.0.0.100"
 PS_MAC = "00:00:0a:00:00:64"
 NUM_GRADS = 4
-
-
-def checksum_problem(frame: bytes) -> Optional[str]:
-    """Why an emitted frame's checksums are wrong (None: IPv4 header checksum valid, UDP
-    checksum 0 (RFC 768: none) or valid)."""
-    pkt = Ether(frame)
-    if IP not in pkt:
-        return None
-    ip = pkt[IP]
-    hdr = bytes(ip)[: ip.ihl * 4]
-    if checksum(hdr) != 0:
-        return f"bad IPv4 header checksum 0x{ip.chksum:04x}"
-    if UDP in pkt and pkt[UDP].chksum != 0 and ip.frag == 0 and not ip.flags.MF:
-        udp = bytes(pkt[UDP])[: pkt[UDP].len]
-        if in4_chksum(socket.IPPROTO_UDP, ip, udp) != 0:
-            return f"bad UDP checksum 0x{pkt[UDP].chksum:04x}"
-    return None
 
 
 def worker_ip(k: int) -> str:

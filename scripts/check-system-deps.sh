@@ -1,29 +1,37 @@
 #!/usr/bin/env bash
 # Check (and, as root on Debian/Ubuntu, install) the system packages a make target needs.
-# Usage: scripts/check-system-deps.sh GROUP...   groups: python cpp p4 mininet
-# Prints exactly what is missing and how to get it; exits 1 if something is still missing.
+# Usage: scripts/check-system-deps.sh GROUP...   groups: python cpp p4 mininet wireshark
+# Prints exactly what is missing and how to get it; exits 1 if something required is still
+# missing. Optional packages (tshark in the mininet group, which `make test` and `make run`
+# check) are installed with the rest but only noted when absent: the tests that need them skip.
 # As root on Debian/Ubuntu it installs what is missing once (apt-get update, then
 # install --no-install-recommends) and checks again; it never retries in a loop.
 set -euo pipefail
 
 missing=()
+optional=()
+opt_pkgs=()
 apt_pkgs=()
 
 need_python() {
+  # every check runs (no early return), so one install gets everything this group needs
   if ! command -v python3 >/dev/null; then
-    missing+=("python3 (>= 3.10)"); apt_pkgs+=(python3 python3-venv python3-dev); return
-  fi
-  if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
-    missing+=("python3 >= 3.10 (found $(python3 -V 2>&1))")
-  fi
-  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-    missing+=("python3 venv module"); apt_pkgs+=(python3-venv)
-  fi
-  # Python.h: some dependencies (ptf -> netifaces) build C extensions from source
-  if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
-    missing+=("Python headers (Python.h)"); apt_pkgs+=(python3-dev)
+    missing+=("python3 (>= 3.10)"); apt_pkgs+=(python3 python3-venv python3-dev)
+  else
+    if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+      missing+=("python3 >= 3.10 (found $(python3 -V 2>&1))")
+    fi
+    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+      missing+=("python3 venv module"); apt_pkgs+=(python3-venv)
+    fi
+    # Python.h: some dependencies (ptf -> netifaces) build C extensions from source
+    if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+      missing+=("Python headers (Python.h)"); apt_pkgs+=(python3-dev)
+    fi
   fi
   command -v g++ >/dev/null || { missing+=("g++"); apt_pkgs+=(g++ make); }
+  # pip downloads over HTTPS: a bare container image has no CA certificates
+  [ -f /etc/ssl/certs/ca-certificates.crt ] || { missing+=("CA certificates (for pip over HTTPS)"); apt_pkgs+=(ca-certificates); }
 }
 
 need_cpp() {
@@ -50,13 +58,25 @@ need_mininet() {
   command -v ethtool >/dev/null || { missing+=("ethtool"); apt_pkgs+=(ethtool); }
 }
 
+# tshark reads captures with the Olaf dissector (docs/protocol.md "Wireshark"); $1: required|optional
+need_tshark() {
+  command -v tshark >/dev/null && return
+  apt_pkgs+=(tshark)
+  if [ "$1" = required ]; then
+    missing+=("tshark")
+  else
+    optional+=("tshark (the Wireshark dissector test skips)"); opt_pkgs+=(tshark)
+  fi
+}
+
 p4_hint=0
 for group in "$@"; do
   case "$group" in
     python) need_python ;;
     cpp) need_cpp ;;
     p4) need_p4 ;;
-    mininet) need_mininet ;;
+    mininet) need_mininet; need_tshark optional ;;
+    wireshark) need_tshark required ;;
     *) echo "check-system-deps: unknown group '$group'" >&2; exit 2 ;;
   esac
 done
@@ -91,3 +111,9 @@ HINT
   fi
   exit 1
 fi
+if [ ${#optional[@]} -gt 0 ]; then
+  echo "note: not installed: ${optional[*]}" >&2
+  echo "  install with: sudo apt-get install --no-install-recommends ${opt_pkgs[*]}" >&2
+  if [ -n "${OLAF_DEPS_INSTALL_TRIED:-}" ]; then echo "  (an install was attempted and did not provide it)" >&2; fi
+fi
+exit 0

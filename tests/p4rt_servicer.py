@@ -12,6 +12,7 @@ is tested against BMv2 (ptf_tests/, tests/test_ptf.py, tests/test_p4_program.py)
 from __future__ import annotations
 
 import threading
+import time
 from concurrent import futures
 from typing import Optional
 
@@ -34,6 +35,10 @@ class RecordingP4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.pipeline_pushes = 0
         self.tables: dict[tuple, p4runtime_pb2.TableEntry] = {}
         self.groups: dict[int, p4runtime_pb2.MulticastGroupEntry] = {}
+        self.faults: list[str] = []
+        """Faults for the next Writes, one each: ``unavailable``, ``permission_denied`` (not
+        primary) or ``stall`` (no answer for ``stall_s``, then UNAVAILABLE); none is applied."""
+        self.stall_s = 1.0
 
     # -- test helpers --------------------------------------------------------------
 
@@ -76,6 +81,13 @@ class RecordingP4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         return rep
 
     def Write(self, request, context):
+        fault = self.faults.pop(0) if self.faults else None
+        if fault == "stall":
+            time.sleep(self.stall_s)
+        if fault in ("unavailable", "stall"):
+            context.abort(grpc.StatusCode.UNAVAILABLE, "injected: switch unavailable")
+        if fault == "permission_denied":
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, "injected: not primary")
         with self.lock:
             self.writes.append(request)
             errors = [self._apply(u) for u in request.updates]

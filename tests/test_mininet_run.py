@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from p4_tier import ROOT, build_p4, require_p4_tools, require_root
 
+from olaf.controller import config as cfgmod
+
 OLAF = str(Path(sys.executable).parent / "olaf")
 OLAFCTL = str(Path(sys.executable).parent / "olafctl")
 
@@ -29,12 +31,16 @@ def build():
     return build_p4()
 
 
-def leftovers() -> list[str]:
+def leftovers(results) -> list[str]:
+    """Interfaces, namespaces and processes a run left behind (processes of this test's runs
+    only: other jobs on the machine may run switches too)."""
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     names = [l.split(": ")[1].split("@")[0] for l in links.splitlines()]
-    procs = subprocess.run(["pgrep", "-af", "simple_switch_grpc|mnexec|olaf (ps|worker)"],
-                           capture_output=True, text=True).stdout.strip()
-    return [n for n in names if "-eth" in n] + ([procs] if procs else [])
+    procs = subprocess.run(["pgrep", "-af", "simple_switch_grpc|olaf (ps|worker)"],
+                           capture_output=True, text=True).stdout.strip().splitlines()
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    return ([n for n in names if "-eth" in n] + [p for p in procs if str(results) in p]
+            + [n for n in namespaces if n.startswith("olafmgmt")])
 
 
 def run(args, results, build, **kw):
@@ -62,7 +68,7 @@ def test_tor_run_reconciles_with_the_switch(build, tmp_path):
     assert s["ps"]["inits"] == 6
     for f in ("aom.png", "summary.csv", "network.yaml", "run.json"):
         assert (out / f).exists()
-    assert leftovers() == []
+    assert leftovers(tmp_path) == []
 
 
 def test_regroup_during_a_run(build, tmp_path):
@@ -80,7 +86,18 @@ def test_regroup_during_a_run(build, tmp_path):
             assert p.poll() is None, p.stdout.read()
             time.sleep(0.5)
         assert net is not None, "the run did not start"
-        time.sleep(2)
+        # The switches' control ports are reachable only on loopback (olaf/mgmtns.py): in this
+        # namespace only the forwarders listen on them, on 127.0.0.1.
+        d = cfgmod.load(net)
+        control = {d.switches["s1"].thrift_port, int(d.switches["s1"].grpc.rsplit(":", 1)[1])}
+        listen = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout.split("\n")
+        addrs = {ln.split()[3] for ln in listen if ln.strip() and int(ln.split()[3].rsplit(":", 1)[1]) in control}
+        assert addrs and all(a.startswith("127.0.0.1:") for a in addrs), addrs
+        ps_log = net.parent / "hosts" / "ps.jsonl"   # updates flow before the move
+        deadline = time.monotonic() + 60
+        while ps_log.read_text().count('"ev":"update"') < 20:
+            assert time.monotonic() < deadline, "no updates reached the PS"
+            time.sleep(0.1)
         r = subprocess.run([OLAFCTL, "--network", str(net), "--p4info", str(build / "olaf.p4info.txt"),
                             "--bmv2-json", str(build / "olaf.json"), "move", "w2", "--to", "1"],
                            capture_output=True, text=True, timeout=60)
@@ -97,7 +114,7 @@ def test_regroup_during_a_run(build, tmp_path):
     assert s["overall"]["dropped"] == 0
     assert s["clusters"]["1"]["workers"] == 3 and s["clusters"]["0"]["workers"] == 1
     assert s["clusters"]["1"]["sent"] > s["clusters"]["0"]["sent"]
-    assert leftovers() == []
+    assert leftovers(tmp_path) == []
 
 
 def test_failed_start_names_the_switch_log_and_cleans_up(build, tmp_path):
@@ -110,4 +127,4 @@ def test_failed_start_names_the_switch_log_and_cleans_up(build, tmp_path):
     assert r.returncode != 0
     err = r.stdout + r.stderr
     assert "s1: simple_switch_grpc could not load the OlafQueue extern" in err and "log:" in err, err[-2000:]
-    assert leftovers() == []
+    assert leftovers(tmp_path) == []

@@ -181,3 +181,14 @@ def test_encode_ack_range_errors():
     with pytest.raises(ValueError, match="out of range"):
         wire.encode_ack(cluster_id=0, worker_id=0, seq=0, count=1, global_reward=0, gen_ts=0, weights=[],
                         status=QueueStatus(1 << 24, 0, 0))
+
+
+@given(st.binary(max_size=200) | st.builds(lambda u, cut, junk: encode_update(u)[:cut] + junk, updates,
+                                         st.integers(0, 120), st.binary(max_size=8)))
+def test_parsers_raise_only_the_documented_exception(data):
+    """Any bytes: parse_update / parse_ack return a message or raise MalformedOlafPacket, nothing else."""
+    for parse in (parse_update, parse_ack):
+        try:
+            parse(data)
+        except MalformedOlafPacket:
+            pass

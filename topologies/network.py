@@ -6,6 +6,11 @@ handle) and Mininet's hosts and links, so no interface, namespace or process
 is left behind. A switch that fails to start raises
 :class:`olaf.bmv2.SwitchStartError` naming the switch and its log file.
 
+The switches run in a management network namespace (:mod:`olaf.mgmtns`): BMv2's Thrift
+server listens on every interface of its namespace, and there it has none but loopback
+and its data ports, so the runtime API is reachable only through the forwarders on
+``127.0.0.1`` of the machine (the deployment's ``grpc``/``thrift_port``).
+
 Mininet comes from the distribution (Debian/Ubuntu package ``mininet``); the
 Makefile links its Python package into the virtualenv.
 """
@@ -24,19 +29,28 @@ from mininet.node import Host, Switch
 
 from olaf.bmv2 import Bmv2Switch, SwitchSpec
 from olaf.controller.config import Deployment
+from olaf.mgmtns import ManagementNamespace
 
 
 class OlafSwitchNode(Switch):
-    """Mininet switch running simple_switch_grpc with the OlafQueue extern (root namespace)."""
+    """Mininet switch running simple_switch_grpc with the OlafQueue extern. Its data-plane
+    ports are moved into the management namespace, where the switch runs (olaf/mgmtns.py):
+    its Thrift and gRPC servers are reachable only through the loopback forwarders."""
 
-    def __init__(self, name: str, spec_args: Optional[dict] = None, **params):
+    def __init__(self, name: str, spec_args: Optional[dict] = None, mgmt: Optional[ManagementNamespace] = None,
+                 **params):
         Switch.__init__(self, name, **params)
         self.spec_args = spec_args or {}
+        self.mgmt = mgmt
         self.bmv2: Optional[Bmv2Switch] = None
 
     def start(self, controllers) -> None:  # noqa: ARG002 (Mininet API)
         ports = {port: intf.name for port, intf in self.intfs.items() if intf.name != "lo"}
-        self.bmv2 = Bmv2Switch(SwitchSpec(name=self.name, ports=ports, **self.spec_args))
+        if self.mgmt is not None:
+            for ifname in ports.values():
+                self.mgmt.move_interface(ifname)
+        self.bmv2 = Bmv2Switch(SwitchSpec(name=self.name, ports=ports,
+                                          netns=None if self.mgmt is None else self.mgmt.name, **self.spec_args))
         self.bmv2.start()
 
     def stop(self, deleteIntfs: bool = True) -> None:
@@ -65,6 +79,7 @@ class OlafNetwork:
         self.log_level = log_level
         self.net: Optional[Mininet] = None
         self.procs: list[subprocess.Popen] = []
+        self.mgmt = ManagementNamespace(f"olafmgmt{os.getpid()}")
 
     def __enter__(self) -> "OlafNetwork":
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -73,11 +88,17 @@ class OlafNetwork:
         net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
         self.net = net
         try:
+            self.mgmt.__enter__()
             for name, s in self.d.switches.items():
                 grpc_host, grpc_port = s.grpc.rsplit(":", 1)
-                net.addSwitch(name, cls=OlafSwitchNode, spec_args=dict(
+                if grpc_host != "127.0.0.1":
+                    raise ValueError(f"switches.{name}.grpc: {s.grpc}: an emulated switch's control ports are "
+                                     "forwarded on 127.0.0.1 only")
+                for port in (int(grpc_port), s.thrift_port):
+                    self.mgmt.forward(port)
+                net.addSwitch(name, cls=OlafSwitchNode, mgmt=self.mgmt, spec_args=dict(
                     extern_so=self.extern_so, log_path=self.log_dir / f"{name}.log",
-                    device_id=s.device_id, grpc_port=int(grpc_port), grpc_host=grpc_host,
+                    device_id=s.device_id, grpc_port=int(grpc_port), grpc_host="127.0.0.1",
                     thrift_port=s.thrift_port, log_level=self.log_level, pcap_dir=self.pcap_dir))
             for name, h in self.d.hosts.items():
                 net.addHost(name, ip=f"{h.ip}/8", mac=h.mac)
@@ -145,3 +166,4 @@ class OlafNetwork:
         if self.net is not None:
             self.net.stop()
             self.net = None
+        self.mgmt.__exit__(None, None, None)
