@@ -1,13 +1,22 @@
 """Olaf counters over P4Runtime: ingress ``decisions``, ``cluster_decisions``,
-``malformed``, ``traffic``; egress ``cluster_departures`` and ``egress_errors``
-(p4src/olaf.p4). Counter indices are :mod:`olaf.constants`' enums."""
+``malformed``, ``traffic``, ``reclaimed``; egress ``cluster_departures``, ``token_fates``
+and ``reclaimed`` (p4src/olaf.p4). Counter indices are :mod:`olaf.constants`' enums.
+
+The token ledger (docs/dataplane.md "The token ledger"): every token reaching egress is
+counted once in ``token_fates``; the ``reclaimed`` counters are histograms — index
+``kind * RECLAIM_SLOTS + n`` counts the extern calls that reclaimed ``n`` segments of
+that :class:`~olaf.constants.Reclaim` kind at once (a P4 counter can only add one per
+call), so the segments reclaimed are Σ n · count over both controls. With them the
+segments are conserved: Σ decisions[append] = Σ cluster_departures + lost + expired +
+occupancy (the queue_util of an ACK; 0 when idle).
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
-from olaf.constants import DECISION_SLOTS, Decision, EgressError, Malformed, Traffic
+from olaf.constants import DECISION_SLOTS, RECLAIM_SLOTS, Decision, Malformed, Reclaim, TokenFate, Traffic
 from olaf.controller.p4rt import SwitchConnection
 
 
@@ -17,7 +26,8 @@ def _labels(enum_cls) -> list[str]:
 
 MALFORMED_REASONS = _labels(Malformed)
 TRAFFIC_KINDS = _labels(Traffic)
-EGRESS_ERRORS = _labels(EgressError)
+TOKEN_FATES = _labels(TokenFate)
+RECLAIM_KINDS = _labels(Reclaim)
 
 
 @dataclass
@@ -28,6 +38,16 @@ class ClusterCounters:
     departures: int = 0
 
 
+def reclaimed_segments(histogram: dict[int, int]) -> dict[str, int]:
+    """Segments reclaimed by kind from a ``reclaimed`` histogram counter (index
+    ``kind * RECLAIM_SLOTS + n`` → calls that reclaimed ``n`` at once): Σ n · count."""
+    out = {r.label: 0 for r in Reclaim}
+    for index, calls in histogram.items():
+        kind, n = divmod(index, RECLAIM_SLOTS)
+        out[Reclaim(kind).label] += n * calls
+    return out
+
+
 class OlafCounters:
     """Reads the data plane's counters (packet counts) of one switch."""
 
@@ -36,7 +56,8 @@ class OlafCounters:
     MALFORMED = "OlafIngress.malformed"
     TRAFFIC = "OlafIngress.traffic"
     DEPARTURES = "OlafEgress.cluster_departures"
-    EGRESS_ERRORS = "OlafEgress.egress_errors"
+    TOKEN_FATES = "OlafEgress.token_fates"
+    RECLAIMED = ("OlafIngress.reclaimed", "OlafEgress.reclaimed")
 
     def __init__(self, sw: SwitchConnection):
         self.sw = sw
@@ -54,8 +75,18 @@ class OlafCounters:
     def traffic(self) -> dict[str, int]:
         return self._by_label(self.TRAFFIC, Traffic)
 
-    def egress_errors(self) -> dict[str, int]:
-        return self._by_label(self.EGRESS_ERRORS, EgressError)
+    def token_fates(self) -> dict[str, int]:
+        """Tokens that reached egress, by :class:`~olaf.constants.TokenFate` label."""
+        return self._by_label(self.TOKEN_FATES, TokenFate)
+
+    def reclaimed(self) -> dict[str, int]:
+        """Segments reclaimed without departing, by :class:`~olaf.constants.Reclaim` label
+        (``lost``, ``expired``), summed over the ingress and egress histograms."""
+        total = {r.label: 0 for r in Reclaim}
+        for name in self.RECLAIMED:
+            for k, v in reclaimed_segments(self.sw.read_counter(name)).items():
+                total[k] += v
+        return total
 
     def cluster(self, cluster_id: int) -> ClusterCounters:
         """One cluster's counters, read entry by entry (cheaper than whole arrays)."""
@@ -83,5 +114,5 @@ class OlafCounters:
     def snapshot(self, cluster_ids: Iterable[int]) -> dict:
         """Every counter of the switch as JSON-ready dicts (``switch_counters.json``)."""
         return {"decisions": self.decisions(), "malformed": self.malformed(), "traffic": self.traffic(),
-                "egress_errors": self.egress_errors(),
+                "token_fates": self.token_fates(), "reclaimed": self.reclaimed(),
                 "clusters": {c: asdict(k) for c, k in self.clusters(cluster_ids).items()}}

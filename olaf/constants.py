@@ -114,7 +114,25 @@ DEFAULT_NUM_GRADS = 16
 """Gradient elements per update of a deployment that does not say."""
 
 
-class Decision(enum.IntEnum):
+class LabelledEnum(enum.IntEnum):
+    """An IntEnum whose members have a lower-case label (vectors, counters, reports)."""
+
+    @property
+    def label(self) -> str:
+        """Lower-case name used in vectors, counters and reports (e.g. ``"drop_full"``)."""
+        return self.name.lower()
+
+    @classmethod
+    def from_label(cls, label: str):
+        """The member named ``label``; ValueError lists the valid labels."""
+        try:
+            return cls[label.upper()]
+        except KeyError:
+            raise ValueError(f"unknown {cls.__name__} {label!r}; expected one of "
+                             + ", ".join(m.label for m in cls)) from None
+
+
+class Decision(LabelledEnum):
     """Enqueue decision of the OlafQueue (paper Alg. 1); the codes are shared by the P4
     program, the BMv2 extern, the RTL (``m_decision``) and the vectors."""
 
@@ -124,20 +142,6 @@ class Decision(enum.IntEnum):
     REPLACE_REWARD = 3
     DROP_REWARD = 4
     DROP_FULL = 5
-
-    @property
-    def label(self) -> str:
-        """Lower-case name used in vectors, counters and reports (e.g. ``"drop_full"``)."""
-        return self.name.lower()
-
-    @classmethod
-    def from_label(cls, label: str) -> Decision:
-        """The decision named ``label``; ValueError lists the valid labels."""
-        try:
-            return cls[label.upper()]
-        except KeyError:
-            raise ValueError(f"unknown decision {label!r}; expected one of "
-                             + ", ".join(d.label for d in cls)) from None
 
     @property
     def keeps_packet(self) -> bool:
@@ -193,9 +197,36 @@ class Traffic(enum.IntEnum):
 
 
 class EgressError(enum.IntEnum):
-    """Index of the egress ``egress_errors`` counter."""
+    """Index of the egress ``egress_errors`` counter. The ns-3 switch counts here a token of its
+    own token FIFO that found the core empty (a bug there: that FIFO cannot lose tokens); on
+    BMv2 a token without a live segment is :attr:`TokenFate.STALE` instead (docs/dataplane.md
+    "The token ledger"), so the P4 program no longer writes this counter."""
 
     DEQUEUE_EMPTY = 0   # a token found no segment to carry (dropped)
+
+
+class TokenFate(LabelledEnum):
+    """What a token reaching egress did (``OlafQueue.dequeue_token``; index of the egress
+    ``token_fates`` counter). Every APPEND gets a token, a 32-bit serial number (RFC 1982);
+    the departure order holds the live tokens in issue order (docs/dataplane.md "The token
+    ledger")."""
+
+    DEPARTED = 0             # the token was the head's: the head departed in it
+    DEPARTED_AFTER_LOSS = 1  # older heads whose tokens never came were reclaimed (lost), then its own segment departed
+    STALE = 2                # its segment was already reclaimed (or it was never issued): nothing departs, dropped
+
+
+class Reclaim(LabelledEnum):
+    """Why a segment was reclaimed without departing (index kind of the ``reclaimed`` counters)."""
+
+    LOST = 0     # its token was overtaken by a newer token at egress: the traffic manager dropped it
+    EXPIRED = 1  # it waited longer than max_sojourn_ns: its token is presumed lost
+
+
+RECLAIM_SLOTS = SEGMENTS + 1
+"""Stride of the ``reclaimed`` histogram counters: index ``kind * RECLAIM_SLOTS + n`` counts
+the extern calls that reclaimed ``n`` (1..SEGMENTS) segments of that kind at once, so the
+segments reclaimed are Σ n · count (a P4 counter adds one per call)."""
 
 
 # Groups that are generated into the other languages, in order. Enums are emitted as
@@ -231,6 +262,7 @@ _P4_SCALARS: dict[str, Const] = {
     "DECISION_SLOTS": Const(DECISION_SLOTS, 32, "per-cluster decision counter stride"),
     "PARAM_REWARD_FILTER": Const(PARAM_REWARD_FILTER, 8, "olaf_params flag: reward filtering"),
     "PARAM_FIFO": Const(PARAM_FIFO, 8, "olaf_params flag: FIFO baseline"),
+    "RECLAIM_SLOTS": Const(RECLAIM_SLOTS, 32, "reclaimed counter stride: kind * RECLAIM_SLOTS + n"),
 }
 
 ENUMS: list[tuple[str, type[enum.IntEnum], int]] = [
@@ -239,6 +271,8 @@ ENUMS: list[tuple[str, type[enum.IntEnum], int]] = [
     ("MALFORMED", Malformed, 32),
     ("TRAFFIC", Traffic, 32),
     ("EGRESS_ERROR", EgressError, 32),
+    ("TOKEN_FATE", TokenFate, 8),
+    ("RECLAIM", Reclaim, 32),
 ]
 
 

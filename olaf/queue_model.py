@@ -39,10 +39,34 @@ head being scheduled for departure (the RTL streams it out beat by beat): a
 locked update can no longer be modified, so a new update of its cluster is
 appended as a second segment (paper §12.1 "Handling concurrency").
 
+The token ledger (docs/dataplane.md "The token ledger"). Where the departure order
+is carried by packets that can be lost or reordered (BMv2: an APPENDed packet is a
+*token* in the traffic manager's queue toward the PS), every APPEND returns a token
+id, a 32-bit serial number (RFC 1982, wrapping) issued in order. Segments leave the
+departure order only at its head, so the live tokens are always consecutive: the
+head holds the oldest. :meth:`OlafQueue.dequeue_token` takes the token that reached
+egress; its position ``p = (token − head token) mod 2**32`` (RFC 1982 serial
+arithmetic) decides:
+
+* ``p = 0``: the head departs (:attr:`TokenFate.DEPARTED`);
+* ``0 < p < occupancy``: the ``p`` older heads lost their tokens in the traffic
+  manager; they are reclaimed (counted ``lost`` per cluster) and the token's own
+  segment departs (:attr:`TokenFate.DEPARTED_AFTER_LOSS`);
+* otherwise the token is older than the head (its segment was reclaimed) or was
+  never issued: nothing departs (:attr:`TokenFate.STALE`).
+
+So a token releases exactly its own segment, or nothing. A segment whose token
+was lost with no newer token behind it (every token lost) is reclaimed by
+*expiry*: at every timed event (enqueue, status, dequeue_token at ``now``), heads
+appended more than ``max_sojourn_ns`` before ``now`` are reclaimed (counted
+``expired``; 0 disables). At all times Σ APPEND = Σ departures + Σ lost +
+Σ expired + occupancy. :meth:`OlafQueue.dequeue` departs the head without a token,
+for shells whose token FIFO cannot lose tokens (the RTL, the ns-3 QueueDisc).
+
 Runtime configuration (:meth:`OlafQueue.configure`): ``queue_size`` (occupancy
-limit, at most ``segments``), ``reward_threshold`` (Q15.16, None disables) and
-``activity_window_ns``. Shrinking ``queue_size`` never discards waiting
-updates; appends resume when occupancy falls below the new limit.
+limit, at most ``segments``), ``reward_threshold`` (Q15.16, None disables),
+``activity_window_ns`` and ``max_sojourn_ns``. Shrinking ``queue_size`` never
+discards waiting updates; appends resume when occupancy falls below the new limit.
 """
 
 from __future__ import annotations
@@ -51,12 +75,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
 
-from olaf.constants import Decision  # noqa: F401  (re-exported)
+from olaf.constants import Decision, Reclaim, TokenFate  # noqa: F401  (re-exported)
 from olaf.fixedpoint import sat_add32, sat_add_u16
 from olaf.update import Update
 from olaf.wire import QueueStatus
 
 _KEEP = object()
+
+TOKEN_MODULUS = 1 << 32
+"""Token ids are RFC 1982 serial numbers with SERIAL_BITS = 32: arithmetic modulo 2**32."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +97,9 @@ class QueueConfig:
         queue_size: occupancy limit in segments, 1..segments (default: segments).
         reward_threshold: ``T`` in Q15.16 reward units (≥ 0), None disables reward filtering.
         activity_window_ns: a cluster counts as active while ``now - last_arrival <= window``.
+        max_sojourn_ns: a head appended more than this before ``now`` is reclaimed as
+            expired (ns, ≥ 0; 0: never).
+        first_token: token id of the first APPEND (0..2**32-1); later ones follow modulo 2**32.
 
     Raises:
         ValueError: a parameter is out of range (the message names it).
@@ -81,6 +111,8 @@ class QueueConfig:
     queue_size: Optional[int] = None
     reward_threshold: Optional[int] = None
     activity_window_ns: int = 1_000_000_000
+    max_sojourn_ns: int = 0
+    first_token: int = 0
 
     def __post_init__(self) -> None:
         if self.segments < 1:
@@ -101,57 +133,92 @@ class QueueConfig:
             )
         if self.activity_window_ns < 0:
             raise ValueError(f"activity_window_ns={self.activity_window_ns} must be >= 0")
+        if not 0 <= self.max_sojourn_ns < (1 << 64):
+            raise ValueError(f"max_sojourn_ns={self.max_sojourn_ns} must be in 0..2**64-1 (0: never)")
+        if not 0 <= self.first_token < TOKEN_MODULUS:
+            raise ValueError(f"first_token={self.first_token} must be in 0..2**32-1")
 
 
 @dataclass(frozen=True)
 class EnqueueResult:
-    """Outcome of one enqueue: the decision and the segment it touched (None for drops)."""
+    """Outcome of one enqueue: the decision, the segment it touched (None for drops) and,
+    for an APPEND, the new segment's token id (else None)."""
 
     decision: Decision
     segment: Optional[int]
+    token: Optional[int] = None
 
 
 @dataclass(frozen=True)
 class Departure:
-    """A dequeued update and the segment it left from."""
+    """A dequeued update, the segment it left from and that segment's token id (None only
+    when built from a vector, which does not record it)."""
 
     segment: int
     update: Update
+    token: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class DequeueResult:
+    """Outcome of :meth:`OlafQueue.dequeue_token`.
+
+    Attributes:
+        fate: what the token did.
+        departure: the token's own segment and update (None when STALE).
+        lost: older heads reclaimed because this newer token came first (segments).
+        expired: heads reclaimed by expiry at this call's time, before the token was looked up.
+    """
+
+    fate: TokenFate
+    departure: Optional[Departure]
+    lost: int
+    expired: int
 
 
 @dataclass
 class Counters:
-    """Per-decision and per-cluster counters, plus worker-update accounting.
+    """Per-decision and per-cluster counters, the token ledger, and worker-update accounting.
 
     ``decisions[d]`` counts enqueue events by decision; ``per_cluster[c][d]``
-    the same per cluster; ``departures[c]`` dequeued updates per cluster.
+    the same per cluster; ``departures[c]`` dequeued updates per cluster;
+    ``lost[c]`` / ``expired[c]`` segments reclaimed per cluster (:class:`Reclaim`);
+    ``token_fates[f]`` dequeue_token calls by :class:`TokenFate`. Conservation of
+    segments: Σ decisions[APPEND] == Σ departures + Σ lost + Σ expired + occupancy.
     ``*_count`` fields add up the ``count`` field of the updates involved, for
     the conservation law checked in tests: enqueued_count == delivered_count +
-    dropped_count + replaced_count + (counts still waiting).
+    dropped_count + replaced_count + reclaimed_count + (counts still waiting).
     """
 
     num_clusters: int
     decisions: list[int] = field(default_factory=lambda: [0] * len(Decision))
     per_cluster: list[list[int]] = field(default_factory=list)
     departures: list[int] = field(default_factory=list)
+    lost: list[int] = field(default_factory=list)
+    expired: list[int] = field(default_factory=list)
+    token_fates: list[int] = field(default_factory=lambda: [0] * len(TokenFate))
     enqueued_count: int = 0
     delivered_count: int = 0
     dropped_count: int = 0
     replaced_count: int = 0
+    reclaimed_count: int = 0
 
     def __post_init__(self) -> None:
         if not self.per_cluster:
             self.per_cluster = [[0] * len(Decision) for _ in range(self.num_clusters)]
-        if not self.departures:
-            self.departures = [0] * self.num_clusters
+        for name in ("departures", "lost", "expired"):
+            if not getattr(self, name):
+                setattr(self, name, [0] * self.num_clusters)
 
     def as_dict(self) -> dict:
         return {
             "decisions": {d.label: self.decisions[d] for d in Decision},
             "per_cluster": [
-                {d.label: row[d] for d in Decision} | {"departures": self.departures[c]}
+                {d.label: row[d] for d in Decision}
+                | {"departures": self.departures[c], "lost": self.lost[c], "expired": self.expired[c]}
                 for c, row in enumerate(self.per_cluster)
             ],
+            "token_fates": {f.label: self.token_fates[f] for f in TokenFate},
         }
 
 
@@ -175,6 +242,9 @@ class OlafQueue:
         self.cluster_status: list[Optional[int]] = [None] * config.num_clusters
         self.replace_status = [_ReplaceStatus() for _ in range(config.num_clusters)]
         self.segment_cluster: list[Optional[int]] = [None] * n
+        self.segment_token: list[Optional[int]] = [None] * n
+        self.segment_appended_ns: list[Optional[int]] = [None] * n
+        self.next_token = config.first_token
         self.locked: Optional[int] = None
         self.last_seen_ns: list[Optional[int]] = [None] * config.num_clusters
         self.now_ns = 0
@@ -188,8 +258,10 @@ class OlafQueue:
         queue_size: Optional[int] = None,
         reward_threshold: object = _KEEP,
         activity_window_ns: Optional[int] = None,
+        max_sojourn_ns: Optional[int] = None,
     ) -> None:
-        """Change runtime parameters (controller writes). Waiting updates are kept.
+        """Change runtime parameters (controller writes). Waiting updates are kept (a
+        smaller ``max_sojourn_ns`` takes effect at the next timed event).
 
         ``reward_threshold=None`` disables reward filtering; leaving it out keeps
         it unchanged. Raises ValueError like :class:`QueueConfig`.
@@ -202,12 +274,15 @@ class OlafQueue:
             queue_size=c.queue_size if queue_size is None else queue_size,
             reward_threshold=c.reward_threshold if reward_threshold is _KEEP else reward_threshold,  # type: ignore[arg-type]
             activity_window_ns=c.activity_window_ns if activity_window_ns is None else activity_window_ns,
+            max_sojourn_ns=c.max_sojourn_ns if max_sojourn_ns is None else max_sojourn_ns,
+            first_token=c.first_token,
         )
 
     # -- enqueue ---------------------------------------------------------------
 
     def enqueue(self, update: Update, now_ns: int) -> EnqueueResult:
-        """Offer ``update`` arriving at ``now_ns`` (ns, non-decreasing).
+        """Offer ``update`` arriving at ``now_ns`` (ns, non-decreasing); heads older than
+        ``max_sojourn_ns`` are reclaimed first.
 
         Raises:
             ValueError: cluster_id ≥ num_clusters, wrong number of grads, or
@@ -215,6 +290,7 @@ class OlafQueue:
         """
         self._check_update(update)
         self._advance(now_ns)
+        self._expire(now_ns)
         c = update.cluster_id
         self.last_seen_ns[c] = now_ns
         result = self._decide(update)
@@ -272,11 +348,15 @@ class OlafQueue:
         seg = self.available_mem_addrs.popleft()
         self.segments[seg] = n
         self.segment_cluster[seg] = n.cluster_id
+        token = self.next_token
+        self.next_token = (token + 1) % TOKEN_MODULUS
+        self.segment_token[seg] = token
+        self.segment_appended_ns[seg] = self.now_ns
         self.out_mem_addrs.append(seg)
         if track:
             self.cluster_status[n.cluster_id] = seg
             self._mark_replaceable(n)
-        return EnqueueResult(Decision.APPEND, seg)
+        return EnqueueResult(Decision.APPEND, seg, token)
 
     def _overwrite(self, seg: int, n: Update, old: Update) -> None:
         self.segments[seg] = n
@@ -316,22 +396,90 @@ class OlafQueue:
         return head
 
     def dequeue(self) -> Optional[Departure]:
-        """Remove and return the head update (locking it first); None if empty."""
+        """Remove and return the head update (locking it first); None if empty.
+
+        For shells whose tokens cannot be lost or reordered (the head's token is the one
+        that departs); otherwise use :meth:`dequeue_token`. No expiry is applied.
+        """
         head = self.lock_head()
         if head is None:
             return None
-        self.out_mem_addrs.popleft()
-        update = self.segments[head]
-        assert update is not None
-        c = self.segment_cluster[head]
-        assert c is not None
-        self.segments[head] = None
-        self.segment_cluster[head] = None
-        self.available_mem_addrs.append(head)
-        self.locked = None
+        token = self.segment_token[head]
+        update, c = self._free_head()
         self.counters.departures[c] += 1
         self.counters.delivered_count += update.count
-        return Departure(head, update)
+        return Departure(head, update, token)
+
+    def dequeue_token(self, token: int, now_ns: int) -> DequeueResult:
+        """The packet carrying ``token`` reached egress at ``now_ns`` (ns, non-decreasing):
+        reclaim expired heads, then depart the token's own segment after reclaiming the
+        older heads whose tokens were lost, or nothing if the token is stale (module
+        docstring; docs/dataplane.md "The token ledger").
+
+        Raises:
+            ValueError: ``token`` outside 0..2**32-1 or time going backwards (nothing changes).
+        """
+        if not 0 <= token < TOKEN_MODULUS:
+            raise ValueError(f"token={token} must be in 0..2**32-1")
+        self._advance(now_ns)
+        expired = self._expire(now_ns)
+        pos = self.token_position(token)
+        k = self.counters
+        if pos is None:
+            k.token_fates[TokenFate.STALE] += 1
+            return DequeueResult(TokenFate.STALE, None, 0, expired)
+        for _ in range(pos):
+            self._reclaim_head(Reclaim.LOST)
+        dep = self.dequeue()
+        assert dep is not None and dep.token == token
+        fate = TokenFate.DEPARTED if pos == 0 else TokenFate.DEPARTED_AFTER_LOSS
+        k.token_fates[fate] += 1
+        return DequeueResult(fate, dep, pos, expired)
+
+    def token_position(self, token: int) -> Optional[int]:
+        """Place of ``token`` in the departure order (0 = head), None if it is not live:
+        ``(token − head token) mod 2**32`` (RFC 1982) must be below the occupancy."""
+        if not self.out_mem_addrs:
+            return None
+        head = self.segment_token[self.out_mem_addrs[0]]
+        assert head is not None
+        pos = (token - head) % TOKEN_MODULUS
+        return pos if pos < len(self.out_mem_addrs) else None
+
+    def _free_head(self) -> tuple[Update, int]:
+        """Pop the head segment out of the departure order and free it; (its update, cluster)."""
+        seg = self.out_mem_addrs.popleft()
+        update, c = self.segments[seg], self.segment_cluster[seg]
+        assert update is not None and c is not None
+        if self.cluster_status[c] == seg:
+            self.cluster_status[c] = None
+            self.replace_status[c] = _ReplaceStatus()
+        if self.locked == seg:
+            self.locked = None
+        self.segments[seg] = None
+        self.segment_cluster[seg] = None
+        self.segment_token[seg] = None
+        self.segment_appended_ns[seg] = None
+        self.available_mem_addrs.append(seg)
+        return update, c
+
+    def _reclaim_head(self, why: Reclaim) -> None:
+        update, c = self._free_head()
+        (self.counters.lost if why is Reclaim.LOST else self.counters.expired)[c] += 1
+        self.counters.reclaimed_count += update.count
+
+    def _expire(self, now_ns: int) -> int:
+        """Reclaim heads appended more than ``max_sojourn_ns`` before ``now_ns``; how many."""
+        limit = self.config.max_sojourn_ns
+        n = 0
+        while limit and self.out_mem_addrs:
+            appended = self.segment_appended_ns[self.out_mem_addrs[0]]
+            assert appended is not None
+            if now_ns - appended <= limit:
+                break
+            self._reclaim_head(Reclaim.EXPIRED)
+            n += 1
+        return n
 
     # -- status ----------------------------------------------------------------
 
@@ -351,11 +499,13 @@ class OlafQueue:
         return sum(1 for s in self.last_seen_ns if s is not None and now_ns - s <= w)
 
     def status(self, now_ns: int) -> QueueStatus:
-        """Queue status for an ACK at ``now_ns`` (ns, non-decreasing).
+        """Queue status for an ACK at ``now_ns`` (ns, non-decreasing), after reclaiming
+        heads older than ``max_sojourn_ns``.
 
         Raises ValueError if time goes backwards.
         """
         self._advance(now_ns)
+        self._expire(now_ns)
         return QueueStatus(
             queue_util=self.occupancy,
             active_clusters=self.active_clusters(now_ns),
@@ -377,6 +527,19 @@ class OlafQueue:
         for s in range(n):
             assert (self.segments[s] is None) == (s not in out), f"segment {s} state"
         assert self.locked is None or (bool(out) and self.locked == out[0]), "lock not at head"
+        for s in free:
+            assert self.segment_token[s] is None and self.segment_appended_ns[s] is None, f"free segment {s}"
+        if out:
+            head = self.segment_token[out[0]]
+            assert head is not None
+            for i, s in enumerate(out):
+                assert self.segment_token[s] == (head + i) % TOKEN_MODULUS, "live tokens not consecutive"
+            assert (head + len(out)) % TOKEN_MODULUS == self.next_token, "tail token is not the last issued"
+            times = [self.segment_appended_ns[s] for s in out]
+            assert times == sorted(times), "append times out of order"  # type: ignore[type-var]
+        k = self.counters
+        assert k.decisions[Decision.APPEND] == (sum(k.departures) + sum(k.lost) + sum(k.expired)
+                                                + len(out)), "segments not conserved"
         seen: set[int] = set()
         for c, cs in enumerate(self.cluster_status):
             if cs is None:

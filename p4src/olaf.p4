@@ -13,8 +13,10 @@
 //   other   IPv4 forwarding.
 // A switch rewrites Olaf payloads (ids, status, aggregates), so every Olaf message it
 // forwards leaves with UDP checksum 0 (RFC 768: none); the IPv4 checksum is recomputed.
-// Egress: a departing token takes the head segment's content (OlafQueue.dequeue);
-//   ACK replicas get their worker's destination.
+// Egress: a token takes its own segment's content (OlafQueue.dequeue), after the
+//   extern reclaimed the older segments whose tokens the traffic manager dropped; a
+//   stale token (its segment already reclaimed) is dropped (docs/dataplane.md "The
+//   token ledger"). ACK replicas get their worker's destination.
 #include <core.p4>
 #include <v1model.p4>
 
@@ -37,6 +39,7 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
     counter(MAX_CLUSTERS * DECISION_SLOTS, CounterType.packets) cluster_decisions; // cluster * DECISION_SLOTS + decision
     counter(NUM_MALFORMED, CounterType.packets) malformed;                       // index: MALFORMED_*
     counter(NUM_TRAFFIC, CounterType.packets) traffic;                           // index: TRAFFIC_*
+    counter(NUM_RECLAIM * RECLAIM_SLOTS, CounterType.packets) reclaimed;         // RECLAIM_* * RECLAIM_SLOTS + n
 
     ValidateOlaf() validate;
     OlafParams() params;
@@ -47,7 +50,7 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
     action configure_queue() {
         olaf_queue.configure(meta.params.queue_size, meta.params.flags,
                              meta.params.reward_threshold, meta.params.activity_window_ns,
-                             meta.params.num_grads);
+                             meta.params.num_grads, meta.params.max_sojourn_ns);
     }
 
     // Every packet ends in exactly one of these counters (docs/dataplane.md "Counters").
@@ -129,7 +132,11 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
                 return;
             }
             configure_queue();
-            olaf_queue.status(meta.queue_util, meta.active_clusters, meta.queue_size);
+            bit<32> expired;
+            olaf_queue.status(meta.queue_util, meta.active_clusters, meta.queue_size, expired);
+            if (expired != 0) {
+                reclaimed.count(RECLAIM_EXPIRED * RECLAIM_SLOTS + expired);
+            }
             embed_status();
             ack_multicast.apply(hdr, meta, standard_metadata);
             if (meta.ack_grouped == 1) {
@@ -163,11 +170,15 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
                 return;
             }
             configure_queue();
+            bit<32> expired;
             olaf_queue.enqueue(hdr.olaf_update.cluster_id, hdr.olaf_update.worker_id,
                                hdr.olaf_update.seq, hdr.olaf_update.count,
                                hdr.olaf_update.reward_sum, hdr.olaf_update.gen_ts,
                                hdr.ipv4.srcAddr, hdr.udp.srcPort,
-                               meta.decision, meta.segment);
+                               meta.decision, meta.token, expired);
+            if (expired != 0) {
+                reclaimed.count(RECLAIM_EXPIRED * RECLAIM_SLOTS + expired);
+            }
             if (meta.decision == DECISION_ERROR) {
                 drop_malformed(MALFORMED_EXTERN);
                 return;
@@ -186,23 +197,34 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
 control OlafEgress(inout headers_t hdr, inout metadata_t meta,
                    inout standard_metadata_t standard_metadata) {
     counter(MAX_CLUSTERS, CounterType.packets) cluster_departures;
-    counter(NUM_EGRESS_ERROR, CounterType.packets) egress_errors;  // index: EGRESS_ERROR_*
+    counter(NUM_TOKEN_FATE, CounterType.packets) token_fates;                    // index: TOKEN_FATE_*
+    counter(NUM_RECLAIM * RECLAIM_SLOTS, CounterType.packets) reclaimed;         // RECLAIM_* * RECLAIM_SLOTS + n
     AckReplicaRewrite() ack_rewrite;
 
     apply {
         if (meta.is_token == 1) {
-            bit<8> ok;
-            olaf_queue.dequeue(meta.segment, ok,
+            // Every token ends in exactly one token_fates entry; the reclaimed histogram
+            // counts the segments this call reclaimed (docs/dataplane.md "The token ledger").
+            bit<8> fate;
+            bit<32> lost;
+            bit<32> expired;
+            olaf_queue.dequeue(meta.token, fate, lost, expired,
                                hdr.olaf_update.cluster_id, hdr.olaf_update.worker_id,
                                hdr.olaf_update.seq, hdr.olaf_update.count,
                                hdr.olaf_update.reward_sum, hdr.olaf_update.gen_ts,
                                hdr.ipv4.srcAddr, hdr.udp.srcPort);
-            if (ok == 1) {
+            token_fates.count((bit<32>)fate);
+            if (lost != 0) {
+                reclaimed.count(RECLAIM_LOST * RECLAIM_SLOTS + lost);
+            }
+            if (expired != 0) {
+                reclaimed.count(RECLAIM_EXPIRED * RECLAIM_SLOTS + expired);
+            }
+            if (fate == TOKEN_FATE_STALE) {
+                mark_to_drop(standard_metadata);
+            } else {
                 hdr.udp.checksum = 0;
                 cluster_departures.count((bit<32>)hdr.olaf_update.cluster_id);
-            } else {
-                egress_errors.count(EGRESS_ERROR_DEQUEUE_EMPTY);
-                mark_to_drop(standard_metadata);
             }
         } else if (hdr.olaf_ack.isValid() && standard_metadata.egress_rid != 0) {
             ack_rewrite.apply(hdr, meta, standard_metadata);

@@ -6,6 +6,7 @@ import pytest
 from p4_tier import build_p4, require_p4_tools
 from p4runtime_sh.context import P4Type
 
+from olaf.constants import RECLAIM_SLOTS, SEGMENTS, Reclaim, TokenFate
 from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.counters import OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
@@ -47,6 +48,9 @@ def test_controller_names_exist_in_p4info(build):
     for c in (OlafCounters.DECISIONS, OlafCounters.CLUSTER_DECISIONS, OlafCounters.MALFORMED,
               OlafCounters.TRAFFIC, OlafCounters.DEPARTURES):
         assert p.counter_size(c) > 0
+    assert p.counter_size(OlafCounters.TOKEN_FATES) == len(TokenFate)
+    for c in OlafCounters.RECLAIMED:   # histogram: kind * RECLAIM_SLOTS + n, n = 0..SEGMENTS
+        assert p.counter_size(c) == len(Reclaim) * RECLAIM_SLOTS == len(Reclaim) * (SEGMENTS + 1)
 
 
 def test_committed_p4info_is_current(build):

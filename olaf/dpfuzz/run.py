@@ -7,8 +7,8 @@ check, after each batch:
 * the switch answers P4Runtime reads and is alive;
 * **ingress conservation**: frames sent = Σ malformed + Σ traffic + Σ decisions (every
   frame is counted exactly once, docs/dataplane.md);
-* **egress conservation** once the PS port has drained: Σ append = Σ departures + Σ egress
-  errors + segments reclaimed from lost tokens (nothing leaked);
+* **egress conservation** once the PS port has drained: Σ append = Σ departures + segments
+  reclaimed (lost and expired tokens, docs/dataplane.md "The token ledger"; nothing leaked);
 * **liveness**: one probe update per cluster appends and departs (a queue stuck at
   ``drop_full`` would fail here);
 * **emitted frames**: every frame the switch sent on any port has a right IPv4 checksum and
@@ -183,7 +183,7 @@ def _totals(sc) -> tuple[int, dict[str, int], dict[str, int]]:
     c = sc.counters
     dec = c.decisions()
     frames_counted = sum(c.malformed().values()) + sum(c.traffic().values()) + sum(dec.values())
-    return frames_counted, dec, c.egress_errors()
+    return frames_counted, dec, c.reclaimed()
 
 
 def _wait(pred, timeout_s: float) -> bool:
@@ -201,17 +201,17 @@ def _check(sc, cap: Capture, out, sent: int, res: Result) -> Optional[str]:
     try:
         if not _wait(lambda: _totals(sc)[0] >= sent, 20):
             return f"batch {b}: ingress counted {_totals(sc)[0]} frames, {sent} were sent"
-        counted, dec, egress = _totals(sc)
+        counted, dec, reclaimed = _totals(sc)
         if counted != sent:
             return f"batch {b}: ingress counted {counted} frames, {sent} were sent (a frame counted twice?)"
 
         def drained() -> bool:
-            _, dec, egress = _totals(sc)
-            return dec["append"] == _departures(sc) + sum(egress.values())
+            _, dec, reclaimed = _totals(sc)
+            return dec["append"] == _departures(sc) + sum(reclaimed.values())
         if not _wait(drained, 20):
-            counted, dec, egress = _totals(sc)
+            counted, dec, reclaimed = _totals(sc)
             return (f"batch {b}: egress conservation: {dec['append']} appended, {_departures(sc)} departed, "
-                    f"{sum(egress.values())} egress errors: segments leaked")
+                    f"reclaimed {reclaimed}: segments leaked")
         for c, k in ((0, 1), (1, 3)):
             seq = PROBE_SEQ + res.probes
             before = sc.counters.cluster_decision(c, Decision.APPEND)

@@ -12,11 +12,13 @@ from olaf.vectors.format import (
     config_of,
     decisions_covered,
     dumps,
+    fates_covered,
     load,
     outcome,
     replay,
+    uses_token_ledger,
 )
 
 __all__ = ["CURATED", "FORMAT", "FORMAT_VERSION", "RANDOM_SET", "Mismatch", "TraceBuilder", "VectorFormatError",
-           "all_traces", "config_of", "curated", "decisions_covered", "dumps", "load", "outcome", "random_trace",
-           "replay", "write_traces"]
+           "all_traces", "config_of", "curated", "decisions_covered", "dumps", "fates_covered", "load", "outcome",
+           "random_trace", "replay", "uses_token_ledger", "write_traces"]

@@ -25,8 +25,9 @@ def vectors_cmd() -> None:
 @click.option("--seed", type=int, default=1000, show_default=True,
               help="Seed of the first extra random trace (trace i uses seed+i).")
 def generate(out_dir: Path, n_random: int, seed: int) -> None:
-    """Write the curated and random vectors, computed by the reference model."""
-    paths = write_traces(all_traces(n_random, seed), out_dir)
+    """Write the curated and random vectors, computed by the reference model (fuzz findings
+    already in the output directory are kept and recomputed)."""
+    paths = write_traces(all_traces(n_random, seed, found_dir=out_dir), out_dir)
     click.echo(f"wrote {len(paths)} vector files to {out_dir}")
 
 
@@ -51,3 +52,25 @@ def check(paths: tuple[Path, ...]) -> None:
             click.echo(f"ok    {f}")
     click.echo(f"{len(files) - failed}/{len(files)} vector files match the reference model")
     sys.exit(1 if failed else 0)
+
+
+@vectors_cmd.command("differential")
+@click.option("--tool", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=Path("build/fuzz_queue_trace"), show_default=True,
+              help="The fuzzer's trace program (make build/fuzz_queue_trace).")
+@click.option("--found-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("tests/vectors"), show_default=True,
+              help="Where findings are written as vector files (fuzz_<kind>_<hash>.json).")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+def differential_cmd(tool: Path, found_dir: Path, inputs: tuple[Path, ...]) -> None:
+    """Replay fuzz inputs (files or directories of them) through the C++ core and the model;
+    every divergence, failed check or crash becomes a vector file. Exit status 1 if any."""
+    from olaf.vectors.differential import differential, save_finding  # noqa: PLC0415
+
+    files = [f for p in inputs for f in (sorted(x for x in p.iterdir() if x.is_file()) if p.is_dir() else [p])]
+    findings, n, events = differential(tool, files)
+    for f in findings:
+        click.echo(f"{f.kind.upper():10} {f.trace.name}: {f.detail} -> {save_finding(f, found_dir)}", err=True)
+    click.echo(f"{n} fuzz inputs, {events} events: C++ core and reference model "
+               + ("agree" if not findings else f"disagree on {len(findings)} input(s)"))
+    sys.exit(1 if findings else 0)

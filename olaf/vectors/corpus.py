@@ -1,18 +1,20 @@
 """The committed vector corpus (``tests/vectors/``): curated traces, each stating the
-decision or event it exercises, and seeded random traces over every event kind.
+decision or event it exercises, seeded random traces over every event kind, and the
+findings of the queue-core fuzzer (``fuzz_*.json``, re-derived from their own events).
 ``olaf vectors generate`` writes them; ``docs/vectors.md`` lists them."""
 
 from __future__ import annotations
 
 import random
+from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from olaf.fixedpoint import INT32_MAX, INT32_MIN, UINT16_MAX, reward_to_fixed
-from olaf.queue_model import QueueConfig
+from olaf.queue_model import TOKEN_MODULUS, QueueConfig
 from olaf.update import Update
 from olaf.vectors.builder import TraceBuilder
-from olaf.vectors.format import dumps
+from olaf.vectors.format import dumps, load
 
 
 def make_update(c: int, w: int, seq: int = 0, *, grads: Iterable[int], reward: float = 0.0,
@@ -325,6 +327,133 @@ def no_grads() -> TraceBuilder:
     return b
 
 
+# -- the token ledger (docs/dataplane.md "The token ledger") -------------------------------
+
+
+@curated
+def token_lost_reclaim() -> TraceBuilder:
+    b = TraceBuilder("token_lost_reclaim",
+                     "A token newer than the head's: the older heads whose tokens the traffic manager "
+                     "dropped are reclaimed (lost, per cluster; a reclaimed cluster's next update appends) "
+                     "and the token departs with its own segment; late tokens of reclaimed segments and "
+                     "a duplicate are stale.", small_config())
+    t0 = b.append(make_update(0, 1, grads=[1] * 4))
+    t1 = b.append(make_update(1, 2, grads=[2] * 4))
+    t2 = b.append(make_update(2, 3, grads=[3] * 4))
+    b.enqueue(make_update(0, 4, grads=[4] * 4), expect="aggregate")
+    b.dequeue_token(t2, expect="departed_after_loss", expect_lost=2, expect_update=make_update(2, 3, grads=[3] * 4))
+    t3 = b.append(make_update(0, 5, grads=[5] * 4))
+    b.dequeue_token(t0, expect="stale", expect_lost=0)
+    b.dequeue_token(t1, expect="stale")
+    b.dequeue_token(t3, expect="departed", expect_update=make_update(0, 5, grads=[5] * 4))
+    b.dequeue_token(t3, expect="stale")
+    b.status(expect=(0, 3))
+    return b
+
+
+@curated
+def token_stale() -> TraceBuilder:
+    b = TraceBuilder("token_stale",
+                     "Stale tokens release nothing and disturb nothing: a token on an empty queue, one "
+                     "never issued (beyond the tail), one half the serial space away, a duplicate.",
+                     small_config())
+    b.dequeue_token(0, expect="stale")
+    t0 = b.append(make_update(0, 1, grads=[1] * 4))
+    t1 = b.append(make_update(1, 1, grads=[2] * 4))
+    b.dequeue_token((t1 + 1) % TOKEN_MODULUS, expect="stale")
+    b.dequeue_token((t0 + (1 << 31)) % TOKEN_MODULUS, expect="stale")
+    b.dequeue_token(TOKEN_MODULUS - 1, expect="stale")
+    b.dequeue_token(t0, expect="departed", expect_update=make_update(0, 1, grads=[1] * 4))
+    b.dequeue_token(t0, expect="stale")
+    b.enqueue(make_update(1, 2, grads=[3] * 4), expect="aggregate")
+    b.dequeue_token(t1, expect="departed", expect_lost=0)
+    b.dequeue(expect_empty=True)
+    return b
+
+
+@curated
+def token_expiry_unsticks_full_queue() -> TraceBuilder:
+    b = TraceBuilder("token_expiry_unsticks_full_queue",
+                     "Every token lost with the queue full: nothing newer can append, so only expiry "
+                     "frees the segments. A head exactly max_sojourn_ns old stays; one a nanosecond "
+                     "older is reclaimed by the next enqueue, status or token; a token arriving after "
+                     "its own segment expired is stale.",
+                     small_config(segments=2, num_clusters=3, max_sojourn_ns=10_000))
+    t0 = b.append(make_update(0, 1, grads=[1] * 4), dt_ns=1000)      # t = 1000
+    t1 = b.append(make_update(1, 2, grads=[2] * 4), dt_ns=1000)      # t = 2000
+    b.enqueue(make_update(2, 3, grads=[3] * 4), expect="drop_full", dt_ns=1000)   # t = 3000
+    b.status(dt_ns=8000, expect=(2, 3))                                           # t = 11000: 10000 old, kept
+    t2 = b.append(make_update(2, 3, 1, grads=[4] * 4), dt_ns=1)      # t = 11001: cluster 0 expired
+    b.status(dt_ns=1000, expect=(1, 3))                                           # t = 12001: cluster 1 expired
+    b.dequeue_token(t0, expect="stale", dt_ns=0)
+    b.dequeue_token(t1, expect="stale", dt_ns=0)
+    b.dequeue_token(t2, expect="departed", expect_update=make_update(2, 3, 1, grads=[4] * 4), dt_ns=0)
+    t3 = b.append(make_update(1, 2, 1, grads=[5] * 4))
+    t4 = b.append(make_update(0, 1, 1, grads=[6] * 4))
+    b.configure(max_sojourn_ns=500)
+    b.dequeue_token(t4, expect="stale", expect_expired=2, dt_ns=1000)
+    b.dequeue_token(t3, expect="stale", expect_expired=0, dt_ns=0)
+    b.configure(max_sojourn_ns=0)
+    b.dequeue_token(b.append(make_update(0, 1, 2, grads=[7] * 4)), expect="departed", expect_expired=0,
+                    dt_ns=10**9)
+    return b
+
+
+@curated
+def token_serial_wrap() -> TraceBuilder:
+    b = TraceBuilder("token_serial_wrap",
+                     "Token ids wrap from 2**32-1 to 0 (RFC 1982 serial arithmetic): a token after the "
+                     "wrap reclaims the two lost before it; the late one before the wrap is stale.",
+                     small_config(first_token=TOKEN_MODULUS - 2))
+    toks = []
+    for c in range(4):
+        toks.append(b.append(make_update(c, 1, grads=[c] * 4)))
+    assert toks == [TOKEN_MODULUS - 2, TOKEN_MODULUS - 1, 0, 1]
+    b.dequeue_token(0, expect="departed_after_loss", expect_lost=2, expect_update=make_update(2, 1, grads=[2] * 4))
+    b.dequeue_token(TOKEN_MODULUS - 1, expect="stale")
+    b.dequeue_token(1, expect="departed", expect_update=make_update(3, 1, grads=[3] * 4))
+    b.dequeue_token(2, expect="stale")
+    assert b.append(make_update(0, 1, 1, grads=[9] * 4)) == 2
+    b.dequeue_token(2, expect="departed")
+    return b
+
+
+@curated
+def token_locked_head_lost() -> TraceBuilder:
+    b = TraceBuilder("token_locked_head_lost",
+                     "A locked head whose token is lost is reclaimed by the next token like any head; "
+                     "the second segment of its cluster (paper §12.1) departs with its own token.",
+                     small_config())
+    b.enqueue(make_update(0, 1, grads=[1] * 4), expect="append")
+    t1 = b.append(make_update(1, 2, grads=[2] * 4))
+    b.lock(expect_segment=0)
+    t2 = b.append(make_update(0, 3, grads=[3] * 4))
+    b.dequeue_token(t1, expect="departed_after_loss", expect_lost=1, expect_update=make_update(1, 2, grads=[2] * 4))
+    b.enqueue(make_update(0, 4, grads=[4] * 4), expect="aggregate")
+    b.lock(expect_segment=2)
+    b.dequeue_token(t2, expect="departed", expect_update=make_update(0, 3, grads=[7] * 4, count=2,
+                                                                     gen_ts=make_update(0, 4, grads=[]).gen_ts))
+    b.lock(expect_segment=None)
+    return b
+
+
+@curated
+def token_fifo_loss() -> TraceBuilder:
+    b = TraceBuilder("token_fifo_loss",
+                     "The FIFO baseline uses the same ledger: a lost token of one cluster's second "
+                     "update is reclaimed and the later updates depart with their own contents.",
+                     small_config(segments=3), discipline="fifo")
+    toks = []
+    for s in range(3):
+        toks.append(b.append(make_update(0, 1, s, grads=[s] * 4)))
+    b.enqueue(make_update(1, 1, grads=[9] * 4), expect="drop_full")
+    b.dequeue_token(toks[0], expect="departed", expect_update=make_update(0, 1, 0, grads=[0] * 4))
+    b.dequeue_token(toks[2], expect="departed_after_loss", expect_lost=1,
+                    expect_update=make_update(0, 1, 2, grads=[2] * 4))
+    b.dequeue_token(toks[1], expect="stale")
+    return b
+
+
 @curated
 def paper_testbed() -> TraceBuilder:
     """The paper's microbenchmark shape (§8.1): 8 segments, 9 clusters x 3 workers."""
@@ -382,10 +511,62 @@ def random_trace(name: str, *, seed: int, n_events: int, config: QueueConfig,
     return b
 
 
-def _random_config_change(rng: random.Random, cfg: QueueConfig) -> dict[str, Any]:
+def random_token_trace(name: str, *, seed: int, n_events: int, config: QueueConfig,
+                       discipline: str = "olaf", p_loss: float = 0.05, p_dup: float = 0.03,
+                       p_reorder: float = 0.05, p_wild: float = 0.02, p_lock: float = 0.02) -> TraceBuilder:
+    """A seeded random trace through a lossy traffic manager: APPENDed tokens enter a FIFO
+    that drops (``p_loss``), duplicates (``p_dup``) and reorders (``p_reorder``, swapping
+    the two oldest) them; delivered tokens are ``dequeue_token`` events; ``p_wild`` sends a
+    token that was never in the FIFO. Time jumps make heads expire when the config sets
+    ``max_sojourn_ns``. Tokens still in the FIFO at the end are delivered."""
+    rng = random.Random(seed)
+    b = TraceBuilder(name, f"Seeded random trace through a lossy, reordering traffic manager (seed={seed}, "
+                           f"{n_events} events, {discipline}).", config, discipline)
+    tm: deque[int] = deque()
+    seqs: dict[tuple[int, int], int] = {}
+    levels = [-1.0, 0.0, 1.0, 2.5]
+    dts = [0, 100, 1000, 3000, 3000, 30_000]
+    for _ in range(n_events):
+        r = rng.random()
+        if r < 0.45:
+            c = rng.randrange(config.num_clusters)
+            w = c * 2 + rng.randrange(2)
+            seq = seqs.get((c, w), 0)
+            seqs[(c, w)] = seq + 1
+            count = 1 if rng.random() < 0.85 else rng.randint(2, 4)
+            b.last_token = None
+            b.enqueue(Update(cluster_id=c, worker_id=w, seq=seq, count=count,
+                             reward_sum=reward_to_fixed(rng.choice(levels)) * count, gen_ts=b.t_ns + 10_000,
+                             grads=tuple(rng.randint(-1000, 1000) for _ in range(config.num_grads))),
+                      dt_ns=rng.choice(dts))
+            if b.last_token is not None and rng.random() >= p_loss:
+                tm.append(b.last_token)
+        elif r < 0.80:
+            if not tm:
+                continue
+            if len(tm) > 1 and rng.random() < p_reorder / 0.35:
+                tm[0], tm[1] = tm[1], tm[0]
+            tok = tm[0] if rng.random() < p_dup / 0.35 else tm.popleft()
+            b.dequeue_token(tok, dt_ns=rng.choice(dts))
+        elif r < 0.80 + p_wild:
+            b.dequeue_token(rng.randrange(TOKEN_MODULUS), dt_ns=rng.choice(dts))
+        elif r < 0.80 + p_wild + p_lock:
+            b.lock()
+        elif r < 0.97:
+            b.status(dt_ns=rng.choice(dts))
+        else:
+            b.configure(**_random_config_change(rng, b.queue.config, with_sojourn=True))
+    while tm:
+        b.dequeue_token(tm.popleft(), dt_ns=rng.choice(dts))
+    return b
+
+
+def _random_config_change(rng: random.Random, cfg: QueueConfig, *, with_sojourn: bool = False) -> dict[str, Any]:
     change: dict[str, Any] = {}
-    k = rng.randrange(3)
-    if k == 0:
+    k = rng.randrange(4 if with_sojourn else 3)
+    if k == 3:
+        change["max_sojourn_ns"] = rng.choice([0, 5000, 20_000, 100_000])
+    elif k == 0:
         change["queue_size"] = rng.randint(1, cfg.segments)
     elif k == 1:
         change["reward_threshold"] = rng.choice([None, 0, reward_to_fixed(0.5), reward_to_fixed(1.0)])
@@ -409,13 +590,41 @@ RANDOM_SET: list[tuple[Any, ...]] = [
 ]
 
 
-def all_traces(extra_random: int = 0, seed: int = 1000) -> list[TraceBuilder]:
-    """The curated set, the fixed random set, and ``extra_random`` more random traces."""
+TOKEN_RANDOM_SET: list[tuple[str, int, int, dict[str, Any], str]] = [
+    # (name, seed, events, config kwargs, discipline): traces through a lossy traffic manager
+    ("random_tokens_small_olaf", 21, 400, dict(segments=2, num_clusters=3, num_grads=2, max_sojourn_ns=20_000),
+     "olaf"),
+    ("random_tokens_wide_olaf", 22, 600, dict(segments=8, num_clusters=12, num_grads=4, max_sojourn_ns=50_000,
+                                              reward_threshold=reward_to_fixed(1.0)), "olaf"),
+    ("random_tokens_wrap_olaf", 23, 400, dict(segments=4, num_clusters=5, num_grads=2,
+                                              first_token=TOKEN_MODULUS - 40), "olaf"),
+    ("random_tokens_fifo", 24, 300, dict(segments=3, num_clusters=4, num_grads=2, max_sojourn_ns=30_000), "fifo"),
+]
+
+
+def found_traces(found_dir: Path) -> list[TraceBuilder]:
+    """The fuzzer's findings in ``found_dir`` (``fuzz_*.json``), rebuilt from their events'
+    inputs through the model (olaf.vectors.differential)."""
+    from olaf.vectors.differential import FOUND_PREFIX, build_found  # noqa: PLC0415 (imports this module)
+
+    out = []
+    for p in sorted(Path(found_dir).glob(f"{FOUND_PREFIX}*.json")):
+        v = load(p)
+        out.append(build_found(v["name"], v["description"], v))
+    return out
+
+
+def all_traces(extra_random: int = 0, seed: int = 1000, found_dir: Optional[Path] = None) -> list[TraceBuilder]:
+    """The curated set, the fixed random sets, ``extra_random`` more random traces, and the
+    fuzzer's findings kept in ``found_dir``."""
     traces = [fn() for fn in CURATED.values()]
     for name, s, n, kw, disc, *p_lock in RANDOM_SET:
         traces.append(random_trace(name, seed=s, n_events=n,
                                    config=QueueConfig(activity_window_ns=20_000, **kw),
                                    discipline=disc, p_lock=p_lock[0] if p_lock else 0.05))
+    for name, s, n, kw, disc in TOKEN_RANDOM_SET:
+        traces.append(random_token_trace(name, seed=s, n_events=n,
+                                         config=QueueConfig(activity_window_ns=20_000, **kw), discipline=disc))
     rng = random.Random(seed)
     for i in range(extra_random):
         segs = rng.randint(1, 8)
@@ -424,6 +633,8 @@ def all_traces(extra_random: int = 0, seed: int = 1000) -> list[TraceBuilder]:
                           activity_window_ns=rng.choice([1000, 20_000]))
         traces.append(random_trace(f"random_extra_{seed}_{i}", seed=seed + i, n_events=300,
                                    config=cfg, discipline=rng.choice(["olaf", "olaf", "fifo"])))
+    if found_dir is not None:
+        traces += found_traces(found_dir)
     return traces
 
 

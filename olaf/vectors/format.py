@@ -4,23 +4,26 @@ expected outcome, and replay through the reference model.
 Format (``docs/vectors.md`` is the normative description): one JSON object per
 file::
 
-    {"format": "olaf-queue-vectors", "format_version": 1,
+    {"format": "olaf-queue-vectors", "format_version": 2,
      "name": str, "description": str,
      "config": {"discipline": "olaf"|"fifo", "segments": int, "num_clusters": int,
                 "num_grads": int, "queue_size": int,
-                "reward_threshold": int|null, "activity_window_ns": int},
+                "reward_threshold": int|null, "activity_window_ns": int,
+                "max_sojourn_ns": int, "first_token": int},
      "events": [event, ...],
-     "final_counters": {"decisions": {...}, "per_cluster": [...]}}
+     "final_counters": {"decisions": {...}, "per_cluster": [...], "token_fates": {...}}}
 
 Events (``op``):
 
 * ``enqueue``: ``t_ns``, ``update`` (Update fields), ``expect`` = ``{"decision": label,
-  "segment": int|null}``;
+  "segment": int|null, "token": int|null}``;
 * ``lock``: ``expect`` = ``{"segment": int|null}``;
 * ``dequeue``: ``expect`` = ``{"segment": int, "update": {...}}`` or null when empty;
+* ``dequeue_token``: ``t_ns``, ``token``; ``expect`` = ``{"fate": label, "lost": int,
+  "expired": int, "segment": int|null, "update": {...}|null}``;
 * ``status``: ``t_ns``, ``expect`` = ``{"queue_util", "active_clusters", "queue_size"}``;
 * ``configure``: any of ``queue_size``, ``reward_threshold`` (null disables),
-  ``activity_window_ns``; no expectation.
+  ``activity_window_ns``, ``max_sojourn_ns``; no expectation.
 
 :func:`outcome` applies one event to a queue and returns what it produced; the trace
 builder (:mod:`olaf.vectors.builder`) records that as the expectation and :func:`replay`
@@ -34,13 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olaf.constants import Decision
+from olaf.constants import Decision, TokenFate
 from olaf.queue_model import OlafQueue, QueueConfig, make_queue
 from olaf.update import Update
 
 FORMAT = "olaf-queue-vectors"
-FORMAT_VERSION = 1
-OPS = ("enqueue", "lock", "dequeue", "status", "configure")
+FORMAT_VERSION = 2
+OPS = ("enqueue", "lock", "dequeue", "dequeue_token", "status", "configure")
+TOKEN_OPS = frozenset({"dequeue_token"})
+"""Event kinds that exist only where tokens can be lost or reordered (the BMv2 mapping)."""
 
 
 class VectorFormatError(ValueError):
@@ -67,12 +72,18 @@ def outcome(q: OlafQueue, event: dict[str, Any]) -> Any:
     op = event["op"]
     if op == "enqueue":
         r = q.enqueue(Update.from_json(event["update"]), event["t_ns"])
-        return {"decision": r.decision.label, "segment": r.segment}
+        return {"decision": r.decision.label, "segment": r.segment, "token": r.token}
     if op == "lock":
         return {"segment": q.lock_head()}
     if op == "dequeue":
         d = q.dequeue()
         return None if d is None else {"segment": d.segment, "update": d.update.to_json()}
+    if op == "dequeue_token":
+        t = q.dequeue_token(event["token"], event["t_ns"])
+        dep = t.departure
+        return {"fate": t.fate.label, "lost": t.lost, "expired": t.expired,
+                "segment": None if dep is None else dep.segment,
+                "update": None if dep is None else dep.update.to_json()}
     if op == "status":
         s = q.status(event["t_ns"])
         return {"queue_util": s.queue_util, "active_clusters": s.active_clusters, "queue_size": s.queue_size}
@@ -86,7 +97,8 @@ def config_json(config: QueueConfig, discipline: str) -> dict[str, Any]:
     """The ``config`` object of a vector file."""
     return {"discipline": discipline, "segments": config.segments, "num_clusters": config.num_clusters,
             "num_grads": config.num_grads, "queue_size": config.queue_size,
-            "reward_threshold": config.reward_threshold, "activity_window_ns": config.activity_window_ns}
+            "reward_threshold": config.reward_threshold, "activity_window_ns": config.activity_window_ns,
+            "max_sojourn_ns": config.max_sojourn_ns, "first_token": config.first_token}
 
 
 def config_of(vector: dict[str, Any]) -> tuple[QueueConfig, str]:
@@ -148,3 +160,16 @@ def replay(vector: dict[str, Any]) -> list[Mismatch]:
 def decisions_covered(vector: dict[str, Any]) -> set[Decision]:
     """The enqueue decisions a vector exercises."""
     return {Decision.from_label(e["expect"]["decision"]) for e in vector["events"] if e["op"] == "enqueue"}
+
+
+def fates_covered(vector: dict[str, Any]) -> set[TokenFate]:
+    """The token fates a vector exercises."""
+    return {TokenFate.from_label(e["expect"]["fate"]) for e in vector["events"] if e["op"] == "dequeue_token"}
+
+
+def uses_token_ledger(vector: dict[str, Any]) -> bool:
+    """True if replaying ``vector`` needs the token ledger: a ``dequeue_token`` event, or
+    expiry (``max_sojourn_ns`` other than 0 in the config or a ``configure``). Shells whose
+    departure order cannot lose tokens (the RTL, the ns-3 QueueDisc) skip these."""
+    return vector["config"].get("max_sojourn_ns", 0) != 0 or any(
+        e["op"] in TOKEN_OPS or e.get("max_sojourn_ns", 0) != 0 for e in vector["events"])

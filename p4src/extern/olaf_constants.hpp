@@ -36,6 +36,7 @@ constexpr uint8_t DECISION_ERROR = 255;  // the extern rejected the update
 constexpr uint32_t DECISION_SLOTS = 8;  // per-cluster decision counter stride
 constexpr uint8_t PARAM_REWARD_FILTER = 1;  // olaf_params flag: reward filtering
 constexpr uint8_t PARAM_FIFO = 2;  // olaf_params flag: FIFO baseline
+constexpr uint32_t RECLAIM_SLOTS = 65;  // reclaimed counter stride: kind * RECLAIM_SLOTS + n
 constexpr uint8_t DECISION_APPEND = 0;  // Decision.APPEND
 constexpr uint8_t DECISION_AGGREGATE = 1;  // Decision.AGGREGATE
 constexpr uint8_t DECISION_REPLACE_WORKER = 2;  // Decision.REPLACE_WORKER
@@ -67,6 +68,13 @@ constexpr uint32_t TRAFFIC_TTL_EXPIRED = 10;  // Traffic.TTL_EXPIRED
 constexpr uint32_t NUM_TRAFFIC = 11;  // number of Traffic codes (counter size)
 constexpr uint32_t EGRESS_ERROR_DEQUEUE_EMPTY = 0;  // EgressError.DEQUEUE_EMPTY
 constexpr uint32_t NUM_EGRESS_ERROR = 1;  // number of EgressError codes (counter size)
+constexpr uint8_t TOKEN_FATE_DEPARTED = 0;  // TokenFate.DEPARTED
+constexpr uint8_t TOKEN_FATE_DEPARTED_AFTER_LOSS = 1;  // TokenFate.DEPARTED_AFTER_LOSS
+constexpr uint8_t TOKEN_FATE_STALE = 2;  // TokenFate.STALE
+constexpr uint32_t NUM_TOKEN_FATE = 3;  // number of TokenFate codes (counter size)
+constexpr uint32_t RECLAIM_LOST = 0;  // Reclaim.LOST
+constexpr uint32_t RECLAIM_EXPIRED = 1;  // Reclaim.EXPIRED
+constexpr uint32_t NUM_RECLAIM = 2;  // number of Reclaim codes (counter size)
 
 // Labels of DECISION_* by code (counters, vectors, reports).
 constexpr const char *DECISION_LABELS[NUM_DECISION] = {"append", "aggregate", "replace_worker", "replace_reward", "drop_reward", "drop_full"};
@@ -76,6 +84,10 @@ constexpr const char *MALFORMED_LABELS[NUM_MALFORMED] = {"version", "msg_type", 
 constexpr const char *TRAFFIC_LABELS[NUM_TRAFFIC] = {"bypass", "unknown_source", "init", "ack_multicast", "ack_unicast", "non_ipv4", "no_route", "spoofed_source", "forged_ack", "ipv4_checksum", "ttl_expired"};
 // Labels of EGRESS_ERROR_* by code (counters, vectors, reports).
 constexpr const char *EGRESS_ERROR_LABELS[NUM_EGRESS_ERROR] = {"dequeue_empty"};
+// Labels of TOKEN_FATE_* by code (counters, vectors, reports).
+constexpr const char *TOKEN_FATE_LABELS[NUM_TOKEN_FATE] = {"departed", "departed_after_loss", "stale"};
+// Labels of RECLAIM_* by code (counters, vectors, reports).
+constexpr const char *RECLAIM_LABELS[NUM_RECLAIM] = {"lost", "expired"};
 
 }  // namespace olaf::constants
 

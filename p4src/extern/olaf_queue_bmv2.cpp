@@ -11,12 +11,17 @@
 // Time for the activity window is read from steady_clock under that mutex, so
 // it never goes backwards.
 //
-// BMv2 mapping (docs/dataplane.md): an APPENDed packet is a token in the
-// traffic manager's queue toward the PS; the core's out_mem_addrs and that
-// queue are both FIFO, so when a token reaches egress it takes the head
-// segment. dequeue() writes the head's Olaf fields into the token's header,
-// its gradients into the token's payload, and its owner's source IP/port (the
-// packet that appended or last replaced it).
+// BMv2 mapping (docs/dataplane.md "The token ledger"): an APPENDed packet is
+// the token of its segment in the traffic manager's queue toward the PS, which
+// can drop it (a full port queue: that queue also carries INIT and bypass
+// traffic). enqueue() returns the segment's token id; dequeue(token) hands it to
+// the core's dequeue_token, which departs exactly that token's segment after
+// reclaiming the older segments whose tokens were lost, or nothing for a stale
+// token, and writes the segment's Olaf fields into the token's header, its
+// gradients into the token's payload, and its owner's source IP/port (the packet
+// that appended or last replaced it). Segments older than max_sojourn_ns
+// (olaf_params) are reclaimed at every call; each method reports how many
+// segments it reclaimed so that the P4 program counts them.
 
 #include <bm/bm_sim/extern.h>
 #include <bm/bm_sim/logger.h>
@@ -70,7 +75,7 @@ class OlafQueue : public bm::ExternType {
 
   void configure(const bm::Data &queue_size, const bm::Data &flags,
                  const bm::Data &reward_threshold, const bm::Data &activity_window_ns,
-                 const bm::Data &num_grads) {
+                 const bm::Data &num_grads, const bm::Data &max_sojourn_ns) {
     const auto f = flags.get<uint32_t>();
     const auto want_disc = (f & k::PARAM_FIFO) ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf;
     const auto want_grads = num_grads.get<uint32_t>();
@@ -78,9 +83,12 @@ class OlafQueue : public bm::ExternType {
     const bool filter = (f & k::PARAM_REWARD_FILTER) != 0;
     const auto thr = static_cast<int64_t>(reward_threshold.get<uint32_t>() & 0x7FFFFFFFu);
     const auto win = activity_window_ns.get<uint64_t>();
+    const auto soj = max_sojourn_ns.get<uint64_t>();
 
     // Static parameters change only while the queue is empty (nothing is lost);
-    // until then the request stays pending and is retried on every call.
+    // until then the request stays pending and is retried on every call. The new
+    // core continues the token ids, so a stale token still in the traffic manager
+    // can never match a segment of the new core.
     if ((want_disc != discipline_ || want_grads != config_.num_grads) && core_->occupancy() == 0) {
       discipline_ = want_disc;
       config_.num_grads = want_grads;
@@ -88,12 +96,14 @@ class OlafQueue : public bm::ExternType {
       config_.reward_filter = filter;
       config_.reward_threshold = thr;
       config_.activity_window_ns = win;
+      config_.max_sojourn_ns = soj;
+      config_.first_token = core_->next_token();
       core_ = std::make_unique<olaf::Queue>(config_, discipline_);
     }
     const auto &c = core_->config();
     if (qs != c.queue_size || filter != c.reward_filter || thr != c.reward_threshold ||
-        win != c.activity_window_ns) {
-      if (!core_->configure(qs, filter, thr, win)) {
+        win != c.activity_window_ns || soj != c.max_sojourn_ns) {
+      if (!core_->configure(qs, filter, thr, win, soj)) {
         BMLOG_ERROR("OlafQueue {}: rejected queue_size={} (must be 1..{})", get_name(), qs,
                     c.segments);
       }
@@ -103,7 +113,7 @@ class OlafQueue : public bm::ExternType {
   void enqueue(const bm::Data &cluster_id, const bm::Data &worker_id, const bm::Data &seq,
                const bm::Data &count, const bm::Data &reward_sum, const bm::Data &gen_ts,
                const bm::Data &src_ip, const bm::Data &src_port, bm::Data &decision,
-               bm::Data &segment) {
+               bm::Data &token, bm::Data &expired) {
     olaf::Update u;
     u.cluster_id = cluster_id.get<uint16_t>();
     u.worker_id = worker_id.get<uint16_t>();
@@ -113,66 +123,69 @@ class OlafQueue : public bm::ExternType {
     u.gen_ts = gen_ts.get<uint64_t>();
     const size_t need = size_t{core_->config().num_grads} * 4;
     bm::Packet &pkt = get_packet();
+    token.set(0);
+    expired.set(0);
     if (pkt.get_data_size() < need) {
       decision.set(k::DECISION_ERROR);
-      segment.set(0);
       return;
     }
     const char *p = pkt.data();
     u.grads.resize(core_->config().num_grads);
     for (size_t i = 0; i < u.grads.size(); i++) u.grads[i] = load_be32(p + 4 * i);
 
+    const uint64_t expired_before = core_->counters().expired_total;
     const auto r = core_->enqueue(u, now_ns());
+    expired.set(core_->counters().expired_total - expired_before);
     if (r.error != olaf::Error::kNone) {
       decision.set(k::DECISION_ERROR);
-      segment.set(0);
       return;
     }
     decision.set(static_cast<uint32_t>(r.decision));
-    segment.set(static_cast<uint32_t>(r.segment < 0 ? 0 : r.segment));
+    token.set(r.token.value_or(0));
     if (r.decision == olaf::Decision::kAppend || r.decision == olaf::Decision::kReplaceWorker ||
         r.decision == olaf::Decision::kReplaceReward) {
       owners_[r.segment] = Owner{src_ip.get<uint32_t>(), src_port.get<uint16_t>()};
     }
   }
 
-  void dequeue(const bm::Data &segment, bm::Data &ok, bm::Data &cluster_id, bm::Data &worker_id,
-               bm::Data &seq, bm::Data &count, bm::Data &reward_sum, bm::Data &gen_ts,
-               bm::Data &src_ip, bm::Data &src_port) {
-    auto dep = core_->dequeue();
-    if (!dep) {
-      ok.set(0);
-      return;
-    }
-    if (static_cast<uint32_t>(dep->segment) != segment.get<uint32_t>()) {
-      BMLOG_ERROR(
-          "OlafQueue {}: token of segment {} departed segment {} (TM and queue order "
-          "differ; is the PS port's queue depth below the queue size?)",
-          get_name(), segment.get<uint32_t>(), dep->segment);
-    }
-    const olaf::Update &u = dep->update;
+  void dequeue(const bm::Data &token, bm::Data &fate, bm::Data &lost, bm::Data &expired,
+               bm::Data &cluster_id, bm::Data &worker_id, bm::Data &seq, bm::Data &count,
+               bm::Data &reward_sum, bm::Data &gen_ts, bm::Data &src_ip, bm::Data &src_port) {
     bm::Packet &pkt = get_packet();
-    const size_t need = u.grads.size() * 4;
-    if (pkt.get_data_size() < need) {
-      ok.set(0);
+    lost.set(0);
+    expired.set(0);
+    if (pkt.get_data_size() < size_t{core_->config().num_grads} * 4) {
+      // Cannot happen for a validated update; the segment stays (reclaimed later as
+      // lost or expired) and the packet is dropped as stale.
+      BMLOG_ERROR("OlafQueue {}: token {} too short to carry {} gradients; dropped", get_name(),
+                  token.get<uint32_t>(), core_->config().num_grads);
+      fate.set(k::TOKEN_FATE_STALE);
       return;
     }
+    const auto r = core_->dequeue_token(token.get<uint32_t>(), now_ns());
+    fate.set(static_cast<uint32_t>(r.fate));
+    lost.set(r.lost);
+    expired.set(r.expired);
+    if (!r.departure) return;
+    const olaf::Update &u = r.departure->update;
     char *p = pkt.data();
     for (size_t i = 0; i < u.grads.size(); i++) store_be32(p + 4 * i, u.grads[i]);
-    ok.set(1);
     cluster_id.set(u.cluster_id);
     worker_id.set(u.worker_id);
     seq.set(u.seq);
     count.set(u.count);
     reward_sum.set(static_cast<uint32_t>(u.reward_sum));
     gen_ts.set(u.gen_ts);
-    const Owner &o = owners_[dep->segment];
+    const Owner &o = owners_[r.departure->segment];
     src_ip.set(o.ip);
     src_port.set(o.port);
   }
 
-  void status(bm::Data &queue_util, bm::Data &active_clusters, bm::Data &queue_size) {
+  void status(bm::Data &queue_util, bm::Data &active_clusters, bm::Data &queue_size,
+              bm::Data &expired) {
+    const uint64_t expired_before = core_->counters().expired_total;
     const auto s = core_->status(now_ns());
+    expired.set(core_->counters().expired_total - expired_before);
     queue_util.set(std::min<uint32_t>(s.queue_util, 0xFFFFFF));
     active_clusters.set(std::min<uint32_t>(s.active_clusters, 0xFFFF));
     queue_size.set(std::min<uint32_t>(s.queue_size, 0xFFFFFF));
@@ -203,10 +216,11 @@ class OlafQueue : public bm::ExternType {
 
 BM_REGISTER_EXTERN(OlafQueue);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, configure, const bm::Data &, const bm::Data &,
-                          const bm::Data &, const bm::Data &, const bm::Data &);
+                          const bm::Data &, const bm::Data &, const bm::Data &, const bm::Data &);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, enqueue, const bm::Data &, const bm::Data &, const bm::Data &,
                           const bm::Data &, const bm::Data &, const bm::Data &, const bm::Data &,
-                          const bm::Data &, bm::Data &, bm::Data &);
+                          const bm::Data &, bm::Data &, bm::Data &, bm::Data &);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, dequeue, const bm::Data &, bm::Data &, bm::Data &, bm::Data &,
-                          bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &);
-BM_REGISTER_EXTERN_METHOD(OlafQueue, status, bm::Data &, bm::Data &, bm::Data &);
+                          bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &,
+                          bm::Data &, bm::Data &);
+BM_REGISTER_EXTERN_METHOD(OlafQueue, status, bm::Data &, bm::Data &, bm::Data &, bm::Data &);

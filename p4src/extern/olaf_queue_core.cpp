@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 namespace olaf {
@@ -32,6 +33,20 @@ bool decision_from_label(const std::string &label, Decision *out) {
   for (int i = 0; i < kNumDecisions; i++) {
     if (label == kLabels[i]) {
       *out = static_cast<Decision>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+const char *token_fate_label(TokenFate f) {
+  return constants::TOKEN_FATE_LABELS[static_cast<int>(f)];
+}
+
+bool token_fate_from_label(const std::string &label, TokenFate *out) {
+  for (int i = 0; i < kNumTokenFates; i++) {
+    if (label == constants::TOKEN_FATE_LABELS[i]) {
+      *out = static_cast<TokenFate>(i);
       return true;
     }
   }
@@ -77,6 +92,9 @@ Queue::Queue(const Config &config, Discipline discipline)
     throw std::invalid_argument("reward_threshold must be in 0..2^31-1 (Q15.16)");
   segments_.resize(config.segments);
   segment_cluster_.assign(config.segments, -1);
+  segment_token_.assign(config.segments, 0);
+  segment_appended_ns_.assign(config.segments, 0);
+  next_token_ = config.first_token;
   for (uint32_t s = 0; s < config.segments; s++)
     available_mem_addrs_.push_back(static_cast<int>(s));
   cluster_status_.assign(config.num_clusters, -1);
@@ -84,16 +102,19 @@ Queue::Queue(const Config &config, Discipline discipline)
   last_seen_ns_.resize(config.num_clusters);
   counters_.per_cluster.resize(config.num_clusters);
   counters_.departures.assign(config.num_clusters, 0);
+  counters_.lost.assign(config.num_clusters, 0);
+  counters_.expired.assign(config.num_clusters, 0);
 }
 
 bool Queue::configure(uint32_t queue_size, bool reward_filter, int64_t reward_threshold,
-                      uint64_t activity_window_ns) {
+                      uint64_t activity_window_ns, std::optional<uint64_t> max_sojourn_ns) {
   if (queue_size < 1 || queue_size > config_.segments) return false;
   if (reward_threshold < 0 || reward_threshold > 0x7FFFFFFF) return false;
   config_.queue_size = queue_size;
   config_.reward_filter = reward_filter;
   config_.reward_threshold = reward_threshold;
   config_.activity_window_ns = activity_window_ns;
+  if (max_sojourn_ns) config_.max_sojourn_ns = *max_sojourn_ns;
   return true;
 }
 
@@ -110,6 +131,7 @@ EnqueueResult Queue::enqueue(const Update &n, uint64_t now_ns) {
     return r;
   }
   now_ns_ = now_ns;
+  expire(now_ns);
   const int c = n.cluster_id;
   last_seen_ns_[c] = now_ns;
 
@@ -163,6 +185,9 @@ EnqueueResult Queue::append(const Update &n, bool track) {
   available_mem_addrs_.pop_front();
   segments_[seg] = n;
   segment_cluster_[seg] = n.cluster_id;
+  segment_token_[seg] = next_token_;
+  segment_appended_ns_[seg] = now_ns_;
+  r.token = next_token_++;  // uint32_t: wraps modulo 2^32 (RFC 1982)
   out_mem_addrs_.push_back(seg);
   if (track) {
     cluster_status_[n.cluster_id] = seg;
@@ -198,27 +223,140 @@ std::optional<int> Queue::lock_head() {
   return head;
 }
 
-std::optional<Departure> Queue::dequeue() {
-  const auto head = lock_head();
-  if (!head) return std::nullopt;
-  const int seg = *head;
+Departure Queue::free_head() {
+  const int seg = out_mem_addrs_.front();
   out_mem_addrs_.pop_front();
-  Departure dep{seg, std::move(*segments_[seg])};
+  Departure dep{seg, std::move(*segments_[seg]), segment_token_[seg]};
   const int c = segment_cluster_[seg];
+  if (cluster_status_[c] == seg) {
+    cluster_status_[c] = -1;
+    replace_status_[c] = ReplaceStatus{};
+  }
+  if (locked_ == seg) locked_ = -1;
   segments_[seg].reset();
   segment_cluster_[seg] = -1;
+  segment_token_[seg] = 0;
+  segment_appended_ns_[seg] = 0;
   available_mem_addrs_.push_back(seg);
-  locked_ = -1;
-  counters_.departures[c]++;
   return dep;
+}
+
+std::optional<Departure> Queue::dequeue() {
+  if (!lock_head()) return std::nullopt;
+  Departure dep = free_head();
+  counters_.departures[dep.update.cluster_id]++;
+  return dep;
+}
+
+void Queue::reclaim_head(bool lost) {
+  const Departure d = free_head();
+  if (lost) {
+    counters_.lost[d.update.cluster_id]++;
+    counters_.lost_total++;
+  } else {
+    counters_.expired[d.update.cluster_id]++;
+    counters_.expired_total++;
+  }
+}
+
+uint32_t Queue::expire(uint64_t now_ns) {
+  uint32_t n = 0;
+  const uint64_t limit = config_.max_sojourn_ns;
+  while (limit != 0 && !out_mem_addrs_.empty() &&
+         now_ns - segment_appended_ns_[out_mem_addrs_.front()] > limit) {
+    reclaim_head(false);
+    n++;
+  }
+  return n;
+}
+
+std::optional<uint32_t> Queue::token_position(uint32_t token) const {
+  if (out_mem_addrs_.empty()) return std::nullopt;
+  const uint32_t pos = token - segment_token_[out_mem_addrs_.front()];  // modulo 2^32
+  if (pos >= out_mem_addrs_.size()) return std::nullopt;
+  return pos;
+}
+
+DequeueResult Queue::dequeue_token(uint32_t token, uint64_t now_ns) {
+  now_ns_ = std::max(now_ns_, now_ns);
+  DequeueResult r;
+  r.expired = expire(now_ns_);
+  const auto pos = token_position(token);
+  if (!pos) {
+    r.fate = TokenFate::kStale;
+  } else {
+    for (uint32_t i = 0; i < *pos; i++) reclaim_head(true);
+    r.lost = *pos;
+    r.departure = dequeue();
+    r.fate = *pos == 0 ? TokenFate::kDeparted : TokenFate::kDepartedAfterLoss;
+  }
+  counters_.token_fates[static_cast<int>(r.fate)]++;
+  return r;
 }
 
 Status Queue::status(uint64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
+  expire(now_ns_);
   uint32_t active = 0;
   for (const auto &s : last_seen_ns_)
     if (s && now_ns_ - *s <= config_.activity_window_ns) active++;
   return Status{occupancy(), active, config_.queue_size};
+}
+
+std::string Queue::check_invariants() const {
+  std::ostringstream bad;
+  const uint32_t n = config_.segments;
+  std::vector<int> seen(n, 0);
+  for (int s : out_mem_addrs_) seen[s]++;
+  for (int s : available_mem_addrs_) seen[s]++;
+  for (uint32_t s = 0; s < n; s++)
+    if (seen[s] != 1) bad << "segment " << s << " is in " << seen[s] << " lists; ";
+  std::vector<bool> occupied(n, false);
+  for (int s : out_mem_addrs_) occupied[s] = true;
+  for (uint32_t s = 0; s < n; s++) {
+    if (segments_[s].has_value() != occupied[s]) bad << "segment " << s << " content; ";
+    if (!occupied[s] &&
+        (segment_cluster_[s] != -1 || segment_token_[s] != 0 || segment_appended_ns_[s] != 0))
+      bad << "free segment " << s << " keeps state; ";
+  }
+  if (locked_ != -1 && (out_mem_addrs_.empty() || locked_ != out_mem_addrs_.front()))
+    bad << "lock not at the head; ";
+  if (out_mem_addrs_.size() > n) bad << "occupancy above segments; ";
+  std::vector<int> unlocked_of(config_.num_clusters, 0);
+  for (int s : out_mem_addrs_)
+    if (s != locked_) unlocked_of[segment_cluster_[s]]++;
+  for (uint32_t c = 0; c < config_.num_clusters; c++) {
+    const int cs = cluster_status_[c];
+    if (cs < 0) {
+      if (replace_status_[c].flag) bad << "cluster " << c << " replaceable without update; ";
+      continue;
+    }
+    if (!occupied[cs] || cs == locked_ || segment_cluster_[cs] != static_cast<int>(c))
+      bad << "cluster " << c << " points to a bad segment; ";
+    if (discipline_ == Discipline::kOlaf && unlocked_of[c] > 1)
+      bad << "two unlocked updates of cluster " << c << "; ";
+  }
+  if (!out_mem_addrs_.empty()) {
+    const uint32_t head = segment_token_[out_mem_addrs_.front()];
+    uint32_t i = 0;
+    uint64_t last_t = 0;
+    for (int s : out_mem_addrs_) {
+      if (segment_token_[s] != static_cast<uint32_t>(head + i)) bad << "tokens not consecutive; ";
+      if (segment_appended_ns_[s] < last_t) bad << "append times out of order; ";
+      last_t = segment_appended_ns_[s];
+      i++;
+    }
+    if (static_cast<uint32_t>(head + i) != next_token_)
+      bad << "tail token is not the last issued; ";
+  }
+  uint64_t out = 0;
+  for (uint32_t c = 0; c < config_.num_clusters; c++)
+    out += counters_.departures[c] + counters_.lost[c] + counters_.expired[c];
+  const uint64_t appended = counters_.decisions[static_cast<int>(Decision::kAppend)];
+  if (appended != out + out_mem_addrs_.size())
+    bad << "segments not conserved: " << appended << " appended, " << out << " gone, "
+        << out_mem_addrs_.size() << " waiting; ";
+  return bad.str();
 }
 
 }  // namespace olaf

@@ -6,6 +6,15 @@
 // The BMv2 extern (olaf_queue_bmv2.cpp) is a thin adapter around this class;
 // other shells (e.g. an ns-3 queue discipline) can wrap it the same way.
 //
+// The token ledger (docs/dataplane.md "The token ledger"): every APPEND returns
+// a token id, a 32-bit serial number (RFC 1982) issued in order; segments leave
+// the departure order only at its head, so the live tokens are consecutive and
+// the head holds the oldest. dequeue_token(token, now) departs the token's own
+// segment after reclaiming the older heads whose tokens were lost, or nothing
+// for a stale token; heads older than max_sojourn_ns are reclaimed at every
+// timed call. Σ APPEND = Σ departures + Σ lost + Σ expired + occupancy.
+// dequeue() departs the head for shells whose tokens cannot be lost.
+//
 // Not thread-safe by itself: the caller serialises calls (BMv2 holds the
 // extern instance's mutex during every method call).
 
@@ -38,6 +47,16 @@ constexpr int kNumDecisions = constants::NUM_DECISION;
 const char *decision_label(Decision d);
 bool decision_from_label(const std::string &label, Decision *out);
 
+// What a token reaching egress did (olaf/constants.py TokenFate).
+enum class TokenFate : uint8_t {
+  kDeparted = constants::TOKEN_FATE_DEPARTED,
+  kDepartedAfterLoss = constants::TOKEN_FATE_DEPARTED_AFTER_LOSS,
+  kStale = constants::TOKEN_FATE_STALE,
+};
+constexpr int kNumTokenFates = constants::NUM_TOKEN_FATE;
+const char *token_fate_label(TokenFate f);
+bool token_fate_from_label(const std::string &label, TokenFate *out);
+
 // One model update (docs/protocol.md): ids stamped by the switch, count of
 // worker updates folded in (uint16, saturating), reward_sum Q15.16 int32
 // (saturating), gen_ts in ns (max), grads Q7.24 int32 (saturating sums).
@@ -62,6 +81,8 @@ struct Config {
   bool reward_filter = false;    // reward filtering enabled
   int64_t reward_threshold = 0;  // T, Q15.16, >= 0
   uint64_t activity_window_ns = 1000000000ULL;
+  uint64_t max_sojourn_ns = 0;  // heads older than this are reclaimed (0: never), ns
+  uint32_t first_token = 0;     // token id of the first APPEND (serial, wraps at 2^32)
 };
 
 enum class Error : uint8_t {
@@ -75,12 +96,21 @@ const char *error_text(Error e);
 struct EnqueueResult {
   Error error = Error::kNone;
   Decision decision = Decision::kDropFull;
-  int segment = -1;  // segment written; -1 for drops and errors
+  int segment = -1;               // segment written; -1 for drops and errors
+  std::optional<uint32_t> token;  // the new segment's token id (APPEND only)
 };
 
 struct Departure {
   int segment;
   Update update;
+  uint32_t token;  // the segment's token id
+};
+
+struct DequeueResult {
+  TokenFate fate = TokenFate::kStale;
+  std::optional<Departure> departure;  // the token's own segment; empty when stale
+  uint32_t lost = 0;                   // older heads reclaimed: their tokens never came (segments)
+  uint32_t expired = 0;                // heads reclaimed by expiry at this call's time (segments)
 };
 
 struct Status {
@@ -92,7 +122,12 @@ struct Status {
 struct Counters {
   std::array<uint64_t, kNumDecisions> decisions{};
   std::vector<std::array<uint64_t, kNumDecisions>> per_cluster;
-  std::vector<uint64_t> departures;
+  std::vector<uint64_t> departures;  // per cluster
+  std::vector<uint64_t> lost;        // per cluster: reclaimed, a newer token came first
+  std::vector<uint64_t> expired;     // per cluster: reclaimed, older than max_sojourn_ns
+  std::array<uint64_t, kNumTokenFates> token_fates{};  // dequeue_token calls by fate
+  uint64_t lost_total = 0;
+  uint64_t expired_total = 0;
   uint64_t errors = 0;
 };
 
@@ -104,15 +139,29 @@ class Queue {
   Queue(const Config &config, Discipline discipline = Discipline::kOlaf);
 
   // Runtime writes (controller). Waiting updates are kept. Returns false
-  // (and changes nothing) if queue_size is outside 1..segments.
+  // (and changes nothing) if queue_size is outside 1..segments. max_sojourn_ns:
+  // nullopt keeps the current value; a smaller one applies at the next timed call.
   bool configure(uint32_t queue_size, bool reward_filter, int64_t reward_threshold,
-                 uint64_t activity_window_ns);
+                 uint64_t activity_window_ns,
+                 std::optional<uint64_t> max_sojourn_ns = std::nullopt);
 
+  // Reclaims expired heads at now_ns, then decides (an APPEND returns its token).
   EnqueueResult enqueue(const Update &u, uint64_t now_ns);
   std::optional<int> lock_head();
+  // Departs the head (no expiry): for shells whose tokens cannot be lost.
   std::optional<Departure> dequeue();
-  // Status at now_ns; now_ns earlier than the last event is clamped to it.
+  // The packet of `token` reached egress at now_ns (earlier than the last
+  // event: clamped to it). See the file comment and docs/dataplane.md.
+  DequeueResult dequeue_token(uint32_t token, uint64_t now_ns);
+  // Status at now_ns (clamped like dequeue_token), after reclaiming expired heads.
   Status status(uint64_t now_ns);
+
+  // Place of token in the departure order (0 = head), nullopt if not live:
+  // (token - head token) mod 2^32 (RFC 1982) below the occupancy.
+  std::optional<uint32_t> token_position(uint32_t token) const;
+  // Every internal invariant and the conservation law; empty if they hold,
+  // else what is broken (tests and the fuzzer call it after every call).
+  std::string check_invariants() const;
 
   uint32_t occupancy() const { return static_cast<uint32_t>(out_mem_addrs_.size()); }
   const Config &config() const { return config_; }
@@ -120,6 +169,8 @@ class Queue {
   Discipline discipline() const { return discipline_; }
   // Segment of the head (next to depart), -1 if empty.
   int head() const { return out_mem_addrs_.empty() ? -1 : out_mem_addrs_.front(); }
+  // Token id the next APPEND gets.
+  uint32_t next_token() const { return next_token_; }
 
  private:
   struct ReplaceStatus {
@@ -130,11 +181,17 @@ class Queue {
   EnqueueResult append(const Update &u, bool track);
   void overwrite(int seg, const Update &n);
   void mark_replaceable(const Update &n);
+  // Pops the head out of the departure order and frees it; returns its content.
+  Departure free_head();
+  void reclaim_head(bool lost);
+  uint32_t expire(uint64_t now_ns);
 
   Config config_;
   Discipline discipline_;
   std::vector<std::optional<Update>> segments_;
   std::vector<int> segment_cluster_;
+  std::vector<uint32_t> segment_token_;
+  std::vector<uint64_t> segment_appended_ns_;
   std::deque<int> available_mem_addrs_;
   std::deque<int> out_mem_addrs_;
   std::vector<int> cluster_status_;  // -1: no unlocked update waiting
@@ -142,6 +199,7 @@ class Queue {
   std::vector<std::optional<uint64_t>> last_seen_ns_;
   int locked_ = -1;
   uint64_t now_ns_ = 0;
+  uint32_t next_token_ = 0;
   Counters counters_;
 };
 

@@ -1,61 +1,21 @@
 // Replays the shared OlafQueue vectors (docs/vectors.md) through the C++ core
-// with no switch: every decision, segment, departing update, status and the
-// final counters must equal the reference model's.
+// with no switch: every decision, segment, token, departing update, token fate,
+// status and the final counters must equal the reference model's, and the
+// core's invariants (check_invariants, with the conservation law) must hold
+// after every event.
 //
 // Usage: test_queue_core VECTOR.json...   (exit 0 iff every file matches)
 
-#include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "olaf_queue_core.hpp"
+#include "queue_vectors.hpp"
 
 using nlohmann::json;
 
 namespace {
-
-olaf::Update update_from_json(const json &j) {
-  olaf::Update u;
-  u.cluster_id = j.at("cluster_id").get<uint16_t>();
-  u.worker_id = j.at("worker_id").get<uint16_t>();
-  u.seq = j.value("seq", 0u);
-  u.count = j.at("count").get<uint16_t>();
-  u.reward_sum = j.at("reward_sum").get<int32_t>();
-  u.gen_ts = j.at("gen_ts").get<uint64_t>();
-  u.grads = j.at("grads").get<std::vector<int32_t>>();
-  return u;
-}
-
-json update_to_json(const olaf::Update &u) {
-  return json{{"cluster_id", u.cluster_id},
-              {"worker_id", u.worker_id},
-              {"seq", u.seq},
-              {"count", u.count},
-              {"reward_sum", u.reward_sum},
-              {"gen_ts", u.gen_ts},
-              {"grads", u.grads}};
-}
-
-json seg_or_null(int seg) { return seg < 0 ? json(nullptr) : json(seg); }
-
-json counters_to_json(const olaf::Queue &q) {
-  const auto &k = q.counters();
-  json decisions = json::object();
-  for (int d = 0; d < olaf::kNumDecisions; d++)
-    decisions[olaf::decision_label(static_cast<olaf::Decision>(d))] = k.decisions[d];
-  json per_cluster = json::array();
-  for (size_t c = 0; c < k.per_cluster.size(); c++) {
-    json row = json::object();
-    for (int d = 0; d < olaf::kNumDecisions; d++)
-      row[olaf::decision_label(static_cast<olaf::Decision>(d))] = k.per_cluster[c][d];
-    row["departures"] = k.departures[c];
-    per_cluster.push_back(row);
-  }
-  return json{{"decisions", decisions}, {"per_cluster", per_cluster}};
-}
 
 // Returns the number of mismatches (printing each), or -1 on a format error.
 int replay(const std::string &path) {
@@ -71,17 +31,7 @@ int replay(const std::string &path) {
     std::cerr << path << ": not JSON: " << e.what() << "\n";
     return -1;
   }
-  const json &c = v.at("config");
-  olaf::Config cfg;
-  cfg.segments = c.at("segments").get<uint32_t>();
-  cfg.num_clusters = c.at("num_clusters").get<uint32_t>();
-  cfg.num_grads = c.at("num_grads").get<uint32_t>();
-  cfg.queue_size = c.at("queue_size").get<uint32_t>();
-  cfg.reward_filter = !c.at("reward_threshold").is_null();
-  cfg.reward_threshold = cfg.reward_filter ? c.at("reward_threshold").get<int64_t>() : 0;
-  cfg.activity_window_ns = c.at("activity_window_ns").get<uint64_t>();
-  const auto disc = c.value("discipline", std::string("olaf")) == "fifo" ? olaf::Discipline::kFifo
-                                                                         : olaf::Discipline::kOlaf;
+  const auto [cfg, disc] = olaf::vectors::config_from_json(v.at("config"));
   olaf::Queue q(cfg, disc);
 
   int bad = 0;
@@ -90,55 +40,30 @@ int replay(const std::string &path) {
     const json &e = events[i];
     const std::string op = e.at("op");
     json got;
-    if (op == "enqueue") {
-      auto r = q.enqueue(update_from_json(e.at("update")), e.at("t_ns").get<uint64_t>());
-      if (r.error != olaf::Error::kNone)
-        got = json{{"error", olaf::error_text(r.error)}};
-      else
-        got = json{{"decision", olaf::decision_label(r.decision)},
-                   {"segment", seg_or_null(r.segment)}};
-    } else if (op == "lock") {
-      auto s = q.lock_head();
-      got = json{{"segment", s ? json(*s) : json(nullptr)}};
-    } else if (op == "dequeue") {
-      auto d = q.dequeue();
-      got =
-          d ? json{{"segment", d->segment}, {"update", update_to_json(d->update)}} : json(nullptr);
-    } else if (op == "status") {
-      auto s = q.status(e.at("t_ns").get<uint64_t>());
-      got = json{{"queue_util", s.queue_util},
-                 {"active_clusters", s.active_clusters},
-                 {"queue_size", s.queue_size}};
-    } else if (op == "configure") {
-      const auto &k = q.config();
-      uint32_t qs = e.contains("queue_size") ? e["queue_size"].get<uint32_t>() : k.queue_size;
-      bool filt = k.reward_filter;
-      int64_t thr = k.reward_threshold;
-      if (e.contains("reward_threshold")) {
-        filt = !e["reward_threshold"].is_null();
-        thr = filt ? e["reward_threshold"].get<int64_t>() : 0;
-      }
-      uint64_t win = e.contains("activity_window_ns") ? e["activity_window_ns"].get<uint64_t>()
-                                                      : k.activity_window_ns;
-      if (!q.configure(qs, filt, thr, win)) {
-        std::cerr << path << ": event " << i << ": configure rejected\n";
-        bad++;
-      }
+    try {
+      got = olaf::vectors::apply_event(q, e);
+    } catch (const std::invalid_argument &err) {
+      std::cerr << path << ": event " << i << ": " << err.what() << "\n";
+      bad++;
       continue;
-    } else {
-      std::cerr << path << ": event " << i << ": unknown op " << op << "\n";
-      return -1;
     }
-    if (got != e.at("expect")) {
+    if (op != "configure" && got != e.at("expect")) {
       if (bad < 5)
         std::cerr << path << ": event " << i << " (" << op << "): expected "
                   << e.at("expect").dump() << ", got " << got.dump() << "\n";
       bad++;
     }
+    const std::string broken = q.check_invariants();
+    if (!broken.empty()) {
+      std::cerr << path << ": event " << i << " (" << op << "): invariant broken: " << broken
+                << "\n";
+      bad++;
+    }
   }
-  if (v.contains("final_counters") && counters_to_json(q) != v["final_counters"]) {
+  const json counters = olaf::vectors::counters_to_json(q);
+  if (v.contains("final_counters") && counters != v["final_counters"]) {
     std::cerr << path << ": final counters differ: expected " << v["final_counters"].dump()
-              << ", got " << counters_to_json(q).dump() << "\n";
+              << ", got " << counters.dump() << "\n";
     bad++;
   }
   return bad;

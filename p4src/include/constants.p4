@@ -32,6 +32,7 @@ const bit<8> DECISION_ERROR = 255;  // the extern rejected the update
 const bit<32> DECISION_SLOTS = 8;  // per-cluster decision counter stride
 const bit<8> PARAM_REWARD_FILTER = 1;  // olaf_params flag: reward filtering
 const bit<8> PARAM_FIFO = 2;  // olaf_params flag: FIFO baseline
+const bit<32> RECLAIM_SLOTS = 65;  // reclaimed counter stride: kind * RECLAIM_SLOTS + n
 const bit<8> DECISION_APPEND = 0;  // Decision.APPEND
 const bit<8> DECISION_AGGREGATE = 1;  // Decision.AGGREGATE
 const bit<8> DECISION_REPLACE_WORKER = 2;  // Decision.REPLACE_WORKER
@@ -63,5 +64,12 @@ const bit<32> TRAFFIC_TTL_EXPIRED = 10;  // Traffic.TTL_EXPIRED
 const bit<32> NUM_TRAFFIC = 11;  // number of Traffic codes (counter size)
 const bit<32> EGRESS_ERROR_DEQUEUE_EMPTY = 0;  // EgressError.DEQUEUE_EMPTY
 const bit<32> NUM_EGRESS_ERROR = 1;  // number of EgressError codes (counter size)
+const bit<8> TOKEN_FATE_DEPARTED = 0;  // TokenFate.DEPARTED
+const bit<8> TOKEN_FATE_DEPARTED_AFTER_LOSS = 1;  // TokenFate.DEPARTED_AFTER_LOSS
+const bit<8> TOKEN_FATE_STALE = 2;  // TokenFate.STALE
+const bit<32> NUM_TOKEN_FATE = 3;  // number of TokenFate codes (counter size)
+const bit<32> RECLAIM_LOST = 0;  // Reclaim.LOST
+const bit<32> RECLAIM_EXPIRED = 1;  // Reclaim.EXPIRED
+const bit<32> NUM_RECLAIM = 2;  // number of Reclaim codes (counter size)
 
 #endif

@@ -95,7 +95,7 @@ struct olaf_params_t {
 struct metadata_t {
     olaf_params_t params;
     bit<8>  decision;
-    bit<32> segment;
+    bit<32> token;               // APPEND: its segment's token id (OlafQueue.dequeue)
     bit<1>  is_token;            // APPENDed update: carries a queue segment to egress
     bit<1>  worker_known;        // worker_table hit from the worker's own port (and UDP port)
     bit<1>  worker_spoofed;      // worker_table hit, but from another port / UDP port
