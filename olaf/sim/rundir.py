@@ -105,7 +105,8 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[st
     g = s.groups[w.group]
     idx = run.worker_index[name]
     c = ns.GetWorkerCounters(idx)
-    start = {"ev": "start", "role": "worker", "t_ns": 0, "name": name, "start_at_ns": 0, "start_file": None,
+    t0 = round(g.start_ms * 1e6)
+    start = {"ev": "start", "role": "worker", "t_ns": 0, "name": name, "start_at_ns": t0, "start_file": None,
              "bind": w.ip, "ps": f"{PS_IP}:{UPDATE_PORT}", "cluster_id": w.cluster_id, "worker_id": w.worker_id,
              "seed": s.seed + w.worker_id, "backend": "ns3", "group": g.name,
              "schedule": {"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
@@ -114,7 +115,7 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[st
     if s.records:
         gens = records(ns.Gens(idx), _layout('GEN_FIELDS'))
         acks = records(ns.Acks(idx), _layout('ACK_FIELDS'))
-        recs: list[Iterable[dict]] = [[start, {"ev": "go", "t_ns": 0, "t0_ns": 0, "requested_t0_ns": 0}],
+        recs: list[Iterable[dict]] = [[start, {"ev": "go", "t_ns": t0, "t0_ns": t0, "requested_t0_ns": t0}],
                                       _gen_records(gens), _ack_records(acks)]
         # one time-ordered log, as a real worker writes it
         merged = sorted((r for part in recs[1:] for r in part), key=lambda r: r["t_ns"])
@@ -123,7 +124,7 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[st
     summary = {"role": "worker", "name": name, "bind": w.ip, "cluster_id": w.cluster_id, "worker_id": w.worker_id,
                "learned_cluster_id": None if c.learned_cluster_id == 0xFFFFFFFF else int(c.learned_cluster_id),
                "learned_worker_id": None if c.learned_worker_id == 0xFFFFFFFF else int(c.learned_worker_id),
-               "t0_ns": 0, "gen_end_ns": end_ns, "t_stop_ns": end_ns, "stop_reason": "schedule_end",
+               "t0_ns": t0, "gen_end_ns": end_ns, "t_stop_ns": end_ns, "stop_reason": "schedule_end",
                "generated": int(c.generated), "sent": int(c.sent), "skipped": int(c.skipped), "init_sent": 0,
                "send_errors": int(c.send_errors), "acks": int(c.acks), "acks_own": int(c.acks_own),
                "acks_malformed": int(c.acks_malformed), "acks_wrong_size": 0, "recv_errors": 0,
@@ -200,10 +201,15 @@ def write(run: SimRun, out: Path) -> None:
                             "scenario": s.model_dump(mode="json"),
                             "sim": {**run.stats, "setup_s": run.setup_s}, "provenance": provenance()}
     gen_end = s.generation_end_ns
-    if gen_end is None and s.records:
+    if s.updates_per_worker is not None and s.records:  # the window ends at the last generation
         last = [int(records(run.sim.Gens(i), _layout('GEN_FIELDS'))["t_ns"].max(initial=0))
                 for i in run.worker_index.values()]
         gen_end = max(last, default=0)
     if gen_end is not None:
         meta["t_end_ns"] = gen_end
+    if s.updates_per_worker is not None:
+        short = {sm["name"]: sm["generated"] for sm in summaries if sm["generated"] < s.updates_per_worker}
+        if short:
+            meta["incomplete"] = {"updates_per_worker": s.updates_per_worker, "deadline_s": s.duration_s,
+                                  "generated": short}
     write_json(out / "run.json", meta)
