@@ -7,7 +7,7 @@ STAMP := $(VENV)/.olaf-installed
 # Defined before any rule uses it (prerequisites are expanded when a rule is read).
 MININET_PY ?= /usr/lib/python3/dist-packages/mininet
 MININET_LINK := $(VENV)/.mininet-linked
-EXTRAS ?= test,p4,verify,rtl,lint,ns3
+EXTRAS ?= test,p4,verify,rtl,lint,ns3,experiments
 
 .DEFAULT_GOAL := help
 

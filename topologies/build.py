@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
+import numpy as np
+
 from olaf.controller.config import Deployment, HostConf, LinkConf, SwitchConf, validate
 from olaf.controller.olaf_params import QueueParams
 
@@ -48,6 +50,14 @@ def mac_of(ip: str) -> str:
 
 def worker_ip(i: int) -> str:
     return f"10.0.{i // 250 + 1}.{i % 250 + 1}"
+
+
+def worker_seed(run_seed: int, worker_id: int) -> int:
+    """The seed of worker ``worker_id``'s own draws (jitter, transmission control) in a run
+    seeded ``run_seed``: NumPy's ``SeedSequence([run_seed, worker_id])`` (32 bits), so the
+    workers of runs with different seeds draw independent streams (``run_seed + worker_id``
+    would share all but one worker's stream between seeds 1 and 2)."""
+    return int(np.random.SeedSequence([run_seed, worker_id]).generate_state(1, np.uint32)[0])
 
 
 def _switch(k: int, q: QueueSetup, num_grads: int, discipline: str, reward_threshold: Optional[int],

@@ -26,7 +26,7 @@ from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import WorkerConfig
-from olaf.topologies.build import EDGES, SWITCHES, Placement, QueueSetup, deployment
+from olaf.topologies.build import EDGES, SWITCHES, Placement, QueueSetup, deployment, worker_seed
 
 INTERACTIVE_DURATION_S = 10 * 24 * 3600
 """How long workers run in interactive mode (``duration_s = 0``): until the CLI exits."""
@@ -91,7 +91,7 @@ class RunSpec:
         activity_window_ms: window for the active-cluster count in ACKs, ms.
         tc: worker transmission control (paper §5), with tc_delta_t_ms, tc_v_per_s and
             tc_q_max (Q_max instead of the ACK's; None: the ACK's).
-        seed: task seed (worker i uses seed + i for its own draws).
+        seed: task seed (worker i uses ``worker_seed(seed, i)`` for its own draws).
         bmv2_log_level: log level of every BMv2 switch (``warn`` keeps a loaded switch fast).
         pcap: capture every switch port to ``<run>/pcap/`` (BMv2 ``--pcap``).
         admission: enable admission control of ``olafctl create-cluster``/``add-worker``
@@ -263,7 +263,7 @@ class RunSpec:
                                   max_updates=self.updates_per_worker),
             task=TaskParams(num_weights=self.grads, task_seed=self.seed),
             tx=TxParams(enabled=self.tc, delta_t_ms=self.tc_delta_t_ms, v_per_s=self.tc_v_per_s, q_max=self.tc_q_max),
-            seed=self.seed + (h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
+            seed=worker_seed(self.seed, h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
             start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
             out_dir=hosts_dir, name=worker)
 

@@ -18,6 +18,7 @@ from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
 from olaf.sim import build
 from olaf.sim.scenario import Scenario
 from olaf.sim.topology import PS_IP, Network, WorkerHost, ip_int, network
+from olaf.topologies.build import worker_seed
 
 NS_PER_MS = 1_000_000
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
@@ -76,7 +77,7 @@ def _worker_params(ns: Any, s: Scenario, w: WorkerHost) -> Any:
     p.tc_delta_t_ms = s.tc.delta_t_ms
     p.tc_v_per_s = s.tc.v_per_s
     p.tc_q_max = s.tc.q_max or 0
-    p.seed = s.seed + w.worker_id  # as olaf run seeds its workers
+    p.seed = worker_seed(s.seed, w.worker_id)  # as olaf run seeds its workers
     p.grad_frac_bits = GRAD_FRAC_BITS
     p.reward_frac_bits = REWARD_FRAC_BITS
     return p

@@ -33,6 +33,7 @@ from olaf.provenance import provenance
 from olaf.sim import build
 from olaf.sim.backend import SimRun
 from olaf.sim.topology import PS_IP, WorkerHost
+from olaf.topologies.build import worker_seed
 
 REASONS = ("tc_off", "no_status", "no_qmax", "uncongested", "draw")
 """Labels of olaf::sim::Reason (txcontrol.hpp), as olaf.hosts.txcontrol.Decision.reason."""
@@ -108,7 +109,7 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[st
     t0 = round(g.start_ms * 1e6)
     start = {"ev": "start", "role": "worker", "t_ns": 0, "name": name, "start_at_ns": t0, "start_file": None,
              "bind": w.ip, "ps": f"{PS_IP}:{UPDATE_PORT}", "cluster_id": w.cluster_id, "worker_id": w.worker_id,
-             "seed": s.seed + w.worker_id, "backend": "ns3", "group": g.name,
+             "seed": worker_seed(s.seed, w.worker_id), "backend": "ns3", "group": g.name,
              "schedule": {"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
                           "period_ms": g.period_ms, "jitter_ms": g.jitter_ms},
              "task": None, "tx": {"enabled": s.transmission_control, **s.tc.model_dump()}}

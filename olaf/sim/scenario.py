@@ -35,6 +35,8 @@ PPP_HEADER_LEN = 2
 
 SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2", "s3")}
 EDGE_SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2")}
+PARENT: dict[str, dict[str, Optional[str]]] = {"tor": {"s1": None}, "multihop": {"s1": "s3", "s2": "s3", "s3": None}}
+"""The next switch toward the PS (None: the switch attached to the PS)."""
 DEFAULT_QUEUE_SIZE = {"tor": {"s1": 8}, "multihop": {"s1": 5, "s2": 5, "s3": 8}}
 """Paper §8.1 (queue 8) and §8.3 (SW1/SW2 5, SW3 8)."""
 
@@ -164,6 +166,24 @@ class Scenario(FileModel):
     def uplink(self, switch: str) -> Link:
         """``switch``'s link toward the PS (the access link's if not given)."""
         return self.uplinks.get(switch, self.access)
+
+    def path_to_ps(self, switch: str) -> list[str]:
+        """Switches from ``switch`` up to the one attached to the PS."""
+        out = [switch]
+        while (nxt := PARENT[self.topology][out[-1]]) is not None:
+            out.append(nxt)
+        return out
+
+    @property
+    def root_switch(self) -> str:
+        """The switch attached to the PS (its uplink is the last hop)."""
+        return next(sw for sw, up in PARENT[self.topology].items() if up is None)
+
+    def offered_pps(self, switch: str) -> float:
+        """Updates generated per second by the workers whose path crosses ``switch``
+        (``Σ clusters · workers_per_cluster · 1000 / period_ms``; skipped ones included)."""
+        return sum(g.clusters * g.workers_per_cluster * 1000.0 / g.period_ms
+                   for g in self.groups if switch in self.path_to_ps(g.switch))
 
     @property
     def discipline(self) -> str:
