@@ -184,3 +184,17 @@ clean: ## Remove build outputs (keeps .venv)
 .PHONY: distclean
 distclean: clean ## Remove build outputs and .venv
 	rm -rf $(VENV)
+
+# --- Experiments (olaf/experiments, experiments/*.yaml) ------------------------
+EXPERIMENT_SPECS := $(sort $(wildcard experiments/*.yaml))
+REPRO_BACKEND ?= ns3
+REPRO_ARGS ?=
+
+.PHONY: reproduce
+reproduce: $(STAMP) ## Run every experiments/*.yaml (REPRO_BACKEND=ns3|mininet) into results/paper/, write docs/reproduction.md
+	@rc=0; for f in $(EXPERIMENT_SPECS); do \
+	  n=$$(basename $$f .yaml); echo "== $$f"; \
+	  nice $(VENV)/bin/olaf experiment $$f --backend $(REPRO_BACKEND) --out results/paper/$$n $(REPRO_ARGS) || rc=1; \
+	done; \
+	$(PY) -m olaf.experiments.reproduction results/paper docs/reproduction.md && $(call GIVE_BACK,results docs/reproduction*); \
+	exit $$rc

@@ -38,11 +38,13 @@ def _term_as_interrupt(signum, frame):  # noqa: ARG001
               help="Results directory [default: results/experiments/<name>/<backend>].")
 @click.option("--seeds", "n_seeds", type=click.IntRange(min=1), help="Run only the first N seeds of the spec.")
 @click.option("--resume/--no-resume", default=False, show_default=True,
-              help="Reuse the runs that already have a report in the results directory.")
+              help="Reuse the runs that already have metrics in the results directory.")
+@click.option("--keep-logs/--no-keep-logs", default=False, show_default=True,
+              help="Keep every run's host logs (per-update records, what `olaf report` reads).")
 @click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "build", show_default=True,
               help="mininet: the P4 build outputs (make build).")
 def experiment_cmd(spec_path: Path, backend: str, out_dir: Optional[Path], n_seeds: Optional[int], resume: bool,
-                   build: Path) -> None:
+                   keep_logs: bool, build: Path) -> None:
     """Run an experiment spec (sweep points x seeds) and write results, table and figure.
 
     SPEC is a YAML experiment (experiments/*.yaml; schema docs/schemas/experiment.schema.json).
@@ -66,7 +68,8 @@ def experiment_cmd(spec_path: Path, backend: str, out_dir: Optional[Path], n_see
     from olaf.sim.build import SimUnavailable  # noqa: PLC0415
 
     try:
-        res = run_experiment(spec, backend, out, console=console, build=build, resume=resume, spec_path=spec_path)
+        res = run_experiment(spec, backend, out, console=console, build=build, resume=resume, keep_logs=keep_logs,
+                             spec_path=spec_path)
     except ConfigError as e:
         raise SpecError(str(e)) from None
     except SimUnavailable as e:

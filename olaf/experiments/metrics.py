@@ -17,6 +17,9 @@ Metrics of a run (``RunMetrics.values``; None where undefined):
   over the group's period (the verifier's ``period`` unit, docs/verifier.md);
 * ``peak_gap_periods`` — the largest gap between two groups' ``aom_peak_periods``
   (:func:`olaf.aom.peak_aom_gap`, unit ``period``: the verifier's query);
+* ``aom_peak_per_update_periods.<g>`` and ``peak_gap_per_update_periods`` — the same with the
+  verifier's ``peak_average: update``: a cluster's peaks summed over the window and divided
+  by the updates it generated (each update's ``Δp(k)``, 0 for the ones without a peak);
 * ``aom_reduction_pct`` — set by the runner, paired by seed: ``100 · (1 − aom_avg_ms /
   aom_avg_ms of the baseline run)`` (paper §8.1 "reduces the average AoM by 69 %").
 
@@ -35,14 +38,14 @@ from typing import Any, Optional
 
 import numpy as np
 
-from olaf.aom import aggregations_per_delivery, peak_aom_gap
+from olaf.aom import Delivery, aggregations_per_delivery, peak_aom_gap, peak_aoms
 from olaf.report.report import deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import load_run
 from olaf.sim.scenario import Scenario
 
 RUN_METRICS = ("sent", "generated", "skipped", "delivered", "aggregated", "dropped", "loss_pct", "aom_avg_ms",
                "aom_peak_ms", "jain", "aggregations_mean", "completed_pct")
-GROUP_METRICS = ("aom_avg_ms", "aom_peak_ms", "loss_pct", "aom_peak_periods")
+GROUP_METRICS = ("aom_avg_ms", "aom_peak_ms", "loss_pct", "aom_peak_periods", "aom_peak_per_update_periods")
 PAIRED_METRICS = ("aom_reduction_pct",)
 
 
@@ -50,7 +53,7 @@ def metric_names(s: Scenario) -> list[str]:
     """Every metric an experiment on scenarios shaped like ``s`` reports."""
     names = [*RUN_METRICS, *PAIRED_METRICS, *(f"{m}.{g.name}" for g in s.groups for m in GROUP_METRICS)]
     if len(s.groups) > 1:
-        names.append("peak_gap_periods")
+        names += ["peak_gap_periods", "peak_gap_per_update_periods"]
     return names
 
 
@@ -69,6 +72,18 @@ def _mean(xs: list[Optional[float]]) -> Optional[float]:
     return float(np.mean(ys)) if ys else None
 
 
+def _peak_sum_ms(ds: list[Delivery], t0: int, t1: int) -> float:
+    """Sum of the peak AoMs (ms) of the receptions in ``[t0, t1]`` (as the report's ``aom_peak_ms``)."""
+    return sum(p for _, p in peak_aoms([d for d in ds if t0 <= d.t_ns <= t1], t_start_ns=t0)) / 1e6
+
+
+def _largest_gap(avgs: dict[str, tuple[Optional[float], float]]) -> Optional[float]:
+    """Largest pairwise :func:`olaf.aom.peak_aom_gap` (unit ``period``) of ``(average, period)`` pairs."""
+    gaps = [float(peak_aom_gap(Fraction(a), Fraction(b), "period", period_a=Fraction(pa), period_b=Fraction(pb)))
+            for (a, pa), (b, pb) in combinations(avgs.values(), 2) if a is not None and b is not None]
+    return max(gaps) if gaps else None
+
+
 def run_metrics(run_dir: Path, s: Scenario) -> RunMetrics:
     """Report the run in ``run_dir`` (``summary.json``/``summary.csv`` are (re)written) and
     compute its metrics for scenario ``s``.
@@ -80,17 +95,20 @@ def run_metrics(run_dir: Path, s: Scenario) -> RunMetrics:
     summary = summarize(run)
     write_summary(summary, run_dir)
     ov, clusters = summary["overall"], summary["clusters"]
+    t0, t1 = summary["window"]["t_start_ns"], summary["window"]["t_end_ns"]
+    by_cluster = deliveries_by_cluster(run)
     v: dict[str, Optional[float]] = {k: ov[k] for k in ("sent", "generated", "skipped", "delivered", "aggregated",
                                                          "dropped")}
     v["loss_pct"] = 100.0 * ov["loss_fraction"]
     v["aom_avg_ms"], v["aom_peak_ms"], v["jain"] = ov["aom_avg_ms"], ov["aom_peak_ms"], ov["jain_fairness"]
-    ds = [d for dl in deliveries_by_cluster(run).values() for d in dl]
+    ds = [d for dl in by_cluster.values() for d in dl]
     aggs = aggregations_per_delivery(ds)
     v["aggregations_mean"] = float(aggs.mean()) if aggs.size else None
     v["completed_pct"] = (100.0 * ov["generated"] / (s.num_workers * s.updates_per_worker)
                           if s.updates_per_worker else None)
     first = 0
     peaks: dict[str, tuple[Optional[float], float]] = {}
+    per_update: dict[str, tuple[Optional[float], float]] = {}
     for g in s.groups:
         ms = [clusters.get(str(c), {}) for c in range(first, first + g.clusters)]
         first += g.clusters
@@ -101,9 +119,12 @@ def run_metrics(run_dir: Path, s: Scenario) -> RunMetrics:
         sent = sum(m.get("sent", 0) for m in ms)
         v[f"loss_pct.{g.name}"] = 100.0 * sum(m.get("dropped", 0) for m in ms) / sent if sent else None
         peaks[g.name] = (peak, g.period_ms)
+        upd = _mean([_peak_sum_ms(by_cluster.get(c, []), t0, t1) / m["generated"] if m.get("generated") else None
+                     for c, m in zip(range(first - g.clusters, first), ms)])
+        v[f"aom_peak_per_update_periods.{g.name}"] = None if upd is None else upd / g.period_ms
+        per_update[g.name] = (upd, g.period_ms)
     if len(s.groups) > 1:
-        gaps = [float(peak_aom_gap(Fraction(a), Fraction(b), "period", period_a=Fraction(pa), period_b=Fraction(pb)))
-                for (a, pa), (b, pb) in combinations(peaks.values(), 2) if a is not None and b is not None]
-        v["peak_gap_periods"] = max(gaps) if gaps else None
+        v["peak_gap_periods"] = _largest_gap(peaks)
+        v["peak_gap_per_update_periods"] = _largest_gap(per_update)
     return RunMetrics(v, dict(Counter(int(a) for a in aggs)), run.run_meta.get("incomplete"),
                       ov.get("fates_consistent"))

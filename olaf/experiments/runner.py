@@ -4,13 +4,15 @@ written after every run.
 Output directory (``olaf experiment SPEC --out DIR``)::
 
     DIR/spec.yaml                      the spec as run (copy)
-    DIR/runs/<point>/seed-<n>/         each run's directory (``olaf report`` reads it)
+    DIR/runs/<point>/seed-<n>/         each run's directory: summary.json/csv, switch counters,
+                                       run.json, metrics.json; the host logs (``olaf report``
+                                       reads them) only with ``keep_logs``
     DIR/results.json                   every run's metrics and, per point, mean and 95 % CI
     DIR/results.csv                    one row per point: parameters, <metric>_mean, <metric>_ci95, n
     DIR/table.md, DIR/figure.png       ours beside the paper's (olaf.experiments.outputs)
 
 ``results.json`` is rewritten after each run, so an interrupted experiment (Ctrl-C) keeps
-what completed; ``--resume`` reuses the runs whose directory already has a report. A run
+what completed; ``--resume`` reuses the runs whose directory already has ``metrics.json``. A run
 whose workers could not generate their updates in its duration is ``incomplete``: its
 metrics cover what it generated and the results say how far it got.
 """
@@ -29,7 +31,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from olaf.experiments import backends
-from olaf.experiments.metrics import metric_names, run_metrics
+from olaf.experiments.metrics import RunMetrics, metric_names, run_metrics
 from olaf.experiments.spec import ExperimentSpec, PlannedRun, plan, point_label, same_value
 from olaf.experiments.stats import estimate
 from olaf.provenance import provenance
@@ -147,21 +149,32 @@ def write_results(res: ExperimentResult) -> list[dict[str, Any]]:
     return points
 
 
-def _reuse(pr: PlannedRun, run_dir: Path) -> Optional[RunRecord]:
-    if not (run_dir / "summary.json").exists():
-        return None
-    try:
-        m = run_metrics(run_dir, pr.scenario)
-    except RunDirError:
-        return None
+METRICS_FILE = "metrics.json"
+
+
+def _record(pr: PlannedRun, m: RunMetrics, wall_s: float = 0.0) -> RunRecord:
     return RunRecord(pr.index, pr.point, pr.seed, "", "incomplete" if m.incomplete else "ok", m.values, m.agg_hist,
-                     m.incomplete, m.fates_consistent)
+                     m.incomplete, m.fates_consistent, wall_s=wall_s)
+
+
+def _reuse(pr: PlannedRun, run_dir: Path) -> Optional[RunRecord]:
+    """The record of a run finished earlier (its ``metrics.json``), None if there is none."""
+    try:
+        doc = json.loads((run_dir / METRICS_FILE).read_text())
+        m = RunMetrics(doc["values"], {int(k): n for k, n in doc["agg_hist"].items()}, doc.get("incomplete"),
+                       doc.get("fates_consistent"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return _record(pr, m)
 
 
 def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Console,
-                   build: Optional[Path] = None, resume: bool = False,
+                   build: Optional[Path] = None, resume: bool = False, keep_logs: bool = False,
                    spec_path: Optional[Path] = None) -> ExperimentResult:
     """Run every point × seed of ``spec`` on ``backend`` into ``out``; write the results.
+
+    ``keep_logs``: keep each run's host logs (per-update records; ``olaf report`` needs them);
+    otherwise they are deleted once the run's metrics are computed.
 
     Raises:
         olaf.configfile.ConfigError: a point is not a valid scenario for the backend.
@@ -188,7 +201,7 @@ def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Co
                 if rec is None:
                     if run_dir.exists():
                         shutil.rmtree(run_dir)
-                    rec = _one(backend, pr, run_dir, console, build)
+                    rec = _one(backend, pr, run_dir, console, build, keep_logs)
                 rec.run_dir = str(rel)
                 res.runs.append(rec)
                 if rec.status != "ok":
@@ -203,7 +216,8 @@ def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Co
     return res
 
 
-def _one(backend: str, pr: PlannedRun, run_dir: Path, console: Console, build: Optional[Path]) -> RunRecord:
+def _one(backend: str, pr: PlannedRun, run_dir: Path, console: Console, build: Optional[Path],
+         keep_logs: bool) -> RunRecord:
     failures: tuple[type[Exception], ...] = (RunDirError, OSError)
     if backend == "mininet":
         from olaf.topologies.emulation import RunFailed  # noqa: PLC0415 (needs the p4 extra)
@@ -216,5 +230,10 @@ def _one(backend: str, pr: PlannedRun, run_dir: Path, console: Console, build: O
     except failures as e:
         return RunRecord(pr.index, pr.point, pr.seed, "", "failed", error=str(getattr(e, "message", e)),
                          wall_s=time.perf_counter() - t0)
-    return RunRecord(pr.index, pr.point, pr.seed, "", "incomplete" if m.incomplete else "ok", m.values, m.agg_hist,
-                     m.incomplete, m.fates_consistent, wall_s=time.perf_counter() - t0)
+    (run_dir / METRICS_FILE).write_text(json.dumps({"values": m.values, "agg_hist": m.agg_hist,
+                                                    "incomplete": m.incomplete,
+                                                    "fates_consistent": m.fates_consistent}, indent=1))
+    if not keep_logs:
+        for log in (run_dir / "hosts").glob("*.jsonl"):
+            log.unlink()
+    return _record(pr, m, time.perf_counter() - t0)
