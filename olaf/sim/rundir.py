@@ -12,7 +12,11 @@ Layout (as ``topologies/rundir.py`` documents for emulated runs):
 * ``hosts/*.summary.json`` — the hosts' counters;
 * ``switch_counters.json`` — per switch the P4 counters by label (``decisions``,
   ``malformed``, ``traffic``, ``egress_errors``, per cluster ``decisions`` and
-  ``departures``) and ``tx_drops`` (packets a device queue of the switch dropped).
+  ``departures``) and ``tx_drops`` (packets a device queue of the switch dropped);
+* ``network.yaml`` — the deployment the emulation would build for this scenario
+  (:func:`olaf.topologies.build.deployment`: same hosts, addresses, clusters and switch
+  path), so the report follows each cluster's packets hop by hop (``fates``); left out
+  (``run.json`` says why) for networks beyond the emulation's sizes.
 
 Without records (``Scenario.records`` false) the host logs are not written; the
 counters are, with the workers' totals in ``hosts/workers.summary.json``.
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -182,6 +186,21 @@ def switch_counters(run: SimRun) -> dict[str, Any]:
     return out
 
 
+def _write_network(s: Any, out: Path) -> Optional[str]:
+    """``network.yaml`` of the scenario; returns why it was left out (None if written)."""
+    from olaf.controller import config as cfgmod  # noqa: PLC0415
+    from olaf.topologies.build import Placement, QueueSetup, deployment  # noqa: PLC0415
+
+    try:
+        d = deployment(s.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in s.groups],
+                       {sw: QueueSetup(q) for sw, q in s.queue_sizes.items()}, num_grads=s.grads,
+                       discipline=s.discipline)
+    except (ValueError, cfgmod.ConfigError) as e:
+        return str(e)
+    cfgmod.save(d, out / "network.yaml")
+    return None
+
+
 def write(run: SimRun, out: Path) -> None:
     """Write the run directory ``out`` (see the module docstring)."""
     s = run.scenario
@@ -198,6 +217,7 @@ def write(run: SimRun, out: Path) -> None:
                                                     **{k: sum(sm[k] for sm in summaries) for k in keys}})
     _ps_log(run, end_ns, hosts)
     write_json(out / "switch_counters.json", switch_counters(run))
+    no_network = _write_network(s, out)
     meta: dict[str, Any] = {"t_start_ns": 0, "backend": "ns3", "topo": s.topology, "queue": s.queue,
                             "scenario": s.model_dump(mode="json"),
                             "sim": {**run.stats, "setup_s": run.setup_s}, "provenance": provenance()}
@@ -208,6 +228,8 @@ def write(run: SimRun, out: Path) -> None:
         gen_end = max(last, default=0)
     if gen_end is not None:
         meta["t_end_ns"] = gen_end
+    if no_network is not None:
+        meta["network_yaml"] = f"not written: {no_network}"
     if s.updates_per_worker is not None:
         short = {sm["name"]: sm["generated"] for sm in summaries if sm["generated"] < s.updates_per_worker}
         if short:
