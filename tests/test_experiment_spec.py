@@ -17,7 +17,7 @@ from olaf.experiments.spec import ExperimentSpec, load_spec, plan
 from olaf.sim.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-SPECS = sorted((ROOT / "experiments").glob("*.yaml"))
+SPECS = sorted((ROOT / "experiments").rglob("*.yaml"))
 
 BASE = {"name": "t", "title": "t",
         "scenario": {"topology": "multihop", "duration_s": 2,

@@ -107,6 +107,8 @@ def figure(spec: ExperimentSpec, points: list[dict[str, Any]], path: Path) -> Op
         _lines(ax, spec, sel)
     else:
         _bars(ax, spec, sel)
+    if fig_spec.logy:
+        ax.set_yscale("log")
     ax.set_title(fig_spec.title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

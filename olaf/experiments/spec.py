@@ -84,6 +84,7 @@ class Figure(FileModel):
     xlabel: str = ""
     ylabel: str = ""
     logx: bool = False
+    logy: bool = False
 
 
 class ExperimentSpec(FileModel):
