@@ -99,7 +99,7 @@ class ExperimentSpec(FileModel):
     set: dict[str, Scalar] = Field(default_factory=dict, description="parameters applied to the scenario, in order")
     sweep: dict[str, list[Scalar]] = Field(default_factory=dict, description="parameter -> values (product of all)")
     seeds: list[int] = Field(default_factory=lambda: [1], min_length=1, description="one run per seed and point")
-    baseline: dict[str, Scalar] = Field(default_factory=lambda: {"queue": "fifo"},
+    baseline: dict[str, Scalar] = Field(default_factory=lambda: dict[str, Scalar](queue="fifo"),
                                         description="the point that aom_reduction_pct compares with (one parameter)")
     backends: dict[Literal["ns3", "mininet"], BackendSetup] = Field(default_factory=dict)
     table: Optional[Table] = None

@@ -76,8 +76,10 @@ def build_trace(cfg: VerifyConfig, witness: dict) -> dict:
         if kind == "unfair":
             u, v = us
             q = cfg.query
-            gap = aom.peak_aom_gap(q.mean_peak(witness["sum_peak"][u], witness["n_peak"][u], len(witness["updates"][u])),
-                                   q.mean_peak(witness["sum_peak"][v], witness["n_peak"][v], len(witness["updates"][v])),
+            a = q.mean_peak(witness["sum_peak"][u], witness["n_peak"][u], len(witness["updates"][u]))
+            b = q.mean_peak(witness["sum_peak"][v], witness["n_peak"][v], len(witness["updates"][v]))
+            assert a is not None and b is not None  # an unfair pair has peaks on both sides
+            gap = aom.peak_aom_gap(a, b,
                                    cfg.query.unit, period_a=cfg.clusters[u].period_ms,
                                    period_b=cfg.clusters[v].period_ms)
         viols.append({"kind": kind, "clusters": [names[x] for x in us], "gap": _frac(gap),
