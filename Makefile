@@ -188,13 +188,16 @@ distclean: clean ## Remove build outputs and .venv
 # --- Experiments (olaf/experiments, experiments/*.yaml) ------------------------
 EXPERIMENT_SPECS := $(sort $(wildcard experiments/*.yaml))
 REPRO_BACKEND ?= ns3
+REPRO_OUT ?= $(if $(filter ns3,$(REPRO_BACKEND)),results/paper,results/paper-$(REPRO_BACKEND))
+REPRO_DOC ?= $(if $(filter ns3,$(REPRO_BACKEND)),docs/reproduction.md,docs/reproduction-$(REPRO_BACKEND).md)
 REPRO_ARGS ?=
 
 .PHONY: reproduce
-reproduce: $(STAMP) ## Run every experiments/*.yaml (REPRO_BACKEND=ns3|mininet) into results/paper/, write docs/reproduction.md
+reproduce: $(STAMP) ## Every experiments/*.yaml on REPRO_BACKEND=ns3|mininet into results/paper/, tables in docs/reproduction.md
+	@if [ "$(REPRO_BACKEND)" = mininet ]; then $(MAKE) -s build $(MININET_LINK); fi
 	@rc=0; for f in $(EXPERIMENT_SPECS); do \
 	  n=$$(basename $$f .yaml); echo "== $$f"; \
-	  nice $(VENV)/bin/olaf experiment $$f --backend $(REPRO_BACKEND) --out results/paper/$$n $(REPRO_ARGS) || rc=1; \
+	  nice $(VENV)/bin/olaf experiment $$f --backend $(REPRO_BACKEND) --out $(REPRO_OUT)/$$n $(REPRO_ARGS) || rc=1; \
 	done; \
-	$(PY) -m olaf.experiments.reproduction results/paper docs/reproduction.md && $(call GIVE_BACK,results docs/reproduction*); \
+	$(PY) -m olaf.experiments.reproduction $(REPRO_OUT) $(REPRO_DOC) && $(call GIVE_BACK,results $(basename $(REPRO_DOC))*); \
 	exit $$rc

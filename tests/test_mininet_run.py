@@ -132,7 +132,9 @@ def test_multihop_run_accounting_closes_and_acks_carry_the_tightest_status(build
         assert sum(fates.values()) == f["sent"] == m["sent"] and f["inconsistent"] == []
         edge = "s1" if int(c) < 2 else "s2"
         assert [h["switch"] for h in f["hops"]] == [edge, "s3"]
-        assert f["delivered"] == m["delivered"] and f["aggregated"] == m["aggregated"]
+        # packets: the fates count decisions, the summary worker updates (a replaced segment takes
+        # the updates aggregated into it along), so only the deliveries must agree one to one
+        assert f["delivered"] == m["delivered"]
     # what the edges passed on is what s3 decided on; what s3 appended reached the PS
     s3 = counters["s3"]["decisions"]
     assert sum(s3.values()) == sum(counters[e]["clusters"][c]["departures"]
