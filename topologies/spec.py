@@ -212,11 +212,12 @@ class RunSpec:
         return out
 
     def generation_limit_s(self) -> float:
-        """Seconds from t0 by which every worker's schedule has ended: ``duration_s``; with
-        ``updates_per_worker``, the latest group's start + updates × (period + jitter), capped
-        by ``duration_s`` (the deadline)."""
+        """Seconds from t0 by which every worker's schedule has ended: the latest group start +
+        ``duration_s`` (0: interactive); with ``updates_per_worker``, the latest group's start +
+        updates × (period + jitter), capped by ``duration_s`` (the deadline)."""
+        latest_start = max(g.start_ms for g in self.cluster_groups()) / 1000
         if self.updates_per_worker is None:
-            return self.duration_s
+            return self.duration_s + latest_start if self.duration_s > 0 else 0.0
         need = max(g.start_ms / 1000 + self.updates_per_worker * (g.period_ms + g.jitter_ms) / 1000
                    for g in self.cluster_groups())
         return min(need, self.duration_s) if self.duration_s > 0 else need
