@@ -111,3 +111,24 @@ def test_a_run_that_cannot_finish_in_its_duration_reports_what_completed(sim, tm
     (run,) = res["runs"]
     assert run["status"] == "incomplete" and not res["complete"]
     assert run["metrics"]["completed_pct"] == pytest.approx(38.0) and run["metrics"]["sent"] == 76
+
+
+def test_ctrl_c_keeps_what_completed(sim, tmp_path, monkeypatch):
+    """Ctrl-C during the second run: the first run's results are written and reported."""
+    from olaf.experiments import backends
+
+    real, calls = backends.run, []
+
+    def run_then_interrupt(*a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(backends, "run", run_then_interrupt)
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    r = CliRunner().invoke(main, ["experiment", str(path), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1 and "interrupted: 1 of 6 runs completed" in r.output
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert res["interrupted"] and len(res["runs"]) == 1 and res["points"][0]["runs"] == 1

@@ -49,6 +49,10 @@ class RunFailed(click.ClickException):
     """The run did not complete; the message says what failed and where its log is."""
 
 
+class RunInterrupted(RunFailed):
+    """Ctrl-C or SIGTERM stopped the run; its partial report is written."""
+
+
 def preflight(build: Path) -> None:
     """Raise RunFailed naming what is missing (root, tools, build outputs, Mininet)."""
     problems = []
@@ -159,7 +163,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     summary = report_run(out, quiet=quiet)
     give_back(out)
     if partial:
-        raise RunFailed(f"interrupted; network stopped, partial report in {out}")
+        raise RunInterrupted(f"interrupted; network stopped, partial report in {out}")
     return summary
 
 

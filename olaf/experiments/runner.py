@@ -219,14 +219,18 @@ def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Co
 def _one(backend: str, pr: PlannedRun, run_dir: Path, console: Console, build: Optional[Path],
          keep_logs: bool) -> RunRecord:
     failures: tuple[type[Exception], ...] = (RunDirError, OSError)
+    interrupted: tuple[type[Exception], ...] = ()
     if backend == "mininet":
-        from olaf.topologies.emulation import RunFailed  # noqa: PLC0415 (needs the p4 extra)
+        from olaf.topologies.emulation import RunFailed, RunInterrupted  # noqa: PLC0415 (needs the p4 extra)
 
         failures += (RunFailed,)
+        interrupted = (RunInterrupted,)
     t0 = time.perf_counter()
     try:
         backends.run(backend, pr.scenario, run_dir, console=console, build=build)
         m = run_metrics(run_dir, pr.scenario)
+    except interrupted:
+        raise KeyboardInterrupt from None  # the emulation caught Ctrl-C: stop the experiment too
     except failures as e:
         return RunRecord(pr.index, pr.point, pr.seed, "", "failed", error=str(getattr(e, "message", e)),
                          wall_s=time.perf_counter() - t0)
