@@ -7,7 +7,7 @@ STAMP := $(VENV)/.olaf-installed
 # Defined before any rule uses it (prerequisites are expanded when a rule is read).
 MININET_PY ?= /usr/lib/python3/dist-packages/mininet
 MININET_LINK := $(VENV)/.mininet-linked
-EXTRAS ?= test,p4,verify,rtl,lint,ns3
+EXTRAS ?= test,p4,verify,rtl,lint,ns3,experiments
 
 .DEFAULT_GOAL := help
 
@@ -246,3 +246,20 @@ token-loss: $(BUILD)/test_token_loss ## C++ core under 0.1 % token loss, ~10,000
 	$(BUILD)/test_token_loss --mode ledger
 	$(BUILD)/test_token_loss --mode legacy
 # --- end queue-core fuzzing ---
+
+# --- Experiments (olaf/experiments, experiments/*.yaml) ------------------------
+EXPERIMENT_SPECS := $(sort $(wildcard experiments/*.yaml))
+REPRO_BACKEND ?= ns3
+REPRO_OUT ?= $(if $(filter ns3,$(REPRO_BACKEND)),results/paper,results/paper-$(REPRO_BACKEND))
+REPRO_DOC ?= $(if $(filter ns3,$(REPRO_BACKEND)),docs/reproduction.md,docs/reproduction-$(REPRO_BACKEND).md)
+REPRO_ARGS ?=
+
+.PHONY: reproduce
+reproduce: $(STAMP) ## Every experiments/*.yaml on REPRO_BACKEND=ns3|mininet into results/paper/, tables in docs/reproduction.md
+	@if [ "$(REPRO_BACKEND)" = mininet ]; then $(MAKE) -s build $(MININET_LINK); fi
+	@rc=0; for f in $(EXPERIMENT_SPECS); do \
+	  n=$$(basename $$f .yaml); echo "== $$f"; \
+	  nice $(VENV)/bin/olaf experiment $$f --backend $(REPRO_BACKEND) --out $(REPRO_OUT)/$$n $(REPRO_ARGS) || rc=1; \
+	done; \
+	$(PY) -m olaf.experiments.reproduction $(REPRO_OUT) $(REPRO_DOC) && $(call GIVE_BACK,results $(basename $(REPRO_DOC))*); \
+	exit $$rc

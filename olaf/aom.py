@@ -174,8 +174,8 @@ def peak_aom_gap(
     avg_b: Union[Fraction, int],
     unit: str = "ms",
     *,
-    period_a: Optional[int] = None,
-    period_b: Optional[int] = None,
+    period_a: Optional[Union[int, Fraction]] = None,
+    period_b: Optional[Union[int, Fraction]] = None,
 ) -> Fraction:
     """Gap between two clusters' average peak AoM (paper §6), exact.
 

@@ -17,6 +17,8 @@ import click
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("olaf.topologies.cli", "run_cmd", "Run Olaf end to end in Mininet + BMv2 (root)."),
     "compare": ("olaf.topologies.cli", "compare_cmd", "FIFO then Olaf on the same topology and load (root)."),
+    "experiment": ("olaf.experiments.commands", "experiment_cmd",
+                   "Run an experiment spec (sweeps x seeds) on ns3 or mininet; tables beside the paper's."),
     "report": ("olaf.report.commands", "report_cmd", "Per-cluster accounting, AoM and plots of a run directory."),
     "worker": ("olaf.hosts.commands", "worker_cmd", "One DRL worker (transmission control, paper §5)."),
     "ps": ("olaf.hosts.commands", "ps_cmd", "The asynchronous parameter server (paper §2.1)."),

@@ -76,6 +76,10 @@ SCHEMAS = {
     Path("docs/schemas/verify.schema.json"): _schema(
         "olaf.verifier.config", "VerifyFile", "Olaf AoM-fairness verifier config",
         "Clusters, engine, transmission model and query of `olaf verify`; docs/verifier.md."),
+    Path("docs/schemas/experiment.schema.json"): _schema(
+        "olaf.experiments.spec", "ExperimentSpec", "Olaf experiment spec (experiments/*.yaml)",
+        "Scenario, parameters, sweeps, seeds, per-backend settings and the paper's numbers of "
+        "`olaf experiment`; docs/experiments.md."),
 }
 
 def _wireshark_lua() -> str:

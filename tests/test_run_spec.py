@@ -36,3 +36,38 @@ def test_deployment_and_host_configs(tmp_path):
     argv = worker_argv(w)
     assert argv[argv.index("--start-file") + 1] == str(tmp_path / "start_ns")
     assert Path(argv[argv.index("--out-dir") + 1]) == tmp_path / "hosts"
+
+
+def test_groups_queues_rates_and_updates(tmp_path):
+    from olaf.topologies.spec import WorkerGroup, group_start_file
+
+    spec = RunSpec(topo="multihop", groups=(WorkerGroup("S1", 2, 3, 100, 10, "s1"),
+                                            WorkerGroup("S2", 1, 2, 300, 0, "s2", start_ms=50)),
+                   queue_sizes={"s3": 4}, rates_pps={"s1": 70, "s3": 30}, edge_rate_pps=90, updates_per_worker=20,
+                   duration_s=60)
+    d = spec.deployment()
+    assert {c: len(ws) for c, ws in d.clusters.items()} == {0: 3, 1: 3, 2: 2}
+    assert [d.hosts[w].switch for w in d.clusters[2]] == ["s2", "s2"]
+    assert {n: (s.queue.queue_size, s.rate_pps) for n, s in d.switches.items()} == {
+        "s1": (5, 70), "s2": (5, 90), "s3": (4, 30)}
+    w = spec.worker_config(d, "w7", 2, tmp_path, tmp_path / "start_ns")
+    assert (w.schedule.period_ms, w.schedule.max_updates, w.schedule.duration_s) == (300, 20, None)
+    assert w.start_file == group_start_file(tmp_path / "start_ns", 1) != tmp_path / "start_ns"
+    assert spec.generation_limit_s() == pytest.approx(0.05 + 20 * 0.3)
+    assert RunSpec(duration_s=5).generation_limit_s() == 5
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(queue_sizes={"s9": 4}), "queue_sizes"), (dict(rates_pps={"s1": -1}), "rates_pps"),
+    (dict(updates_per_worker=0), "updates_per_worker"), (dict(updates_per_worker=5, duration_s=0), "duration_s"),
+    (dict(topo="multihop", groups=()), None),
+])
+def test_group_and_switch_errors_name_the_field(kw, field):
+    from olaf.topologies.spec import WorkerGroup
+
+    if field is None:  # a group on a switch the topology does not have
+        kw = dict(groups=(WorkerGroup("S1", 1, 1, 100, 0, "s2"),))
+        field = "groups"
+    with pytest.raises(RunSpecError) as e:
+        RunSpec(**kw).deployment()
+    assert e.value.field == field

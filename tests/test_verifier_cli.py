@@ -70,3 +70,13 @@ def test_may_join():
     assert may_join([polite], twin, engine, 0.1, 5).verified
     v = may_join([polite], greedy, engine, "0.1", 5)
     assert v.verdict == "violated" and v.reproduced
+
+
+def test_paper_case_ii_per_update_average_is_verified(tmp_path):
+    """Case (ii) is violated with the peaks averaged per delivery and verified with the paper's
+    Δp(k) averaged over every update (peak_average: update) at K = 20 (docs/verifier.md)."""
+    f = tmp_path / "ii-update.yaml"
+    f.write_text((EXAMPLES / "verify-paper-ii.yaml").read_text() + "peak_average: update\n")
+    assert run(EXAMPLES / "verify-paper-ii.yaml", "--horizon", 20, "--out", tmp_path / "d").exit_code == 1
+    r = run(f, "--horizon", 20, "--out", tmp_path / "u")
+    assert r.exit_code == 0, r.output

@@ -87,7 +87,9 @@ def enumerate_worst(cfg):
                 admissible += 1
                 starve |= any(c.n_peak == 0 for c in r.clusters)
                 for u, v in itertools.combinations(range(F), 2):
-                    a, b = r.clusters[u].avg_peak_ms, r.clusters[v].avg_peak_ms
+                    cu, cv = r.clusters[u], r.clusters[v]
+                    a = cfg.query.mean_peak(cu.sum_peak_ms, cu.n_peak, len(cu.updates))
+                    b = cfg.query.mean_peak(cv.sum_peak_ms, cv.n_peak, len(cv.updates))
                     if a is None or b is None:
                         continue
                     g = aom.peak_aom_gap(a, b, cfg.query.unit, period_a=cfg.clusters[u].period_ms,
@@ -97,9 +99,9 @@ def enumerate_worst(cfg):
     return worst, starve
 
 
-def tiny(clusters, model_="envelope", unit="ms", q_max=1, horizon=3, starvation=False):
+def tiny(clusters, model_="envelope", unit="ms", q_max=1, horizon=3, starvation=False, average="delivery"):
     return from_mapping({
-        "horizon": horizon, "epsilon": 0, "epsilon_unit": unit, "starvation": starvation,
+        "horizon": horizon, "epsilon": 0, "epsilon_unit": unit, "starvation": starvation, "peak_average": average,
         "engine": {"q_max": q_max, "p_over_c_ms": 2, "ack_delay_ms": 1},
         "transmission": {"model": model_}, "clusters": clusters,
     })
@@ -118,6 +120,10 @@ TINY = {
     "free-periods": tiny([{"name": "a", **CL, "delta_t_ms": 2, "v": "1/2"},
                           {"name": "b", **CL, "period_ms": 6, "delta_t_ms": 2, "v": "1/2"}],
                          model_="free", unit="period"),
+    # as free-periods, the peaks averaged over every update (the paper's Δp(k) with its indicator)
+    "free-periods-per-update": tiny([{"name": "a", **CL, "delta_t_ms": 2, "v": "1/2"},
+                                     {"name": "b", **CL, "period_ms": 6, "delta_t_ms": 2, "v": "1/2"}],
+                                    model_="free", unit="period", average="update"),
     # three clusters, no transmission control, relative gap
     "always-three": tiny([{"name": n, "period_ms": 3, "jitter_ms": 1, "delta_t_ms": 0,
                            "phase_ms": [0, 1]} for n in "abc"], model_="always", unit="relative",

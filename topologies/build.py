@@ -5,6 +5,9 @@
 * :func:`multihop` — paper Fig. 9: clusters split over edge switches ``s1`` and
   ``s2``, both uplinked to ``s3``, which connects the PS (queue 5 on s1/s2 and
   8 on s3 in the paper, §8.3).
+* :func:`deployment` — either shape with any cluster groups (:class:`Placement`: clusters
+  and workers per cluster behind an edge switch) and per-switch queues and rates; the
+  two above are its common cases.
 
 Addressing: PS 10.0.0.100; worker ``w<i>`` (i = 1..N, also its worker_id) at
 10.0.<i // 250 + 1>.<i % 250 + 1>; MACs derived from the IPs; switch ``s<k>``
@@ -15,7 +18,9 @@ ports on a switch are 1, 2, …; uplinks and the PS port follow.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
 
 from olaf.controller.config import Deployment, HostConf, LinkConf, SwitchConf, validate
 from olaf.controller.olaf_params import QueueParams
@@ -47,6 +52,14 @@ def worker_ip(i: int) -> str:
     return f"10.0.{i // 250 + 1}.{i % 250 + 1}"
 
 
+def worker_seed(run_seed: int, worker_id: int) -> int:
+    """The seed of worker ``worker_id``'s own draws (jitter, transmission control) in a run
+    seeded ``run_seed``: NumPy's ``SeedSequence([run_seed, worker_id])`` (32 bits), so the
+    workers of runs with different seeds draw independent streams (``run_seed + worker_id``
+    would share all but one worker's stream between seeds 1 and 2)."""
+    return int(np.random.SeedSequence([run_seed, worker_id]).generate_state(1, np.uint32)[0])
+
+
 def _switch(k: int, q: QueueSetup, num_grads: int, discipline: str, reward_threshold: Optional[int],
             activity_window_ns: int, port_base: int) -> SwitchConf:
     return SwitchConf(
@@ -66,22 +79,82 @@ def _workers(first: int, n: int, switch: str, first_port: int) -> dict[str, Host
     return out
 
 
+@dataclass(frozen=True)
+class Placement:
+    """``clusters`` clusters of ``workers_per_cluster`` workers behind edge switch ``switch``
+    (one cluster group; paper §8.3's S1 and S2)."""
+
+    switch: str
+    clusters: int
+    workers_per_cluster: int
+
+
+EDGES = {"tor": ("s1",), "multihop": ("s1", "s2")}
+"""Edge switches (where workers attach) of each shape."""
+SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2", "s3")}
+MAX_CLUSTERS_PER_SWITCH = 250
+MAX_WORKERS_PER_CLUSTER = 16
+
+
+def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, QueueSetup], *, num_grads: int = 16,
+               discipline: str = "olaf", reward_threshold: Optional[int] = None,
+               activity_window_ns: int = 1_000_000_000, grpc_port_base: int = 50000) -> Deployment:
+    """The deployment of ``topo`` (``tor`` or ``multihop``) with cluster groups ``groups`` and
+    each switch's queue and bottleneck ``queues`` (a switch not in it gets ``QueueSetup()``).
+
+    Clusters are numbered 0.. and workers ``w1``.. in group order (as the simulation,
+    :mod:`olaf.sim.topology`, numbers them). Ports: the workers of an edge switch on
+    1, 2, …, then its uplink (multihop) or the PS (tor); ``s3`` has ``s1`` on 1, ``s2``
+    on 2 and the PS on 3.
+
+    Raises:
+        ValueError: an unknown shape or edge switch, or more than 250 clusters on one
+            edge switch / 16 workers per cluster (the message names the limit).
+    """
+    if topo not in EDGES:
+        raise ValueError(f"topology {topo!r}: use one of {', '.join(EDGES)}")
+    per_edge: dict[str, int] = dict.fromkeys(EDGES[topo], 0)
+    for g in groups:
+        if g.switch not in per_edge:
+            raise ValueError(f"switch {g.switch!r} is not an edge switch of {topo} ({', '.join(EDGES[topo])})")
+        if not 1 <= g.workers_per_cluster <= MAX_WORKERS_PER_CLUSTER:
+            raise ValueError(f"workers_per_cluster={g.workers_per_cluster} must be in 1..{MAX_WORKERS_PER_CLUSTER}")
+        if g.clusters < 1:
+            raise ValueError(f"clusters={g.clusters} must be >= 1")
+        per_edge[g.switch] += g.clusters
+    for sw, n in per_edge.items():
+        if n > MAX_CLUSTERS_PER_SWITCH:
+            raise ValueError(f"clusters={n} behind {sw} must be in 1..{MAX_CLUSTERS_PER_SWITCH}")
+    hosts: dict[str, HostConf] = {}
+    clusters: dict[int, tuple[str, ...]] = {}
+    next_port = dict.fromkeys(EDGES[topo], 1)
+    for g in groups:
+        for _ in range(g.clusters):
+            first = len(hosts) + 1
+            hosts.update(_workers(first, g.workers_per_cluster, g.switch, next_port[g.switch]))
+            next_port[g.switch] += g.workers_per_cluster
+            clusters[len(clusters)] = tuple(f"w{first + j}" for j in range(g.workers_per_cluster))
+    switches = {name: _switch(int(name[1:]), queues.get(name, QueueSetup()), num_grads, discipline, reward_threshold,
+                              activity_window_ns, grpc_port_base) for name in SWITCHES[topo]}
+    if topo == "tor":
+        hosts["ps"] = HostConf("ps", PS_IP, mac_of(PS_IP), "s1", next_port["s1"])
+        links: tuple[LinkConf, ...] = ()
+    else:
+        hosts["ps"] = HostConf("ps", PS_IP, mac_of(PS_IP), "s3", 3)
+        links = (LinkConf("s1", next_port["s1"], "s3", 1), LinkConf("s2", next_port["s2"], "s3", 2))
+    return validate(Deployment(num_grads=num_grads, ps="ps", switches=switches, hosts=hosts, links=links,
+                               clusters=clusters))
+
+
 def tor(clusters: int = 9, workers_per_cluster: int = 3, *, queue: QueueSetup = QueueSetup(),
         num_grads: int = 16, discipline: str = "olaf", reward_threshold: Optional[int] = None,
         activity_window_ns: int = 1_000_000_000, grpc_port_base: int = 50000) -> Deployment:
     """ToR star. Raises ValueError for sizes outside 1..250 clusters / 1..16 workers per cluster."""
-    if not 1 <= clusters <= 250:
-        raise ValueError(f"clusters={clusters} must be in 1..250")
-    if not 1 <= workers_per_cluster <= 16:
-        raise ValueError(f"workers_per_cluster={workers_per_cluster} must be in 1..16")
-    n = clusters * workers_per_cluster
-    hosts = _workers(1, n, "s1", 1)
-    hosts["ps"] = HostConf("ps", PS_IP, mac_of(PS_IP), "s1", n + 1)
-    sw = _switch(1, queue, num_grads, discipline, reward_threshold, activity_window_ns, grpc_port_base)
-    cl = {c: tuple(f"w{c * workers_per_cluster + j + 1}" for j in range(workers_per_cluster))
-          for c in range(clusters)}
-    return validate(Deployment(num_grads=num_grads, ps="ps", switches={"s1": sw}, hosts=hosts,
-                               links=(), clusters=cl))
+    if not 1 <= clusters <= MAX_CLUSTERS_PER_SWITCH:
+        raise ValueError(f"clusters={clusters} must be in 1..{MAX_CLUSTERS_PER_SWITCH}")
+    return deployment("tor", [Placement("s1", clusters, workers_per_cluster)], {"s1": queue}, num_grads=num_grads,
+                      discipline=discipline, reward_threshold=reward_threshold, activity_window_ns=activity_window_ns,
+                      grpc_port_base=grpc_port_base)
 
 
 def multihop(clusters_per_edge: int = 5, workers_per_cluster: int = 2, *,
@@ -94,19 +167,8 @@ def multihop(clusters_per_edge: int = 5, workers_per_cluster: int = 2, *,
     """
     if not 1 <= clusters_per_edge <= 100:
         raise ValueError(f"clusters_per_edge={clusters_per_edge} must be in 1..100")
-    if not 1 <= workers_per_cluster <= 16:
-        raise ValueError(f"workers_per_cluster={workers_per_cluster} must be in 1..16")
-    per_edge = clusters_per_edge * workers_per_cluster
-    hosts = {**_workers(1, per_edge, "s1", 1), **_workers(per_edge + 1, per_edge, "s2", 1)}
-    up = per_edge + 1  # uplink port on s1/s2
-    hosts["ps"] = HostConf("ps", PS_IP, mac_of(PS_IP), "s3", 3)
-    switches = {
-        "s1": _switch(1, edge_queue, num_grads, discipline, reward_threshold, activity_window_ns, grpc_port_base),
-        "s2": _switch(2, edge_queue, num_grads, discipline, reward_threshold, activity_window_ns, grpc_port_base),
-        "s3": _switch(3, core_queue, num_grads, discipline, reward_threshold, activity_window_ns, grpc_port_base),
-    }
-    links = (LinkConf("s1", up, "s3", 1), LinkConf("s2", up, "s3", 2))
-    cl = {c: tuple(f"w{c * workers_per_cluster + j + 1}" for j in range(workers_per_cluster))
-          for c in range(2 * clusters_per_edge)}
-    return validate(Deployment(num_grads=num_grads, ps="ps", switches=switches, hosts=hosts,
-                               links=links, clusters=cl))
+    groups = [Placement("s1", clusters_per_edge, workers_per_cluster), Placement("s2", clusters_per_edge,
+                                                                                  workers_per_cluster)]
+    return deployment("multihop", groups, {"s1": edge_queue, "s2": edge_queue, "s3": core_queue}, num_grads=num_grads,
+                      discipline=discipline, reward_threshold=reward_threshold, activity_window_ns=activity_window_ns,
+                      grpc_port_base=grpc_port_base)

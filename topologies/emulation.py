@@ -11,6 +11,11 @@ everything, read the switch counters and write the report into the run directory
 Ctrl-C (or SIGTERM) during the run stops the hosts (they write their summaries), reads
 the counters and writes a report marked ``"partial": true``; the network is torn down
 in every case.
+
+With ``updates_per_worker`` the run ends when every worker has sent its updates, or at
+``duration_s`` (the deadline): workers still generating then are stopped, the report
+covers what they generated, and ``run.json`` has ``"incomplete"`` (the workers that did
+not finish and how many updates each generated).
 """
 
 from __future__ import annotations
@@ -34,14 +39,18 @@ from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.report.commands import report_run
-from olaf.topologies.rundir import copy_program, give_back, write_json_atomic, write_run_json
-from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec
+from olaf.topologies.rundir import copy_program, generation_progress, give_back, write_json_atomic, write_run_json
+from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec, group_start_file
 
 log = logging.getLogger(__name__)
 
 
 class RunFailed(click.ClickException):
     """The run did not complete; the message says what failed and where its log is."""
+
+
+class RunInterrupted(RunFailed):
+    """Ctrl-C or SIGTERM stopped the run; its partial report is written."""
 
 
 def preflight(build: Path) -> None:
@@ -67,8 +76,13 @@ def _olaf_bin() -> str:
     return str(Path(sys.executable).parent / "olaf")
 
 
-def run_once(spec: RunSpec, out: Path, build: Path, console: Console) -> dict[str, Any]:
-    """One run into ``out``; returns the summary. Raises RunFailed."""
+def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progress: bool = True,
+             quiet: bool = False) -> dict[str, Any]:
+    """One run into ``out``; returns the summary. Raises RunFailed.
+
+    ``progress``: show the run's own progress bar (off when a caller shows one, e.g.
+    ``olaf experiment``); ``quiet``: do not print the report's tables.
+    """
     from olaf.topologies.network import OlafNetwork  # noqa: PLC0415 (needs Mininet)
 
     d = spec.deployment()
@@ -82,9 +96,12 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console) -> dict[st
     try:
         with OlafNetwork(d, build / "olaf_queue.so", logs_dir, log_level=spec.bmv2_log_level,
                          pcap_dir=out / "pcap" if spec.pcap else None) as net:
-            console.print(f"[bold]{spec.topo}[/] network up: {len(d.switches)} switch(es), "
-                          f"{len(d.clusters)} clusters, {sum(map(len, d.clusters.values()))} workers; "
-                          f"queue [bold]{spec.queue}[/] size {spec.queue_size}, bottleneck {spec.rate_pps} pps")
+            queues = spec.switch_queues()
+            if not quiet:
+                console.print(f"[bold]{spec.topo}[/] network up: {len(d.switches)} switch(es), "
+                              f"{len(d.clusters)} clusters, {sum(map(len, d.clusters.values()))} workers; queue "
+                              f"[bold]{spec.queue}[/] " + ", ".join(f"{sw} size {q.size} rate {q.rate_pps or '∞'} pps"
+                                                                    for sw, q in queues.items()))
             try:
                 ctl.deploy(push_pipeline=True)
             except (SwitchUnavailable, P4RuntimeWriteError, ThriftError):
@@ -98,11 +115,12 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console) -> dict[st
                        for cid, members in d.clusters.items() for w in members}
             _wait_files([hosts_dir / f"{w}.jsonl" for w in workers], list(workers.values()),
                         timeout_s=120, what="the workers")
-            duration = INTERACTIVE_DURATION_S if spec.interactive else spec.duration_s
+            duration = INTERACTIVE_DURATION_S if spec.interactive else spec.generation_limit_s()
             t0 = time.time_ns() + 1_000_000_000
-            tmp = start_file.with_suffix(".tmp")
-            tmp.write_text(str(t0))
-            tmp.replace(start_file)
+            for gi, g in enumerate(spec.cluster_groups()):
+                if g.start_ms > 0:
+                    _write_start(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
+            _write_start(start_file, t0)
             write_run_json(out, spec, t0, None if spec.interactive else t0 + int(duration * 1e9))
             try:
                 if spec.interactive:
@@ -113,18 +131,26 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console) -> dict[st
                     CLI(net.net)
                     write_run_json(out, spec, t0, time.time_ns())
                 else:
-                    _progress(console, net, ctl, t0, duration)
-                    _wait_exit(list(workers.values()), timeout_s=30 + spec.period_ms / 1000)
+                    procs = list(workers.values())
+                    _progress(console, net, ctl, t0, duration, procs, show=progress)
+                    longest_period = max(g.period_ms + g.jitter_ms for g in spec.cluster_groups())
+                    if spec.updates_per_worker is None:
+                        _wait_exit(procs, timeout_s=30 + longest_period / 1000)
+                    else:  # the deadline is the generation limit: give the workers their linger, then stop them
+                        _wait_exit(procs, timeout_s=2 + longest_period / 1000)
             except KeyboardInterrupt:
                 partial = True
                 console.print("[yellow]interrupted[/]: stopping hosts, reading counters, writing a partial report")
                 write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True)
             net.stop_procs()
+            if spec.updates_per_worker is not None and not partial and not spec.interactive:
+                _close_updates_run(out, spec, t0, hosts_dir)
             write_json_atomic(out / "switch_counters.json",
                               {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()})
             net.check_switches()
+            stopped = _signalled(workers) if spec.updates_per_worker is not None else set()
             bad = [f"{name} (exit {p.returncode}, log {logs_dir / (name + '.out')})"
-                   for name, p in [("ps", ps), *workers.items()] if p.returncode not in (0, None)]
+                   for name, p in [("ps", ps), *workers.items()] if p.returncode not in (0, None) and name not in stopped]
             if bad and not partial:
                 raise RunFailed("host programs failed: " + ", ".join(bad))
     except SwitchStartError as e:
@@ -134,11 +160,36 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console) -> dict[st
     finally:
         ctl.close()
         give_back(out)
-    summary = report_run(out)
+    summary = report_run(out, quiet=quiet)
     give_back(out)
     if partial:
-        raise RunFailed(f"interrupted; network stopped, partial report in {out}")
+        raise RunInterrupted(f"interrupted; network stopped, partial report in {out}")
     return summary
+
+
+def _write_start(path: Path, t_ns: int) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(str(t_ns))
+    tmp.replace(path)
+
+
+def _signalled(workers: dict[str, Any]) -> set[str]:
+    """Workers that the deadline stopped (SIGTERM/SIGKILL exit), not failed ones."""
+    return {n for n, p in workers.items() if p.returncode is not None and p.returncode < 0}
+
+
+def _close_updates_run(out: Path, spec: RunSpec, t0: int, hosts_dir: Path) -> None:
+    """``run.json`` of an ``updates_per_worker`` run: the window ends at the last generation;
+    workers that did not generate all their updates by the deadline are listed."""
+    assert spec.updates_per_worker is not None
+    prog = generation_progress(hosts_dir)
+    last = max((p["last_gen_ns"] for p in prog.values() if p["last_gen_ns"] is not None), default=t0)
+    short = {w: p["generated"] for w, p in prog.items() if p["generated"] < spec.updates_per_worker}
+    extra: dict[str, Any] = {}
+    if short:
+        extra["incomplete"] = {"updates_per_worker": spec.updates_per_worker, "deadline_s": spec.duration_s,
+                               "generated": short}
+    write_run_json(out, spec, t0, max(last, t0), **extra)
 
 
 def _wait_files(paths: list[Path], procs: list, timeout_s: float, what: str) -> None:
@@ -158,12 +209,14 @@ def _wait_exit(procs: list, timeout_s: float) -> None:
         time.sleep(0.2)
 
 
-def _progress(console: Console, net, ctl: OlafController, t0: int, duration: float) -> None:
-    """Progress bar over the run, with the switches' live decision counts."""
+def _progress(console: Console, net, ctl: OlafController, t0: int, duration: float, workers: list,
+              show: bool = True) -> None:
+    """Progress bar over the run, with the switches' live decision counts; returns at the end of
+    ``duration`` or when every worker has exited (a run of ``updates_per_worker``)."""
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
-                  console=console, transient=False) as prog:
+                  console=console, transient=False, disable=not show) as prog:
         task = prog.add_task("starting", total=duration)
-        while (now := time.time_ns()) < t0 + duration * 1e9:
+        while (now := time.time_ns()) < t0 + duration * 1e9 and any(p.poll() is None for p in workers):
             net.check_switches()
             done = max(0.0, (now - t0) / 1e9)
             dec: dict[str, int] = {}

@@ -65,6 +65,33 @@ def write_run_json(out: Path, spec: Any, t0: int, t_end: Optional[int], **extra:
                                          "provenance": provenance()})
 
 
+def generation_progress(hosts_dir: Path) -> dict[str, dict[str, Any]]:
+    """Per worker log (``*.jsonl`` starting with a worker's start record) in ``hosts_dir``:
+    ``generated`` (its ``gen`` records) and ``last_gen_ns`` (the last one's time, None without any).
+    Lines that are not JSON objects are skipped (a torn last line)."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(hosts_dir.glob("*.jsonl")):
+        n, last, name = 0, None, None
+        with open(path, errors="replace") as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if not isinstance(r, dict):
+                    continue
+                if name is None:
+                    if r.get("ev") != "start" or r.get("role") != "worker":
+                        break
+                    name = str(r.get("name", path.stem))
+                elif r.get("ev") == "gen" and isinstance(r.get("t_ns"), int):
+                    n += 1
+                    last = r["t_ns"]
+        if name is not None:
+            out[name] = {"generated": n, "last_gen_ns": last}
+    return out
+
+
 def give_back(path: Path) -> None:
     """Under ``sudo``, make ``path`` (recursively) owned by the invoking user; else nothing."""
     uid, gid = os.environ.get("SUDO_UID"), os.environ.get("SUDO_GID")

@@ -1,15 +1,22 @@
 """What one emulated run is: :class:`RunSpec` (topology, load, queue, bottleneck, logging)
 and the host configurations it implies.
 
+The flat fields (``clusters``, ``period_ms``, ``queue_size``, ``rate_pps`` …) are what
+``olaf run`` exposes; an experiment (``olaf experiment``, :mod:`olaf.experiments`) needs
+more and sets the general ones: cluster groups with their own period, jitter and start
+(:class:`WorkerGroup`, paper Table 3's 100/300 ms groups), every switch's queue size and
+rate toward the PS (``queue_sizes``, ``rates_pps``: Fig. 10's α = x1/x2), and a number of
+updates per worker (``updates_per_worker``, Table 1's 500).
+
 Pure data and checks, no Mininet or P4Runtime import, so ``olaf run --help`` and the
 tests of the spec work on a base install.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional
 
 from olaf.constants import MAX_G_JUMBO, SEGMENTS
 from olaf.controller import config as cfgmod
@@ -19,7 +26,7 @@ from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import WorkerConfig
-from olaf.topologies.build import QueueSetup, multihop, tor
+from olaf.topologies.build import EDGES, SWITCHES, Placement, QueueSetup, deployment, worker_seed
 
 INTERACTIVE_DURATION_S = 10 * 24 * 3600
 """How long workers run in interactive mode (``duration_s = 0``): until the CLI exits."""
@@ -37,6 +44,27 @@ class RunSpecError(ValueError):
         self.field = field
 
 
+@dataclass(frozen=True)
+class WorkerGroup:
+    """Clusters with the same workers and schedule behind one edge switch.
+
+    Attributes:
+        name: label (paper §8.3: S1, S2).
+        clusters, workers_per_cluster: its size.
+        period_ms, jitter_ms: each worker's update period and jitter, ms.
+        switch: the edge switch (tor: s1; multihop: s1 or s2).
+        start_ms: the group's workers start this long after the run's t0, ms.
+    """
+
+    name: str
+    clusters: int
+    workers_per_cluster: int
+    period_ms: float
+    jitter_ms: float = 0.0
+    switch: str = "s1"
+    start_ms: float = 0.0
+
+
 @dataclass
 class RunSpec:
     """Parameters of one run (defaults: paper §8.1 microbenchmark shape, congested).
@@ -48,15 +76,22 @@ class RunSpec:
         clusters: tor: clusters; multihop: clusters per edge switch.
         workers_per_cluster: workers per cluster.
         period_ms / jitter_ms: each worker's update period and its jitter, ms.
+        groups: cluster groups (:class:`WorkerGroup`); when given they replace
+            ``clusters``, ``workers_per_cluster``, ``period_ms`` and ``jitter_ms``.
+        updates_per_worker: each worker stops after this many updates (None: at
+            ``duration_s``); ``duration_s`` is then the deadline, and a run whose workers
+            are not done by it is stopped and marked incomplete.
         queue_size: Q_max in segments (tor and multihop core; multihop edges use edge_queue_size).
         edge_queue_size: multihop only: Q_max of s1 and s2.
         rate_pps: bottleneck (egress toward the PS) in packets/s, 0 = unlimited.
         edge_rate_pps: multihop only: rate of s1/s2 toward s3 (0 = unlimited).
+        queue_sizes / rates_pps: per switch, replace the four above for that switch.
         grads: gradient elements per update.
         reward_threshold: reward filter T in reward units, None = off.
         activity_window_ms: window for the active-cluster count in ACKs, ms.
-        tc: worker transmission control (paper §5), with tc_delta_t_ms and tc_v_per_s.
-        seed: task seed (worker i uses seed + i for its own draws).
+        tc: worker transmission control (paper §5), with tc_delta_t_ms, tc_v_per_s and
+            tc_q_max (Q_max instead of the ACK's; None: the ACK's).
+        seed: task seed (worker i uses ``worker_seed(seed, i)`` for its own draws).
         bmv2_log_level: log level of every BMv2 switch (``warn`` keeps a loaded switch fast).
         pcap: capture every switch port to ``<run>/pcap/`` (BMv2 ``--pcap``).
         admission: enable admission control of ``olafctl create-cluster``/``add-worker``
@@ -84,6 +119,11 @@ class RunSpec:
     tc: bool = False
     tc_delta_t_ms: float = 400.0
     tc_v_per_s: float = 2.5
+    tc_q_max: Optional[int] = None
+    groups: tuple[WorkerGroup, ...] = ()
+    updates_per_worker: Optional[int] = None
+    queue_sizes: Mapping[str, int] = field(default_factory=dict)
+    rates_pps: Mapping[str, int] = field(default_factory=dict)
     seed: int = 1
     bmv2_log_level: str = "warn"
     pcap: bool = False
@@ -111,6 +151,28 @@ class RunSpec:
         need(self.tc_delta_t_ms > 0, "tc_delta_t_ms", "must be > 0 ms")
         need(self.tc_v_per_s >= 0, "tc_v_per_s", "must be >= 0")
         need(self.bmv2_log_level in BMV2_LOG_LEVELS, "bmv2_log_level", f"use one of {', '.join(BMV2_LOG_LEVELS)}")
+        need(self.tc_q_max is None or self.tc_q_max >= 1, "tc_q_max", "must be >= 1 (or None: the ACK's Q_max)")
+        need(self.updates_per_worker is None or self.updates_per_worker >= 1, "updates_per_worker", "must be >= 1")
+        need(self.updates_per_worker is None or self.duration_s > 0, "duration_s",
+             "must be > 0 s with updates_per_worker (it is the run's deadline)")
+        switches = SWITCHES[self.topo]
+        for f in ("queue_sizes", "rates_pps"):
+            unknown = sorted(set(getattr(self, f)) - set(switches))
+            need(not unknown, f, f"unknown switch(es) {', '.join(unknown)}; {self.topo} has {', '.join(switches)}")
+        for sw, q in self.queue_sizes.items():
+            need(1 <= q <= SEGMENTS, "queue_sizes", f"{sw}: must be in 1..{SEGMENTS} (segments of the P4 build)")
+        for sw, r in self.rates_pps.items():
+            need(r >= 0, "rates_pps", f"{sw}: must be >= 0 packets/s (0: unlimited)")
+        names = [g.name for g in self.groups]
+        need(len(set(names)) == len(names), "groups", "group names must be unique")
+        for g in self.groups:
+            need(g.switch in EDGES[self.topo], "groups", f"{g.name}: switch {g.switch!r} is not an edge switch of "
+                 f"{self.topo}; use one of {', '.join(EDGES[self.topo])}")
+            need(g.clusters >= 1 and g.workers_per_cluster >= 1, "groups", f"{g.name}: clusters and "
+                 "workers_per_cluster must be >= 1")
+            need(g.period_ms > 0 and 0 <= g.jitter_ms <= g.period_ms, "groups", f"{g.name}: need period_ms > 0 and "
+                 "0 <= jitter_ms <= period_ms")
+            need(g.start_ms >= 0, "groups", f"{g.name}: start_ms must be >= 0")
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -120,6 +182,46 @@ class RunSpec:
     def interactive(self) -> bool:
         return self.duration_s == 0
 
+    def cluster_groups(self) -> tuple[WorkerGroup, ...]:
+        """``groups``, or the one (tor) or two (multihop: S1 behind s1, S2 behind s2) groups of the
+        flat fields."""
+        if self.groups:
+            return self.groups
+        return tuple(WorkerGroup(f"S{i + 1}", self.clusters, self.workers_per_cluster, self.period_ms,
+                                 self.jitter_ms, sw) for i, sw in enumerate(EDGES[self.topo]))
+
+    def group_of_cluster(self, cluster_id: int) -> tuple[int, WorkerGroup]:
+        """Index and group of ``cluster_id`` (clusters are numbered in group order)."""
+        first = 0
+        for i, g in enumerate(self.cluster_groups()):
+            if cluster_id < first + g.clusters:
+                return i, g
+            first += g.clusters
+        raise ValueError(f"cluster {cluster_id} is in no group (the run has {first} clusters)")
+
+    def switch_queues(self) -> dict[str, QueueSetup]:
+        """Each switch's queue size and rate toward the PS (``queue_sizes``/``rates_pps`` over the
+        flat fields: the switch attached to the PS has ``queue_size``/``rate_pps``, multihop edges
+        ``edge_queue_size``/``edge_rate_pps``)."""
+        out = {}
+        for sw in SWITCHES[self.topo]:
+            edge = self.topo == "multihop" and sw != "s3"
+            size = self.queue_sizes.get(sw, self.edge_queue_size if edge else self.queue_size)
+            rate = self.rates_pps.get(sw, self.edge_rate_pps if edge else self.rate_pps)
+            out[sw] = QueueSetup(size, rate)
+        return out
+
+    def generation_limit_s(self) -> float:
+        """Seconds from t0 by which every worker's schedule has ended: the latest group start +
+        ``duration_s`` (0: interactive); with ``updates_per_worker``, the latest group's start +
+        updates × (period + jitter), capped by ``duration_s`` (the deadline)."""
+        latest_start = max(g.start_ms for g in self.cluster_groups()) / 1000
+        if self.updates_per_worker is None:
+            return self.duration_s + latest_start if self.duration_s > 0 else 0.0
+        need = max(g.start_ms / 1000 + self.updates_per_worker * (g.period_ms + g.jitter_ms) / 1000
+                   for g in self.cluster_groups())
+        return min(need, self.duration_s) if self.duration_s > 0 else need
+
     def deployment(self) -> cfgmod.Deployment:
         """The network of this run (raises RunSpecError for sizes the builders refuse)."""
         thr = None if self.reward_threshold is None else reward_to_fixed(self.reward_threshold)
@@ -127,22 +229,20 @@ class RunSpec:
         try:
             d = self._topology(thr, window_ns)
         except ValueError as e:
-            field = "workers_per_cluster" if "workers_per_cluster" in str(e) else "clusters"
+            field = "groups" if self.groups else "workers_per_cluster" if "workers_per_cluster" in str(e) else "clusters"
             raise RunSpecError(field, str(e)) from None
-        adm = cfgmod.AdmissionFile(enabled=self.admission, worker_period_ms=self.period_ms,
-                                   worker_jitter_ms=self.jitter_ms, tc=self.tc, delta_t_ms=self.tc_delta_t_ms,
+        g0 = self.cluster_groups()[0]
+        adm = cfgmod.AdmissionFile(enabled=self.admission, worker_period_ms=g0.period_ms,
+                                   worker_jitter_ms=g0.jitter_ms, tc=self.tc, delta_t_ms=self.tc_delta_t_ms,
                                    v_per_s=self.tc_v_per_s)
         return replace(d, admission=adm)
 
     def _topology(self, thr: Optional[int], window_ns: int) -> cfgmod.Deployment:
-        if self.topo == "tor":
-            return tor(self.clusters, self.workers_per_cluster,
-                       queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
-                       discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
-        return multihop(self.clusters, self.workers_per_cluster,
-                        edge_queue=QueueSetup(self.edge_queue_size, self.edge_rate_pps),
-                        core_queue=QueueSetup(self.queue_size, self.rate_pps), num_grads=self.grads,
-                        discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
+        if not self.groups and self.topo == "multihop" and self.clusters > 100:
+            raise ValueError(f"clusters={self.clusters} per edge switch must be in 1..100")
+        placements = [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in self.cluster_groups()]
+        return deployment(self.topo, placements, self.switch_queues(), num_grads=self.grads, discipline=self.queue,
+                          reward_threshold=thr, activity_window_ns=window_ns)
 
     def ps_config(self, d: cfgmod.Deployment, hosts_dir: Path) -> PsConfig:
         """The PS of deployment ``d``, logging into ``hosts_dir``."""
@@ -150,13 +250,25 @@ class RunSpec:
 
     def worker_config(self, d: cfgmod.Deployment, worker: str, cluster_id: int, hosts_dir: Path,
                       start_file: Path) -> WorkerConfig:
-        """Worker host ``worker`` of deployment ``d`` in ``cluster_id``; starts at ``start_file``."""
+        """Worker host ``worker`` of deployment ``d`` in ``cluster_id``; starts at ``start_file``
+        (for a group with ``start_ms`` > 0, at ``start_file(start_file, group index)``)."""
         h = d.hosts[worker]
-        duration = INTERACTIVE_DURATION_S if self.interactive else self.duration_s
+        gi, g = self.group_of_cluster(cluster_id)
+        if self.updates_per_worker is not None:  # stops after its updates; the harness enforces the deadline
+            duration: Optional[float] = None if not self.interactive else INTERACTIVE_DURATION_S
+        else:
+            duration = INTERACTIVE_DURATION_S if self.interactive else self.duration_s
         return WorkerConfig(
             ps_ip=d.hosts[d.ps].ip, bind_ip=h.ip,
-            schedule=ScheduleSpec(period_ms=self.period_ms, jitter_ms=self.jitter_ms, duration_s=duration),
+            schedule=ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, duration_s=duration,
+                                  max_updates=self.updates_per_worker),
             task=TaskParams(num_weights=self.grads, task_seed=self.seed),
-            tx=TxParams(enabled=self.tc, delta_t_ms=self.tc_delta_t_ms, v_per_s=self.tc_v_per_s),
-            seed=self.seed + (h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
-            start_file=start_file, out_dir=hosts_dir, name=worker)
+            tx=TxParams(enabled=self.tc, delta_t_ms=self.tc_delta_t_ms, v_per_s=self.tc_v_per_s, q_max=self.tc_q_max),
+            seed=worker_seed(self.seed, h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
+            start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
+            out_dir=hosts_dir, name=worker)
+
+
+def group_start_file(start_file: Path, group_index: int) -> Path:
+    """The start file of the workers of group ``group_index`` when it starts after t0."""
+    return start_file.with_name(f"{start_file.name}.g{group_index}")

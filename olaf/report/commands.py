@@ -52,8 +52,9 @@ def report_cmd(run_dir: Path, out_dir: Optional[Path], k: Optional[int], reward_
 
 def report_run(run_dir: Path, out_dir: Optional[Path] = None, *, k: Optional[int] = None,
                reward_target: Optional[float] = None, baseline_dir: Optional[Path] = None,
-               plots: bool = True) -> dict[str, Any]:
-    """Write summary.json/csv (and plots) for ``run_dir``, print the table(s); return the summary.
+               plots: bool = True, quiet: bool = False) -> dict[str, Any]:
+    """Write summary.json/csv (and plots) for ``run_dir``, print the table(s) (unless ``quiet``);
+    return the summary.
 
     Raises click.ClickException if the run cannot be reported on.
     """
@@ -61,7 +62,7 @@ def report_run(run_dir: Path, out_dir: Optional[Path] = None, *, k: Optional[int
     run, summary = _report(run_dir, k, reward_target)
     jpath, cpath = write_summary(summary, out_dir)
     written = [jpath, cpath]
-    console = Console() if sys.stdout.isatty() else Console(width=120)
+    console = Console(quiet=True) if quiet else Console() if sys.stdout.isatty() else Console(width=120)
     if plots:
         from olaf.report import plots as pl
 

@@ -18,6 +18,7 @@ from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
 from olaf.sim import build
 from olaf.sim.scenario import Scenario
 from olaf.sim.topology import PS_IP, Network, WorkerHost, ip_int, network
+from olaf.topologies.build import worker_seed
 
 NS_PER_MS = 1_000_000
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
@@ -67,30 +68,25 @@ def _worker_params(ns: Any, s: Scenario, w: WorkerHost) -> Any:
     p = ns.WorkerParams()
     p.ip = ip_int(w.ip)
     p.ps_ip = ip_int(PS_IP)
-    p.start_ns = 0
+    p.start_ns = round(g.start_ms * NS_PER_MS)
     p.period_ns = round(g.period_ms * NS_PER_MS)
     p.jitter_ns = round(g.jitter_ms * NS_PER_MS)
-    p.duration_ns = s.generation_end_ns or 0
+    p.duration_ns = 0 if s.duration_s is None else round(s.duration_s * 1e9)
     p.max_updates = s.updates_per_worker or 0
     p.tc = s.transmission_control
     p.tc_delta_t_ms = s.tc.delta_t_ms
     p.tc_v_per_s = s.tc.v_per_s
     p.tc_q_max = s.tc.q_max or 0
-    p.seed = s.seed + w.worker_id  # as olaf run seeds its workers
+    p.seed = worker_seed(s.seed, w.worker_id)  # as olaf run seeds its workers
     p.grad_frac_bits = GRAD_FRAC_BITS
     p.reward_frac_bits = REWARD_FRAC_BITS
     return p
 
 
 def stop_time_ns(s: Scenario) -> int:
-    """Simulated time to run: the generation window (or the longest possible schedule of
-    ``updates_per_worker`` updates) plus ``linger_ms`` for the last ACKs."""
-    if s.generation_end_ns is not None:
-        end = s.generation_end_ns
-    else:
-        assert s.updates_per_worker is not None
-        end = max(round(s.updates_per_worker * (g.period_ms + g.jitter_ms) * NS_PER_MS) for g in s.groups)
-    return end + round(s.linger_ms * NS_PER_MS)
+    """Simulated time to run: the end of every worker's schedule (:meth:`Scenario.schedule_end_ns`)
+    plus ``linger_ms`` for the last ACKs."""
+    return s.schedule_end_ns() + round(s.linger_ms * NS_PER_MS)
 
 
 def simulate(s: Scenario, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:

@@ -12,7 +12,11 @@ Layout (as ``topologies/rundir.py`` documents for emulated runs):
 * ``hosts/*.summary.json`` — the hosts' counters;
 * ``switch_counters.json`` — per switch the P4 counters by label (``decisions``,
   ``malformed``, ``traffic``, ``egress_errors``, per cluster ``decisions`` and
-  ``departures``) and ``tx_drops`` (packets a device queue of the switch dropped).
+  ``departures``) and ``tx_drops`` (packets a device queue of the switch dropped);
+* ``network.yaml`` — the deployment the emulation would build for this scenario
+  (:func:`olaf.topologies.build.deployment`: same hosts, addresses, clusters and switch
+  path), so the report follows each cluster's packets hop by hop (``fates``); left out
+  (``run.json`` says why) for networks beyond the emulation's sizes.
 
 Without records (``Scenario.records`` false) the host logs are not written; the
 counters are, with the workers' totals in ``hosts/workers.summary.json``.
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -33,6 +37,7 @@ from olaf.provenance import provenance
 from olaf.sim import build
 from olaf.sim.backend import SimRun
 from olaf.sim.topology import PS_IP, WorkerHost
+from olaf.topologies.build import worker_seed
 
 REASONS = ("tc_off", "no_status", "no_qmax", "uncongested", "draw")
 """Labels of olaf::sim::Reason (txcontrol.hpp), as olaf.hosts.txcontrol.Decision.reason."""
@@ -105,16 +110,17 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[st
     g = s.groups[w.group]
     idx = run.worker_index[name]
     c = ns.GetWorkerCounters(idx)
-    start = {"ev": "start", "role": "worker", "t_ns": 0, "name": name, "start_at_ns": 0, "start_file": None,
+    t0 = round(g.start_ms * 1e6)
+    start = {"ev": "start", "role": "worker", "t_ns": 0, "name": name, "start_at_ns": t0, "start_file": None,
              "bind": w.ip, "ps": f"{PS_IP}:{UPDATE_PORT}", "cluster_id": w.cluster_id, "worker_id": w.worker_id,
-             "seed": s.seed + w.worker_id, "backend": "ns3", "group": g.name,
+             "seed": worker_seed(s.seed, w.worker_id), "backend": "ns3", "group": g.name,
              "schedule": {"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
                           "period_ms": g.period_ms, "jitter_ms": g.jitter_ms},
              "task": None, "tx": {"enabled": s.transmission_control, **s.tc.model_dump()}}
     if s.records:
         gens = records(ns.Gens(idx), _layout('GEN_FIELDS'))
         acks = records(ns.Acks(idx), _layout('ACK_FIELDS'))
-        recs: list[Iterable[dict]] = [[start, {"ev": "go", "t_ns": 0, "t0_ns": 0, "requested_t0_ns": 0}],
+        recs: list[Iterable[dict]] = [[start, {"ev": "go", "t_ns": t0, "t0_ns": t0, "requested_t0_ns": t0}],
                                       _gen_records(gens), _ack_records(acks)]
         # one time-ordered log, as a real worker writes it
         merged = sorted((r for part in recs[1:] for r in part), key=lambda r: r["t_ns"])
@@ -123,7 +129,7 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[st
     summary = {"role": "worker", "name": name, "bind": w.ip, "cluster_id": w.cluster_id, "worker_id": w.worker_id,
                "learned_cluster_id": None if c.learned_cluster_id == 0xFFFFFFFF else int(c.learned_cluster_id),
                "learned_worker_id": None if c.learned_worker_id == 0xFFFFFFFF else int(c.learned_worker_id),
-               "t0_ns": 0, "gen_end_ns": end_ns, "t_stop_ns": end_ns, "stop_reason": "schedule_end",
+               "t0_ns": t0, "gen_end_ns": end_ns, "t_stop_ns": end_ns, "stop_reason": "schedule_end",
                "generated": int(c.generated), "sent": int(c.sent), "skipped": int(c.skipped), "init_sent": 0,
                "send_errors": int(c.send_errors), "acks": int(c.acks), "acks_own": int(c.acks_own),
                "acks_malformed": int(c.acks_malformed), "acks_wrong_size": 0, "recv_errors": 0,
@@ -180,6 +186,21 @@ def switch_counters(run: SimRun) -> dict[str, Any]:
     return out
 
 
+def _write_network(s: Any, out: Path) -> Optional[str]:
+    """``network.yaml`` of the scenario; returns why it was left out (None if written)."""
+    from olaf.controller import config as cfgmod  # noqa: PLC0415
+    from olaf.topologies.build import Placement, QueueSetup, deployment  # noqa: PLC0415
+
+    try:
+        d = deployment(s.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in s.groups],
+                       {sw: QueueSetup(q) for sw, q in s.queue_sizes.items()}, num_grads=s.grads,
+                       discipline=s.discipline)
+    except (ValueError, cfgmod.ConfigError) as e:
+        return str(e)
+    cfgmod.save(d, out / "network.yaml")
+    return None
+
+
 def write(run: SimRun, out: Path) -> None:
     """Write the run directory ``out`` (see the module docstring)."""
     s = run.scenario
@@ -196,14 +217,22 @@ def write(run: SimRun, out: Path) -> None:
                                                     **{k: sum(sm[k] for sm in summaries) for k in keys}})
     _ps_log(run, end_ns, hosts)
     write_json(out / "switch_counters.json", switch_counters(run))
+    no_network = _write_network(s, out)
     meta: dict[str, Any] = {"t_start_ns": 0, "backend": "ns3", "topo": s.topology, "queue": s.queue,
                             "scenario": s.model_dump(mode="json"),
                             "sim": {**run.stats, "setup_s": run.setup_s}, "provenance": provenance()}
     gen_end = s.generation_end_ns
-    if gen_end is None and s.records:
+    if s.updates_per_worker is not None and s.records:  # the window ends at the last generation
         last = [int(records(run.sim.Gens(i), _layout('GEN_FIELDS'))["t_ns"].max(initial=0))
                 for i in run.worker_index.values()]
         gen_end = max(last, default=0)
     if gen_end is not None:
         meta["t_end_ns"] = gen_end
+    if no_network is not None:
+        meta["network_yaml"] = f"not written: {no_network}"
+    if s.updates_per_worker is not None:
+        short = {sm["name"]: sm["generated"] for sm in summaries if sm["generated"] < s.updates_per_worker}
+        if short:
+            meta["incomplete"] = {"updates_per_worker": s.updates_per_worker, "deadline_s": s.duration_s,
+                                  "generated": short}
     write_json(out / "run.json", meta)

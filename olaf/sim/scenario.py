@@ -35,6 +35,8 @@ PPP_HEADER_LEN = 2
 
 SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2", "s3")}
 EDGE_SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2")}
+PARENT: dict[str, dict[str, Optional[str]]] = {"tor": {"s1": None}, "multihop": {"s1": "s3", "s2": "s3", "s3": None}}
+"""The next switch toward the PS (None: the switch attached to the PS)."""
 DEFAULT_QUEUE_SIZE = {"tor": {"s1": 8}, "multihop": {"s1": 5, "s2": 5, "s3": 8}}
 """Paper §8.1 (queue 8) and §8.3 (SW1/SW2 5, SW3 8)."""
 
@@ -75,6 +77,8 @@ class ClusterGroup(FileModel):
     period_ms: float = Field(default=100.0, gt=0, description="update period of each worker, ms")
     jitter_ms: float = Field(default=0.0, ge=0, description="gap = period + U(-jitter, +jitter), ms")
     switch: str = Field(default="s1", description="edge switch: s1 (tor); s1 or s2 (multihop)")
+    start_ms: float = Field(default=0.0, ge=0, description="the group's workers start this long after t0, ms "
+                            "(the first update comes one gap later)")
 
     @model_validator(mode="after")
     def _jitter(self) -> ClusterGroup:
@@ -95,7 +99,10 @@ class Scenario(FileModel):
     """One simulated run. Bad values raise :class:`olaf.configfile.ConfigError` through
     :func:`olaf.configfile.validate` (or pydantic's ValidationError when built directly).
 
-    Exactly one of ``duration_s`` (generation window, s) and ``updates_per_worker``.
+    At least one of ``duration_s`` (generation window from each worker's start, s) and
+    ``updates_per_worker``; with both, a worker stops at whichever comes first (a run
+    whose workers cannot generate their updates in the window is incomplete, and its
+    results say how many they generated).
     """
 
     topology: Literal["tor", "multihop"] = "tor"
@@ -118,8 +125,8 @@ class Scenario(FileModel):
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
-        if (self.duration_s is None) == (self.updates_per_worker is None):
-            raise ValueError("give exactly one of duration_s and updates_per_worker")
+        if self.duration_s is None and self.updates_per_worker is None:
+            raise ValueError("give duration_s or updates_per_worker (or both: updates within a time limit)")
         switches, edges = SWITCHES[self.topology], EDGE_SWITCHES[self.topology]
         for i, g in enumerate(self.groups):
             if g.switch not in edges:
@@ -160,6 +167,24 @@ class Scenario(FileModel):
         """``switch``'s link toward the PS (the access link's if not given)."""
         return self.uplinks.get(switch, self.access)
 
+    def path_to_ps(self, switch: str) -> list[str]:
+        """Switches from ``switch`` up to the one attached to the PS."""
+        out = [switch]
+        while (nxt := PARENT[self.topology][out[-1]]) is not None:
+            out.append(nxt)
+        return out
+
+    @property
+    def root_switch(self) -> str:
+        """The switch attached to the PS (its uplink is the last hop)."""
+        return next(sw for sw, up in PARENT[self.topology].items() if up is None)
+
+    def offered_pps(self, switch: str) -> float:
+        """Updates generated per second by the workers whose path crosses ``switch``
+        (``Σ clusters · workers_per_cluster · 1000 / period_ms``; skipped ones included)."""
+        return sum(g.clusters * g.workers_per_cluster * 1000.0 / g.period_ms
+                   for g in self.groups if switch in self.path_to_ps(g.switch))
+
     @property
     def discipline(self) -> str:
         """The switches' queue: ``olaf`` or ``fifo`` (``olaf_tc`` is the OlafQueue)."""
@@ -171,5 +196,17 @@ class Scenario(FileModel):
 
     @property
     def generation_end_ns(self) -> Optional[int]:
-        """End of the generation window (t0 = 0), None with ``updates_per_worker``."""
-        return None if self.duration_s is None else round(self.duration_s * 1e9)
+        """End of the generation window (t0 = 0: the latest group start + ``duration_s``), None
+        without a duration."""
+        if self.duration_s is None:
+            return None
+        return round((max(g.start_ms for g in self.groups) / 1000 + self.duration_s) * 1e9)
+
+    def schedule_end_ns(self) -> int:
+        """When every worker has surely finished generating (t0 = 0): the generation window's end,
+        or with ``updates_per_worker`` the latest ``start + updates × (period + jitter)`` if earlier."""
+        ends = [] if self.generation_end_ns is None else [self.generation_end_ns]
+        if self.updates_per_worker is not None:
+            ends.append(max(round((g.start_ms + self.updates_per_worker * (g.period_ms + g.jitter_ms)) * 1e6)
+                            for g in self.groups))
+        return min(ends)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from olaf.sim.scenario import Scenario
+from olaf.sim.scenario import PARENT, Scenario
 from olaf.topologies.build import PS_IP, worker_ip  # noqa: F401  (PS_IP re-exported)
 
 
@@ -59,7 +59,7 @@ class Network:
 
 def network(s: Scenario) -> Network:
     """Hosts and switch graph of ``s`` (clusters numbered in group order, workers from 1)."""
-    parent: dict[str, str | None] = {"s1": None} if s.topology == "tor" else {"s1": "s3", "s2": "s3", "s3": None}
+    parent: dict[str, str | None] = dict(PARENT[s.topology])
     workers: list[WorkerHost] = []
     clusters: dict[int, list[WorkerHost]] = {}
     cid = 0

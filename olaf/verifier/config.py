@@ -120,14 +120,29 @@ class Query:
             mean of the two averages).
         starvation: if True, a cluster with no peak AoM in the horizon (fewer
             than two receptions) is a violation as well.
+        average: ``delivery`` — ``avg Δp`` is the mean over the cluster's peaks
+            (one per reception that refreshes the model); ``update`` — the mean of
+            the paper's ``Δp(k) = (D(k) − A(l))·1{D(k) < A(k+1)}`` over *every*
+            update k of the horizon, 0 for the ones that give no peak (skipped,
+            aggregated, replaced, dropped): ``Σ peaks / K``. docs/verifier.md,
+            "The paper's cases", has the measurements that separate the two.
     """
 
     epsilon: Fraction
     unit: str = "period"
     starvation: bool = True
+    average: str = "delivery"
+
+    def mean_peak(self, sum_peak: Fraction | int, n_peak: int, updates: int) -> Optional[Fraction]:
+        """``avg Δp`` of a cluster with these peaks and ``updates`` updates in the horizon
+        (None without a peak)."""
+        if n_peak == 0:
+            return None
+        return Fraction(sum_peak) / (n_peak if self.average == "delivery" else updates)
 
     def to_json(self) -> dict[str, Any]:
-        return {"epsilon": str(self.epsilon), "unit": self.unit, "starvation": self.starvation}
+        return {"epsilon": str(self.epsilon), "unit": self.unit, "starvation": self.starvation,
+                "average": self.average}
 
 
 @dataclass(frozen=True)
@@ -238,6 +253,9 @@ class VerifyFile(FileModel):
     epsilon: Number = Field(description="fairness bound ε")
     epsilon_unit: Literal["period", "ms", "relative"] = "period"
     starvation: bool = Field(True, description="a cluster with no peak AoM in the horizon is a violation")
+    peak_average: Literal["delivery", "update"] = Field(
+        "delivery", description="avg peak AoM over the cluster's peaks (delivery) or over all its updates, 0 for "
+        "those without a peak (update: the paper's indicator formula averaged over k)")
     engine: EngineFile
     transmission: TransmissionFile = TransmissionFile()
     clusters: list[ClusterFile] = Field(min_length=2, description="at least 2 (fairness compares pairs)")
@@ -260,6 +278,7 @@ def from_mapping(d: Any) -> VerifyConfig:
         epsilon: 0.1               # ε
         epsilon_unit: period       # period | ms | relative
         starvation: true           # a cluster with no peak is a violation
+        peak_average: delivery     # delivery | update (avg Δp over peaks, or over all K updates)
         engine: {q_max: 1, p_over_c_ms: 2, ack_delay_ms: 1}
         transmission: {model: envelope, max_skip_run: null, max_send_run: null}
         clusters:
@@ -280,7 +299,7 @@ def from_mapping(d: Any) -> VerifyConfig:
                                 max_send_run=tr.max_send_run if isinstance(tr.max_send_run, int) else None)
     engine = Engine(q_max=f.engine.q_max, p_over_c_ms=f.engine.p_over_c_ms, ack_delay_ms=f.engine.ack_delay_ms)
     return VerifyConfig(clusters, engine, transmission,
-                        Query(Fraction(f.epsilon), f.epsilon_unit, f.starvation), f.horizon)
+                        Query(Fraction(f.epsilon), f.epsilon_unit, f.starvation, f.peak_average), f.horizon)
 
 
 def load(path: Union[str, Path], *, horizon: Optional[int] = None) -> VerifyConfig:

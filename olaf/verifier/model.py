@@ -305,7 +305,8 @@ class Encoding:
     def unfair(self, u: int, v: int) -> Expr:
         """Both have peaks and their average peak AoM differ by more than ε.
 
-        With ε = p/q, averages ``a = s_u/n_u`` and ``b = s_v/n_v``, the three units
+        With ε = p/q, averages ``a = s_u/n_u`` and ``b = s_v/n_v`` (``n`` = the number of
+        peaks, or the constant number of updates K with ``average: update``), the three units
         of :func:`olaf.aom.peak_aom_gap` become linear after multiplying out:
         ``ms``: ``q·|s_u n_v − s_v n_u| > p·n_u n_v``; ``period``:
         ``q·|s_u n_v T_v − s_v n_u T_u| > p·n_u n_v T_u T_v``; ``relative``:
@@ -315,8 +316,12 @@ class Encoding:
         eps = Fraction(q.epsilon)
         p_, q_ = eps.numerator, eps.denominator
         su, sv = self.sum_peak[u], self.sum_peak[v]
-        su_nv, sv_nu = self._times_n(su, v), self._times_n(sv, u)
-        nu_nv = self._times_n(self.n_peak[u], v)
+        if q.average == "update":  # divisors are the constant numbers of updates K_u, K_v
+            ku, kv = len(self.u[u]), len(self.u[v])
+            su_nv, sv_nu, nu_nv = su * kv, sv * ku, z3.IntVal(ku * kv)
+        else:
+            su_nv, sv_nu = self._times_n(su, v), self._times_n(sv, u)
+            nu_nv = self._times_n(self.n_peak[u], v)
         if q.unit == "ms":
             diff, rhs = su_nv - sv_nu, p_ * nu_nv
             lhs_scale = q_

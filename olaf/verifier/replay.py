@@ -207,7 +207,8 @@ def evaluate_query(cfg: VerifyConfig, clusters: Sequence[ClusterResult]):
         out += [("starved", (u,), None) for u, c in enumerate(clusters) if c.n_peak == 0]
     for u in range(len(clusters)):
         for v in range(u + 1, len(clusters)):
-            a, b = clusters[u].avg_peak_ms, clusters[v].avg_peak_ms
+            a = q.mean_peak(clusters[u].sum_peak_ms, clusters[u].n_peak, len(clusters[u].updates))
+            b = q.mean_peak(clusters[v].sum_peak_ms, clusters[v].n_peak, len(clusters[v].updates))
             if a is None or b is None:
                 continue
             gap = aom.peak_aom_gap(a, b, q.unit, period_a=cfg.clusters[u].period_ms,

@@ -63,7 +63,7 @@ def build_trace(cfg: VerifyConfig, witness: dict) -> dict:
         s, n = witness["sum_peak"][u], witness["n_peak"][u]
         clusters.append({
             "name": cl.name, "phase_ms": witness["phase"][u], "sum_peak_ms": s, "n_peak": n,
-            "avg_peak_ms": float(Fraction(s, n)) if n else None,
+            "avg_peak_ms": None if (m := cfg.query.mean_peak(s, n, len(rows))) is None else float(m),
             "updates": [{
                 "k": k, "gen_ms": r["gen"], "decision": _kind(rule, r), "sent": r["sent"],
                 "outcome": _outcome(r), "departure_ms": r["departure"], "effective": r["effective"],
@@ -75,8 +75,11 @@ def build_trace(cfg: VerifyConfig, witness: dict) -> dict:
         gap = None
         if kind == "unfair":
             u, v = us
-            gap = aom.peak_aom_gap(Fraction(witness["sum_peak"][u], witness["n_peak"][u]),
-                                   Fraction(witness["sum_peak"][v], witness["n_peak"][v]),
+            q = cfg.query
+            a = q.mean_peak(witness["sum_peak"][u], witness["n_peak"][u], len(witness["updates"][u]))
+            b = q.mean_peak(witness["sum_peak"][v], witness["n_peak"][v], len(witness["updates"][v]))
+            assert a is not None and b is not None  # an unfair pair has peaks on both sides
+            gap = aom.peak_aom_gap(a, b,
                                    cfg.query.unit, period_a=cfg.clusters[u].period_ms,
                                    period_b=cfg.clusters[v].period_ms)
         viols.append({"kind": kind, "clusters": [names[x] for x in us], "gap": _frac(gap),

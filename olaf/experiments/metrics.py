@@ -1,0 +1,130 @@
+"""The numbers an experiment reports for one run, from its run directory (either backend).
+
+Metrics of a run (``RunMetrics.values``; None where undefined):
+
+* ``sent``, ``generated``, ``skipped``, ``delivered``, ``aggregated``, ``dropped`` — worker
+  updates, summed over clusters (:func:`olaf.report.report.summarize`; paper Table 1's
+  "# updates received@PS" is ``delivered``, "# updates aggregated" is ``aggregated``);
+* ``loss_pct`` — ``100 · dropped / sent`` (paper Tables 1–3 "update loss (%)");
+* ``aom_avg_ms``, ``aom_peak_ms`` — the mean over clusters of the time-average AoM and of
+  the average peak AoM (paper §2.2, §6); ``jain`` — Jain's index over the clusters' average
+  AoM (paper Table 2);
+* ``aggregations_mean`` — mean aggregations per delivered update (``count − 1``, Fig. 6);
+* ``completed_pct`` — with ``updates_per_worker``: ``100 · generated / (workers · updates)``
+  (below 100 when the run could not finish in its duration);
+* per cluster group ``<g>`` (clusters are numbered in group order): ``aom_avg_ms.<g>``,
+  ``aom_peak_ms.<g>``, ``loss_pct.<g>``, and ``aom_peak_periods.<g>`` = ``aom_peak_ms.<g>``
+  over the group's period (the verifier's ``period`` unit, docs/verifier.md);
+* ``peak_gap_periods`` — the largest gap between two groups' ``aom_peak_periods``
+  (:func:`olaf.aom.peak_aom_gap`, unit ``period``: the verifier's query);
+* ``aom_peak_per_update_periods.<g>`` and ``peak_gap_per_update_periods`` — the same with the
+  verifier's ``peak_average: update``: a cluster's peaks summed over the window and divided
+  by the updates it generated (each update's ``Δp(k)``, 0 for the ones without a peak);
+* ``aom_reduction_pct`` — set by the runner, paired by seed: ``100 · (1 − aom_avg_ms /
+  aom_avg_ms of the baseline run)`` (paper §8.1 "reduces the average AoM by 69 %").
+
+The aggregation counts of every delivered update (``agg_hist``: count − 1 → deliveries)
+feed the CDF of paper Fig. 6.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from olaf.aom import Delivery, aggregations_per_delivery, peak_aom_gap, peak_aoms
+from olaf.report.report import deliveries_by_cluster, summarize, write_summary
+from olaf.report.rundata import load_run
+from olaf.sim.scenario import Scenario
+
+RUN_METRICS = ("sent", "generated", "skipped", "delivered", "aggregated", "dropped", "loss_pct", "aom_avg_ms",
+               "aom_peak_ms", "jain", "aggregations_mean", "completed_pct")
+GROUP_METRICS = ("aom_avg_ms", "aom_peak_ms", "loss_pct", "aom_peak_periods", "aom_peak_per_update_periods")
+PAIRED_METRICS = ("aom_reduction_pct",)
+
+
+def metric_names(s: Scenario) -> list[str]:
+    """Every metric an experiment on scenarios shaped like ``s`` reports."""
+    names = [*RUN_METRICS, *PAIRED_METRICS, *(f"{m}.{g.name}" for g in s.groups for m in GROUP_METRICS)]
+    if len(s.groups) > 1:
+        names += ["peak_gap_periods", "peak_gap_per_update_periods"]
+    return names
+
+
+@dataclass
+class RunMetrics:
+    """One run's metrics, its aggregation-count histogram and its completeness."""
+
+    values: dict[str, Optional[float]]
+    agg_hist: dict[int, int] = field(default_factory=dict)
+    incomplete: Optional[dict[str, Any]] = None
+    fates_consistent: Optional[bool] = None
+
+
+def _mean(xs: list[Optional[float]]) -> Optional[float]:
+    ys = [x for x in xs if x is not None]
+    return float(np.mean(ys)) if ys else None
+
+
+def _peak_sum_ms(ds: list[Delivery], t0: int, t1: int) -> float:
+    """Sum of the peak AoMs (ms) of the receptions in ``[t0, t1]`` (as the report's ``aom_peak_ms``)."""
+    return sum(p for _, p in peak_aoms([d for d in ds if t0 <= d.t_ns <= t1], t_start_ns=t0)) / 1e6
+
+
+def _largest_gap(avgs: dict[str, tuple[Optional[float], float]]) -> Optional[float]:
+    """Largest pairwise :func:`olaf.aom.peak_aom_gap` (unit ``period``) of ``(average, period)`` pairs."""
+    gaps = [float(peak_aom_gap(Fraction(a), Fraction(b), "period", period_a=Fraction(pa), period_b=Fraction(pb)))
+            for (a, pa), (b, pb) in combinations(avgs.values(), 2) if a is not None and b is not None]
+    return max(gaps) if gaps else None
+
+
+def run_metrics(run_dir: Path, s: Scenario) -> RunMetrics:
+    """Report the run in ``run_dir`` (``summary.json``/``summary.csv`` are (re)written) and
+    compute its metrics for scenario ``s``.
+
+    Raises:
+        olaf.report.rundata.RunDirError: the run directory cannot be reported on.
+    """
+    run = load_run(run_dir)
+    summary = summarize(run)
+    write_summary(summary, run_dir)
+    ov, clusters = summary["overall"], summary["clusters"]
+    t0, t1 = summary["window"]["t_start_ns"], summary["window"]["t_end_ns"]
+    by_cluster = deliveries_by_cluster(run)
+    v: dict[str, Optional[float]] = {k: ov[k] for k in ("sent", "generated", "skipped", "delivered", "aggregated",
+                                                         "dropped")}
+    v["loss_pct"] = 100.0 * ov["loss_fraction"]
+    v["aom_avg_ms"], v["aom_peak_ms"], v["jain"] = ov["aom_avg_ms"], ov["aom_peak_ms"], ov["jain_fairness"]
+    ds = [d for dl in by_cluster.values() for d in dl]
+    aggs = aggregations_per_delivery(ds)
+    v["aggregations_mean"] = float(aggs.mean()) if aggs.size else None
+    v["completed_pct"] = (100.0 * ov["generated"] / (s.num_workers * s.updates_per_worker)
+                          if s.updates_per_worker else None)
+    first = 0
+    peaks: dict[str, tuple[Optional[float], float]] = {}
+    per_update: dict[str, tuple[Optional[float], float]] = {}
+    for g in s.groups:
+        ms = [clusters.get(str(c), {}) for c in range(first, first + g.clusters)]
+        first += g.clusters
+        v[f"aom_avg_ms.{g.name}"] = _mean([m.get("aom_avg_ms") for m in ms])
+        peak = _mean([m.get("aom_peak_ms") for m in ms])
+        v[f"aom_peak_ms.{g.name}"] = peak
+        v[f"aom_peak_periods.{g.name}"] = None if peak is None else peak / g.period_ms
+        sent = sum(m.get("sent", 0) for m in ms)
+        v[f"loss_pct.{g.name}"] = 100.0 * sum(m.get("dropped", 0) for m in ms) / sent if sent else None
+        peaks[g.name] = (peak, g.period_ms)
+        upd = _mean([_peak_sum_ms(by_cluster.get(c, []), t0, t1) / m["generated"] if m.get("generated") else None
+                     for c, m in zip(range(first - g.clusters, first), ms)])
+        v[f"aom_peak_per_update_periods.{g.name}"] = None if upd is None else upd / g.period_ms
+        per_update[g.name] = (upd, g.period_ms)
+    if len(s.groups) > 1:
+        v["peak_gap_periods"] = _largest_gap(peaks)
+        v["peak_gap_per_update_periods"] = _largest_gap(per_update)
+    return RunMetrics(v, dict(Counter(int(a) for a in aggs)), run.run_meta.get("incomplete"),
+                      ov.get("fates_consistent"))

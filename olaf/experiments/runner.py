@@ -1,0 +1,243 @@
+"""Run an experiment: every sweep point × seed on one backend, with a progress bar, results
+written after every run.
+
+Output directory (``olaf experiment SPEC --out DIR``)::
+
+    DIR/spec.yaml                      the spec as run (copy)
+    DIR/runs/<point>/seed-<n>/         each run's directory: summary.json/csv, switch counters,
+                                       run.json, metrics.json; the host logs (``olaf report``
+                                       reads them) only with ``keep_logs``
+    DIR/results.json                   every run's metrics and, per point, mean and 95 % CI
+    DIR/results.csv                    one row per point: parameters, <metric>_mean, <metric>_ci95, n
+    DIR/table.md, DIR/figure.png       ours beside the paper's (olaf.experiments.outputs)
+
+``results.json`` is rewritten after each run, so an interrupted experiment (Ctrl-C) keeps
+what completed; ``--resume`` reuses the runs whose directory already has ``metrics.json``. A run
+whose workers could not generate their updates in its duration is ``incomplete``: its
+metrics cover what it generated and the results say how far it got.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from olaf.experiments import backends
+from olaf.experiments.metrics import RunMetrics, metric_names, run_metrics
+from olaf.experiments.spec import ExperimentSpec, PlannedRun, plan, point_label, same_value
+from olaf.experiments.stats import estimate
+from olaf.provenance import provenance
+from olaf.report.rundata import RunDirError
+
+
+@dataclass
+class RunRecord:
+    """One finished (or failed) run."""
+
+    index: int
+    point: dict[str, Any]
+    seed: int
+    run_dir: str
+    status: str  # ok | incomplete | failed
+    metrics: dict[str, Optional[float]] = field(default_factory=dict)
+    agg_hist: dict[int, int] = field(default_factory=dict)
+    incomplete: Optional[dict[str, Any]] = None
+    fates_consistent: Optional[bool] = None
+    error: Optional[str] = None
+    wall_s: float = 0.0
+
+    def describe(self) -> str:
+        head = f"{point_label(self.point)}, seed {self.seed}"
+        if self.status == "failed":
+            return f"{head}: failed: {self.error}"
+        if self.status == "incomplete" and self.incomplete:
+            gen = self.incomplete["generated"]
+            lo, hi = min(gen.values()), max(gen.values())
+            span = f"{lo}" if lo == hi else f"{lo}–{hi}"
+            limit = self.incomplete.get("deadline_s")
+            within = f" within {limit:g} s" if limit else ""
+            return (f"{head}: incomplete: {len(gen)} worker(s) generated {span} of "
+                    f"{self.incomplete['updates_per_worker']} updates{within}; results cover what was generated "
+                    f"({self.metrics.get('completed_pct') or 0:.1f} % of all updates)")
+        return f"{head}: ok"
+
+
+@dataclass
+class ExperimentResult:
+    spec: ExperimentSpec
+    backend: str
+    out: Path
+    runs: list[RunRecord]
+    planned: int
+    interrupted: bool = False
+
+    @property
+    def problems(self) -> list[RunRecord]:
+        return [r for r in self.runs if r.status != "ok"]
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted and len(self.runs) == self.planned and not self.problems
+
+
+def _pair_reductions(spec: ExperimentSpec, runs: list[RunRecord]) -> None:
+    """``aom_reduction_pct`` of every run against the baseline run of its point and seed."""
+    (param, base_value), = spec.baseline.items()
+    by_key = {(r.index, r.seed): r for r in runs if r.status != "failed"}
+    points = spec.points()
+    for r in runs:
+        r.metrics["aom_reduction_pct"] = None
+        if r.status == "failed" or param not in r.point or same_value(r.point[param], base_value):
+            continue
+        want = {**r.point, param: base_value}
+        j = next((i for i, p in enumerate(points) if all(same_value(p[k], want[k]) for k in want)), None)
+        b = by_key.get((j, r.seed)) if j is not None else None
+        a0 = b.metrics.get("aom_avg_ms") if b is not None else None
+        a1 = r.metrics.get("aom_avg_ms")
+        if a0 and a1 is not None:
+            r.metrics["aom_reduction_pct"] = 100.0 * (1.0 - a1 / a0)
+
+
+def aggregate(spec: ExperimentSpec, runs: list[RunRecord]) -> list[dict[str, Any]]:
+    """Per point: its parameters, the runs' count, each metric's mean/CI95 and the pooled
+    aggregation-count histogram."""
+    _pair_reductions(spec, runs)
+    names = metric_names(spec.scenario)
+    out = []
+    for i, point in enumerate(spec.points()):
+        rs = [r for r in runs if r.index == i and r.status != "failed"]
+        if not rs:
+            continue
+        hist: dict[int, int] = {}
+        for r in rs:
+            for k, n in r.agg_hist.items():
+                hist[int(k)] = hist.get(int(k), 0) + n
+        out.append({"index": i, "point": point, "label": point_label(point), "runs": len(rs),
+                    "incomplete_runs": sum(1 for r in rs if r.status == "incomplete"),
+                    "metrics": {m: estimate(r.metrics.get(m) for r in rs).to_json() for m in names},
+                    "agg_hist": {str(k): hist[k] for k in sorted(hist)}})
+    return out
+
+
+def write_results(res: ExperimentResult) -> list[dict[str, Any]]:
+    """``results.json`` and ``results.csv``; returns the per-point aggregates."""
+    points = aggregate(res.spec, res.runs)
+    doc = {"experiment": res.spec.name, "title": res.spec.title, "reproduces": res.spec.reproduces,
+           "backend": res.backend, "planned_runs": res.planned, "complete": res.complete,
+           "interrupted": res.interrupted, "problems": [r.describe() for r in res.problems],
+           "spec": res.spec.model_dump(mode="json"), "points": points, "runs": [asdict(r) for r in res.runs],
+           "provenance": provenance()}
+    tmp = res.out / ".results.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=1))
+    tmp.replace(res.out / "results.json")
+    names = metric_names(res.spec.scenario)
+    with open(res.out / "results.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["point", *res.spec.sweep, "runs", *(f"{m}_{s}" for m in names for s in ("mean", "ci95"))])
+        for p in points:
+            w.writerow([p["label"], *(p["point"][k] for k in res.spec.sweep), p["runs"],
+                        *(("" if p["metrics"][m][s] is None else p["metrics"][m][s]) for m in names
+                          for s in ("mean", "ci95"))])
+    return points
+
+
+METRICS_FILE = "metrics.json"
+
+
+def _record(pr: PlannedRun, m: RunMetrics, wall_s: float = 0.0) -> RunRecord:
+    return RunRecord(pr.index, pr.point, pr.seed, "", "incomplete" if m.incomplete else "ok", m.values, m.agg_hist,
+                     m.incomplete, m.fates_consistent, wall_s=wall_s)
+
+
+def _reuse(pr: PlannedRun, run_dir: Path) -> Optional[RunRecord]:
+    """The record of a run finished earlier (its ``metrics.json``), None if there is none."""
+    try:
+        doc = json.loads((run_dir / METRICS_FILE).read_text())
+        m = RunMetrics(doc["values"], {int(k): n for k, n in doc["agg_hist"].items()}, doc.get("incomplete"),
+                       doc.get("fates_consistent"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return _record(pr, m)
+
+
+def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Console,
+                   build: Optional[Path] = None, resume: bool = False, keep_logs: bool = False,
+                   spec_path: Optional[Path] = None) -> ExperimentResult:
+    """Run every point × seed of ``spec`` on ``backend`` into ``out``; write the results.
+
+    ``keep_logs``: keep each run's host logs (per-update records; ``olaf report`` needs them);
+    otherwise they are deleted once the run's metrics are computed.
+
+    Raises:
+        olaf.configfile.ConfigError: a point is not a valid scenario for the backend.
+        olaf.sim.build.SimUnavailable: ns3 missing (the message has the install command).
+    """
+    planned = plan(spec, backend)
+    if backend == "mininet":
+        for pr in planned:
+            backends.check_mininet(pr.scenario)
+    out.mkdir(parents=True, exist_ok=True)
+    if spec_path is not None:
+        shutil.copyfile(spec_path, out / "spec.yaml")
+    res = ExperimentResult(spec, backend, out, [], len(planned))
+    columns = (TextColumn("[bold]{task.fields[name]}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn(), TextColumn("{task.description}"))
+    try:
+        with Progress(*columns, console=console, transient=False) as prog:
+            task = prog.add_task("", total=len(planned), name=f"{spec.name} ({backend})")
+            for pr in planned:
+                rel = Path("runs") / pr.slug / f"seed-{pr.seed}"
+                run_dir = out / rel
+                prog.update(task, description=f"{point_label(pr.point)} · seed {pr.seed}")
+                rec = _reuse(pr, run_dir) if resume else None
+                if rec is None:
+                    if run_dir.exists():
+                        shutil.rmtree(run_dir)
+                    rec = _one(backend, pr, run_dir, console, build, keep_logs)
+                rec.run_dir = str(rel)
+                res.runs.append(rec)
+                if rec.status != "ok":
+                    prog.console.print(f"[yellow]{rec.describe()}[/]")
+                write_results(res)
+                prog.advance(task)
+    except KeyboardInterrupt:
+        res.interrupted = True
+        console.print(f"[yellow]interrupted[/]: {len(res.runs)} of {len(planned)} runs completed; "
+                      f"results so far in {out}")
+    write_results(res)
+    return res
+
+
+def _one(backend: str, pr: PlannedRun, run_dir: Path, console: Console, build: Optional[Path],
+         keep_logs: bool) -> RunRecord:
+    failures: tuple[type[Exception], ...] = (RunDirError, OSError)
+    interrupted: tuple[type[Exception], ...] = ()
+    if backend == "mininet":
+        from olaf.topologies.emulation import RunFailed, RunInterrupted  # noqa: PLC0415 (needs the p4 extra)
+
+        failures += (RunFailed,)
+        interrupted = (RunInterrupted,)
+    t0 = time.perf_counter()
+    try:
+        backends.run(backend, pr.scenario, run_dir, console=console, build=build)
+        m = run_metrics(run_dir, pr.scenario)
+    except interrupted:
+        raise KeyboardInterrupt from None  # the emulation caught Ctrl-C: stop the experiment too
+    except failures as e:
+        return RunRecord(pr.index, pr.point, pr.seed, "", "failed", error=str(getattr(e, "message", e)),
+                         wall_s=time.perf_counter() - t0)
+    (run_dir / METRICS_FILE).write_text(json.dumps({"values": m.values, "agg_hist": m.agg_hist,
+                                                    "incomplete": m.incomplete,
+                                                    "fates_consistent": m.fates_consistent}, indent=1))
+    if not keep_logs:
+        for log in (run_dir / "hosts").glob("*.jsonl"):
+            log.unlink()
+    return _record(pr, m, time.perf_counter() - t0)

@@ -1,0 +1,248 @@
+"""The experiment spec (YAML): :class:`ExperimentSpec`, and its expansion into runs.
+
+An experiment is a base :class:`~olaf.sim.scenario.Scenario` (topology, cluster groups,
+queue discipline, queues, links, load, duration or updates per worker), parameters set on
+it (``set``), sweeps (``sweep``: each parameter over a list; several sweeps form their
+Cartesian product, the first varying slowest) and repetitions (``seeds``). Parameter names
+are :mod:`olaf.experiments.params`'s. ``backends.<ns3|mininet>.set`` adapts the scenario to
+one backend (e.g. fewer workers per cluster for BMv2), applied *before* ``set``, so derived
+parameters (``load.<switch>``, ``alpha``) scale the capacities to it; a key the backend sets
+is not set again by ``set``. ``paper`` holds the paper's numbers, ``table`` and ``figure``
+what to print and plot beside them (:mod:`olaf.experiments.outputs`).
+
+JSON Schema: ``docs/schemas/experiment.schema.json`` (``olaf codegen generate``). Every
+problem raises :class:`~olaf.configfile.ConfigError` naming the field.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from olaf.configfile import ConfigError, FileModel, load
+from olaf.experiments.metrics import metric_names
+from olaf.experiments.params import check_names, scenario_with
+from olaf.sim.scenario import Scenario
+
+BACKENDS = ("ns3", "mininet")
+Scalar = Union[bool, int, float, str, None]
+
+
+class BackendSetup(FileModel):
+    """How the experiment runs on one backend."""
+
+    set: dict[str, Scalar] = Field(default_factory=dict, description="parameters applied before the spec's `set`")
+    seeds: Optional[list[int]] = Field(default=None, min_length=1, description="replace the spec's seeds")
+    note: str = Field(default="", description="how the scenario is scaled for this backend")
+
+
+class Column(FileModel):
+    """A column of the results table: a metric, ours beside the paper's."""
+
+    metric: str
+    label: str
+    digits: int = Field(default=1, ge=0, le=6, description="decimals shown")
+
+
+class Table(FileModel):
+    columns: list[Column] = Field(min_length=1)
+    note: str = ""
+
+
+class PaperRow(FileModel):
+    """The paper's numbers for one sweep point (``point``: sweep parameter → value)."""
+
+    label: str
+    point: dict[str, Scalar] = Field(default_factory=dict)
+    values: dict[str, Union[float, str, None]] = Field(default_factory=dict,
+                                                        description="metric -> the paper's value (text if not a number)")
+
+
+class Figure(FileModel):
+    """The experiment's figure.
+
+    * ``aggregation_cdf`` — CDF of aggregations per delivered update, one curve per point
+      (paper Fig. 6), labelled by ``series``;
+    * ``line`` — ``metrics`` over sweep parameter ``x``, one line per metric and value of
+      ``series`` (paper Fig. 10), 95 % intervals as error bars;
+    * ``bars`` — ``metrics`` per point (paper Tables 2–3), ours with intervals and the paper's.
+    """
+
+    kind: Literal["aggregation_cdf", "line", "bars"]
+    title: str
+    x: Optional[str] = None
+    series: Optional[str] = None
+    metrics: list[str] = Field(default_factory=list)
+    where: dict[str, Scalar] = Field(default_factory=dict, description="only the points with these values")
+    labels: dict[str, str] = Field(default_factory=dict, description="legend label of a metric or series value")
+    xlabel: str = ""
+    ylabel: str = ""
+    logx: bool = False
+    logy: bool = False
+
+
+class ExperimentSpec(FileModel):
+    """One experiment (module docstring)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="results go to <out>/<name>")
+    title: str
+    reproduces: str = Field(default="", description="the paper's result, e.g. 'Table 1 and Fig. 6 (§8.1)'")
+    description: str = ""
+    scaling: str = Field(default="", description="how the paper's rates were scaled and which ratios are kept")
+    scenario: Scenario
+    set: dict[str, Scalar] = Field(default_factory=dict, description="parameters applied to the scenario, in order")
+    sweep: dict[str, list[Scalar]] = Field(default_factory=dict, description="parameter -> values (product of all)")
+    seeds: list[int] = Field(default_factory=lambda: [1], min_length=1, description="one run per seed and point")
+    baseline: dict[str, Scalar] = Field(default_factory=lambda: dict[str, Scalar](queue="fifo"),
+                                        description="the point that aom_reduction_pct compares with (one parameter)")
+    backends: dict[Literal["ns3", "mininet"], BackendSetup] = Field(default_factory=dict)
+    table: Optional[Table] = None
+    paper: list[PaperRow] = Field(default_factory=list)
+    figure: Optional[Figure] = None
+
+    @field_validator("set", "sweep")
+    @classmethod
+    def _known_parameters(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        base = info.data.get("scenario")
+        if base is not None:
+            check_names(base, list(v))
+        if info.field_name == "sweep":
+            for k, vals in v.items():
+                if not vals:
+                    raise ValueError(f"{k}: a sweep needs at least one value")
+        return v
+
+    @field_validator("backends")
+    @classmethod
+    def _backend_parameters(cls, v: dict[str, BackendSetup], info: ValidationInfo) -> dict[str, BackendSetup]:
+        base = info.data.get("scenario")
+        for name, b in v.items():
+            if base is not None:
+                try:
+                    check_names(base, list(b.set))
+                except ValueError as e:
+                    raise ValueError(f"{name}.set: {e}") from None
+        return v
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError("seeds must be distinct")
+        return v
+
+    @model_validator(mode="after")
+    def _cross(self) -> ExperimentSpec:
+        names = [g.name for g in self.scenario.groups]
+        if len(set(names)) != len(names):
+            raise ValueError(f"scenario.groups: names must be unique (got {', '.join(names)}); "
+                             "parameters name groups by them")
+        metrics = metric_names(self.scenario)
+        if len(self.baseline) != 1:
+            raise ValueError("baseline: give exactly one parameter and its baseline value, e.g. {queue: fifo}")
+        for where, ms in [("table.columns", [c.metric for c in self.table.columns] if self.table else []),
+                          ("figure.metrics", self.figure.metrics if self.figure else []),
+                          *((f"paper[{i}].values", list(r.values)) for i, r in enumerate(self.paper))]:
+            bad = [m for m in ms if m not in metrics]
+            if bad:
+                raise ValueError(f"{where}: unknown metric(s) {', '.join(bad)}; known: {', '.join(metrics)}")
+        for i, r in enumerate(self.paper):
+            bad = [k for k in r.point if k not in self.sweep]
+            if bad:
+                raise ValueError(f"paper[{i}].point: {', '.join(bad)} is not a swept parameter "
+                                 f"(sweeps: {', '.join(self.sweep) or 'none'})")
+        if self.figure is not None:
+            f = self.figure
+            for what, p in (("x", f.x), ("series", f.series), *(("where", k) for k in f.where)):
+                if p is not None and p not in self.sweep:
+                    raise ValueError(f"figure.{what}: {p!r} is not a swept parameter "
+                                     f"(sweeps: {', '.join(self.sweep) or 'none'})")
+            if f.kind == "line" and (f.x is None or not f.metrics):
+                raise ValueError("figure: a line figure needs x (a swept parameter) and metrics")
+            if f.kind == "bars" and not f.metrics:
+                raise ValueError("figure: a bars figure needs metrics")
+        return self
+
+    def seeds_for(self, backend: str) -> list[int]:
+        b = self.backends.get(backend)  # type: ignore[call-overload]
+        return b.seeds if b is not None and b.seeds else self.seeds
+
+    def points(self) -> list[dict[str, Scalar]]:
+        """Every sweep point (parameter → value), the first sweep varying slowest."""
+        keys = list(self.sweep)
+        return [dict(zip(keys, vals)) for vals in itertools.product(*self.sweep.values())] if keys else [{}]
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of an experiment: its point (index and values), seed and scenario."""
+
+    index: int
+    point: dict[str, Scalar]
+    seed: int
+    scenario: Scenario
+
+    @property
+    def slug(self) -> str:
+        """Directory name of the point, e.g. ``p03-queue=olaf,load.s1=3``."""
+        label = ",".join(f"{k}={_fmt(v)}" for k, v in self.point.items()) or "base"
+        return f"p{self.index:02d}-" + re.sub(r"[^A-Za-z0-9=.,_*-]", "_", label)
+
+
+def _fmt(v: Scalar) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def point_label(point: dict[str, Scalar]) -> str:
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in point.items()) or "base"
+
+
+def same_value(a: Scalar, b: Scalar) -> bool:
+    """Equal sweep values (numbers compared with a relative tolerance of 1e-9)."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
+            and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def plan(spec: ExperimentSpec, backend: str) -> list[PlannedRun]:
+    """Every run of ``spec`` on ``backend`` (points × seeds, in order), each scenario validated.
+
+    Raises:
+        ConfigError: a point gives an invalid scenario; the message names the point and the
+            scenario field.
+    """
+    if backend not in BACKENDS:
+        raise ConfigError("backend", f"{backend!r}: use one of {', '.join(BACKENDS)}")
+    setup = spec.backends.get(backend, BackendSetup())  # type: ignore[call-overload]
+    fixed = [*setup.set.items(), *((k, v) for k, v in spec.set.items() if k not in setup.set)]
+    runs = []
+    for i, point in enumerate(spec.points()):
+        try:
+            s = scenario_with(spec.scenario, [*fixed, *point.items()])
+        except ConfigError as e:
+            raise ConfigError(f"sweep point {point_label(point)} ({backend})", str(e)) from None
+        for seed in spec.seeds_for(backend):
+            runs.append(PlannedRun(i, point, seed, s.model_copy(update={"seed": seed})))
+    return runs
+
+
+def load_spec(path: Union[str, Path]) -> ExperimentSpec:
+    """Read and validate an experiment spec file.
+
+    Raises:
+        ConfigError: unreadable file, or a field out of range or unknown (named, with what
+            is allowed).
+    """
+    try:
+        return load(ExperimentSpec, path)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e.path}" if e.path else str(path), e.message) from None
