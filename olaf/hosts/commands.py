@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 import click
 
 from olaf.cli import FiniteFloat
-from olaf.constants import JUMBO_MTU, MAX_G, MAX_G_JUMBO, UPDATE_PORT
+from olaf.constants import JUMBO_MTU, MAX_G, MAX_G_JUMBO, MTU, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.global_model import Step
 from olaf.hosts.modes import Mode, ModeParams
@@ -98,7 +98,7 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
                    "(delta) or one full-batch PPO gradient (grad).")
 @click.option("--apply-locally/--no-apply-locally", default=True, show_default=True,
               help="PPO: keep training from the worker's own result until new global weights arrive.")
-@click.option("--mtu", type=click.IntRange(68, JUMBO_MTU), default=JUMBO_MTU, show_default=True,
+@click.option("--mtu", type=click.IntRange(68, JUMBO_MTU), default=MTU, show_default=True,
               help="PPO: IPv4 MTU of the network; the model must fit an update and an ACK of it.")
 @click.option("--ppo-n-steps", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_steps, show_default=True,
               help="PPO: steps per environment per rollout.")

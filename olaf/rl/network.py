@@ -11,8 +11,8 @@ Initialisation as in Stable-Baselines3's ``ActorCriticPolicy`` (orthogonal,
 gain √2 in the trunk, 0.01 for the policy head, 1 for the value head, zero
 biases). Its parameter count :func:`param_count` is
 ``Σ_i (h_{i−1} + 1)·h_i + (h_k + 1)·(n_actions + 1)`` with ``h_0 = obs_dim``;
-for LunarLander-v3 (8 observations, 4 actions) the default trunk ``(32, 32)``
-has 1,509 parameters. Every parameter is one Q7.24 element of an update and
+for LunarLander-v3 (8 observations, 4 actions) the default trunk ``(24,)``
+has 341 parameters (a trunk ``(32, 32)`` would have 1,509). Every parameter is one Q7.24 element of an update and
 of an ACK, so the model must fit :func:`olaf.constants.max_model_elements` of
 the frame: 359 in a 1500 B MTU, 2,234 in a 9000 B jumbo frame
 (:func:`check_fits` raises :class:`ModelTooLarge` otherwise).
@@ -77,7 +77,7 @@ class ActorCritic(nn.Module):
     ``(logits (B, n_actions), value (B,))``.
     """
 
-    def __init__(self, obs_dim: int, n_actions: int, hidden: Sequence[int] = (32, 32)) -> None:
+    def __init__(self, obs_dim: int, n_actions: int, hidden: Sequence[int] = (24,)) -> None:
         super().__init__()
         if obs_dim < 1 or n_actions < 2 or not hidden or min(hidden) < 1:
             raise ValueError(f"bad network shape: obs_dim={obs_dim}, n_actions={n_actions}, hidden={tuple(hidden)}")

@@ -18,6 +18,9 @@ The episode returns of the rollout are the undiscounted returns of the
 episodes that **ended** during it (from ``Monitor``, so an episode that began
 in an earlier rollout counts whole); the "mean episode reward" an update
 carries (paper §2.1) is their mean (:class:`olaf.rl.task.PPOTask`).
+
+Raises :class:`~olaf.rl.ppo.NonFiniteLoss` as soon as the policy's logits are
+NaN/inf (a NaN observation or NaN weights): the loss of such a rollout would be NaN.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from stable_baselines3.common.buffers import RolloutBuffer
 from olaf.rl.config import PPOConfig
 from olaf.rl.envs import make_vec_env
 from olaf.rl.network import ActorCritic
-from olaf.rl.ppo import Batch
+from olaf.rl.ppo import Batch, NonFiniteLoss
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,9 @@ class RolloutCollector:
         for _ in range(cfg.n_steps):
             obs_t = torch.as_tensor(self._obs, dtype=torch.float32)
             logits, values = net(obs_t)
+            if not torch.isfinite(logits).all():
+                raise NonFiniteLoss(f"the policy's logits are NaN/inf (observation {self._obs.tolist()[:1]}): "
+                                    "the environment or the weights hold NaN/inf, so the PPO loss would be NaN")
             log_p_all = F.log_softmax(logits, dim=-1)
             actions = torch.multinomial(log_p_all.exp(), 1, generator=self._gen).squeeze(1)
             log_p = log_p_all.gather(1, actions.view(-1, 1)).squeeze(1)
