@@ -29,7 +29,8 @@ def test_cartpole_mean_worker_reward_rises_over_loopback(tmp_path):
                             worker_id=i % 2 + 1, schedule=ScheduleSpec(period_ms=1.0, duration_s=BUDGET_S + 60),
                             linger_ms=100.0, name=f"w{i + 1}") for i in range(4)]
     res = run_local_job(tmp_path, ps, workers, target=THRESHOLD, budget_s=BUDGET_S, poll_s=0.5, window=3)
-    print(f"reached {THRESHOLD} after {res.reached_s} s, {res.reached and res.reached.env_steps} steps; start-up {res.startup_s:.1f} s")
+    print(f"reached {THRESHOLD} after {res.reached_s} s, {res.reached and res.reached.env_steps} steps; "
+          f"start-up {res.startup_s:.1f} s")
     first = next(p.mean_worker_reward for _, p in res.history if p.mean_worker_reward is not None)
     assert first < 50, f"an untrained policy scores about 22, the run started at {first}"
     assert res.reached_s is not None, (f"mean worker reward {res.final.mean_worker_reward} after {res.elapsed_s:.0f} s "

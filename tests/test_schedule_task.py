@@ -8,8 +8,8 @@ import pytest
 
 from olaf.fixedpoint import grads_to_fixed, reward_to_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome
-from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.learning import Experience, Generation
+from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import BanditTask, TaskParams
 from olaf.update import Update
 
