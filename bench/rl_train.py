@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import random
+import signal
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -23,7 +25,7 @@ from olaf.hosts.modes import ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.worker import WorkerConfig
-from olaf.rl.config import DEFAULT_ENV, JOB_PS, PPOConfig, PPOTaskSpec
+from olaf.rl.config import DEFAULT_ENV, JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec
 from olaf.rl.localjob import run_local_job
 
 
@@ -42,12 +44,14 @@ from olaf.rl.localjob import run_local_job
 @click.option("--update", "update_kind", default="delta", show_default=True)
 @click.option("--apply-locally/--no-apply-locally", default=True, show_default=True)
 @click.option("--hidden", default=",".join(map(str, PPOConfig().hidden)), show_default=True)
+@click.option("--ack-wait-ms", default=JOB_ACK_WAIT_MS, show_default=True)
 @click.option("--n-steps", default=PPOConfig().n_steps, show_default=True)
 @click.option("--n-envs", default=PPOConfig().n_envs, show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("results/rl_train"), show_default=True)
 def main(clusters: int, per_cluster: int, env_id: str, target: float, budget_s: float, step: str, lr: float,
          gate: bool, mode: str, aggr_k: int, aggr_t_ms: float, update_kind: str, apply_locally: bool, hidden: str,
-         n_steps: int, n_envs: int, out: Path) -> None:
+         ack_wait_ms: float, n_steps: int, n_envs: int, out: Path) -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the PS and workers on the way out
     a, b = random.randrange(32, 250), random.randrange(1, 250)
     ip = lambda h: f"127.{a}.{b}.{h}"  # noqa: E731
     n = clusters * per_cluster
@@ -57,7 +61,8 @@ def main(clusters: int, per_cluster: int, env_id: str, target: float, budget_s: 
     spec = PPOTaskSpec(env_id=env_id, update=update_kind, apply_locally=apply_locally,
                        ppo=PPOConfig(hidden=tuple(int(x) for x in hidden.split(",")), n_steps=n_steps, n_envs=n_envs))
     workers = [WorkerConfig(ps_ip=ip(250), bind_ip=ip(i + 1), task_kind="ppo", ppo=spec, seed=1000 + i,
-                            await_ack=mode == "sync", cluster_id=i // per_cluster, worker_id=i % per_cluster + 1,
+                            ack_wait_ms=5000.0 if mode == "sync" else ack_wait_ms, cluster_id=i // per_cluster,
+                            worker_id=i % per_cluster + 1,
                             schedule=ScheduleSpec(period_ms=1.0, duration_s=budget_s + 60), linger_ms=200.0,
                             name=f"w{i + 1:02d}")
                for i in range(n)]
@@ -68,7 +73,8 @@ def main(clusters: int, per_cluster: int, env_id: str, target: float, budget_s: 
         click.echo(f"\r{t:7.1f} s  reward {r}  ({p.workers_with_reward}/{n} workers)  steps {p.env_steps:>9}  "
                    f"updates {p.sent}", nl=False, err=True)
 
-    res = run_local_job(out, ps, workers, target=target, budget_s=budget_s, poll_s=2.0, on_progress=show)
+    res = run_local_job(out, ps, workers, target=target, budget_s=budget_s, poll_s=2.0, on_progress=show,
+                        startup_timeout_s=1800.0)
     click.echo("", err=True)
     ps_sum = json.loads(ps.summary_path.with_name("ps.summary.json").read_text()) if (out / "ps.summary.json").exists() \
         else {}

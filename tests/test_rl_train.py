@@ -14,7 +14,7 @@ from hostnet import loopback_net  # noqa: E402
 from olaf.hosts.ps import PsConfig  # noqa: E402
 from olaf.hosts.schedule import ScheduleSpec  # noqa: E402
 from olaf.hosts.worker import WorkerConfig  # noqa: E402
-from olaf.rl.config import JOB_PS, PPOConfig, PPOTaskSpec  # noqa: E402
+from olaf.rl.config import JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec  # noqa: E402
 from olaf.rl.localjob import run_local_job  # noqa: E402
 
 THRESHOLD = 150.0
@@ -26,6 +26,7 @@ def test_cartpole_mean_worker_reward_rises_over_loopback(tmp_path):
     ps = PsConfig(bind_ip=ip(100), flush_s=0.5, **JOB_PS)
     spec = PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(gamma=0.99))
     workers = [WorkerConfig(ps_ip=ip(100), bind_ip=ip(i + 1), task_kind="ppo", ppo=spec, seed=i, cluster_id=i // 2,
+                            ack_wait_ms=JOB_ACK_WAIT_MS,
                             worker_id=i % 2 + 1, schedule=ScheduleSpec(period_ms=1.0, duration_s=BUDGET_S + 60),
                             linger_ms=100.0, name=f"w{i + 1}") for i in range(4)]
     res = run_local_job(tmp_path, ps, workers, target=THRESHOLD, budget_s=BUDGET_S, poll_s=0.5, window=3)

@@ -43,7 +43,7 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
         *_opt("--duration", s.duration_s), *_opt("--updates", s.max_updates),
         *_opt("--start-at-ns", cfg.start_at_ns), *_opt("--start-file", cfg.start_file),
         *task, "--seed", str(cfg.seed),
-        "--await-ack" if cfg.await_ack else "--no-await-ack", "--await-ack-timeout-ms", repr(cfg.await_ack_timeout_ms),
+        "--ack-wait-ms", repr(cfg.ack_wait_ms),
         "--tc" if tx.enabled else "--no-tc", "--tc-delta-t-ms", repr(tx.delta_t_ms),
         "--tc-v-per-s", repr(tx.v_per_s), *_opt("--tc-q-max", tx.q_max),
         *_opt("--cluster-id", cfg.cluster_id), *_opt("--worker-id", cfg.worker_id),

@@ -124,10 +124,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               show_default=True, help="PPO: gradients are clipped to this global L2 norm.")
 @click.option("--ppo-reward-scale", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.reward_scale,
               show_default=True, help="PPO: rewards are multiplied by this before GAE (reported returns are not).")
-@click.option("--await-ack/--no-await-ack", default=False, show_default=True,
-              help="After each sent update wait for an ACK with weights before iterating again (sync training).")
-@click.option("--await-ack-timeout-ms", type=FiniteFloat(min=0, min_open=True), default=10_000.0, show_default=True,
-              help="Longest wait of --await-ack, ms.")
+@click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=0.0, show_default=True,
+              help="After each sent update wait at most this long for an ACK with weights before iterating again, "
+                   "ms (0: no wait; PPO jobs: 100; sync training: the round cutoff).")
 @click.option("--grads", "num_grads", type=click.IntRange(1, MAX_G_JUMBO), default=32, show_default=True,
               help=f"Bandit: gradient elements G per update (> {MAX_G} needs 9000 B jumbo frames).")
 @click.option("--batch", type=click.IntRange(min=1), default=1024, show_default=True,
@@ -225,7 +224,7 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
     ps_ip, ps_port = p["ps_addr"]
     return WorkerConfig(
         ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, schedule=schedule, task_kind=p["task_kind"], ppo=ppo,
-        await_ack=p["await_ack"], await_ack_timeout_ms=p["await_ack_timeout_ms"],
+        ack_wait_ms=p["ack_wait_ms"],
         task=TaskParams(num_weights=p["num_grads"], batch=p["batch"], reward_scale=p["reward_scale"],
                         sigma=p["sigma"], task_seed=p["task_seed"]),
         tx=TxParams(enabled=p["tc"], delta_t_ms=p["tc_delta_t_ms"], v_per_s=p["tc_v_per_s"], q_max=p["tc_q_max"]),

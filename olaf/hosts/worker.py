@@ -29,9 +29,12 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    generation time, and ``cluster_id``/``worker_id`` as configured (an Olaf
    switch overwrites them). An update needs a reward: until the first episode
    has ended, iterations are folded into the next one (reason ``no_episode``).
-   With ``await_ack`` (synchronous training, :mod:`olaf.hosts.modes`) the
-   worker waits after each sent update until an ACK with weights arrives (at
-   most ``await_ack_timeout_ms``) before it iterates again;
+   After its INIT and after each sent update the worker waits up to ``ack_wait_ms`` for the next ACK
+   with weights before it iterates again, so that on a fast network the next
+   iteration starts from the global weights that include its own update (on a
+   slow or lossy one it goes on training and adopts them after that
+   iteration); 0 = no wait; synchronous training (:mod:`olaf.hosts.modes`)
+   sets it to the round's cutoff;
 4. meanwhile receives ACKs: any ACK restarts the ``Δ̂`` timer and its status
    (if STATUS_VALID) becomes the latest status; its weights, if it has ``G``
    of them, are the global weights the next iteration adopts. An ACK matching one of its own sent
@@ -121,8 +124,8 @@ class WorkerConfig(OutputFiles):
         task: bandit parameters (``task.num_weights`` = ``G``), used when ``task_kind`` is bandit.
         ppo: the PPO task (environment, hyperparameters, MTU), used when ``task_kind`` is ppo;
             ``G`` is then its network's parameter count.
-        await_ack: after each sent update wait for an ACK with weights before
-            iterating again (synchronous training); at most ``await_ack_timeout_ms``.
+        ack_wait_ms: after each sent update wait at most this long (ms, ≥ 0) for
+            an ACK with weights before iterating again.
         tx: transmission control.
         seed: seeds the worker's RNG streams (initial weights, episodes, jitter,
             transmission draws — independent streams, so switching transmission
@@ -144,8 +147,7 @@ class WorkerConfig(OutputFiles):
     task_kind: str = "bandit"
     task: TaskParams = field(default_factory=TaskParams)
     ppo: PPOTaskSpec = field(default_factory=PPOTaskSpec)
-    await_ack: bool = False
-    await_ack_timeout_ms: float = 10_000.0
+    ack_wait_ms: float = 0.0
     tx: TxParams = field(default_factory=TxParams)
     seed: int = 0
     cluster_id: Optional[int] = None
@@ -160,8 +162,8 @@ class WorkerConfig(OutputFiles):
     def __post_init__(self) -> None:
         if self.task_kind not in TASK_KINDS:
             raise ValueError(f"task_kind={self.task_kind!r} must be one of {', '.join(TASK_KINDS)}")
-        if not self.await_ack_timeout_ms > 0:
-            raise ValueError(f"await_ack_timeout_ms must be > 0, got {self.await_ack_timeout_ms}")
+        if not self.ack_wait_ms >= 0:
+            raise ValueError(f"ack_wait_ms must be >= 0, got {self.ack_wait_ms}")
 
 
 def make_task(cfg: WorkerConfig, init_rng: np.random.Generator, task_rng: np.random.Generator) -> Task:
@@ -193,7 +195,7 @@ class Worker:
         self.num_weights = self.task.num_weights
         self.initial_weights = self.task.initial_weights()
         self._adopt: Optional[np.ndarray] = None  # global weights received since the last iteration
-        self._acked_weights_count = 0  # ACKs with weights received (await_ack waits for the next one)
+        self._acked_weights_count = 0  # ACKs with weights received (ack_wait_ms waits for the next one)
         self.tc = TransmissionControl(cfg.tx, tx_rng)
         self.experience = Experience(self.num_weights)
         self.error: Optional[str] = None
@@ -377,6 +379,8 @@ class Worker:
         init_gen_ts = t_due = t_gen = time.time_ns()
         self._send_init(init_gen_ts, retry=False)
         self._last_init_ns = init_gen_ts
+        if cfg.ack_wait_ms > 0:  # start from the global model if it comes back in time
+            self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts, until_acks=1)
         end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
         for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
             # keep the nominal chain (no drift from compute time) unless the last
@@ -389,8 +393,8 @@ class Worker:
                 break
             acks_before = self._acked_weights_count
             t_gen, sent = self._generate(idx, t_due)
-            if cfg.await_ack and sent:
-                self._pump_until(time.time_ns() + int(cfg.await_ack_timeout_ms * 1e6), init_gen_ts,
+            if cfg.ack_wait_ms > 0 and sent:
+                self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts,
                                  until_acks=acks_before + 1)
                 t_gen = max(t_gen, time.time_ns())
         self.gen_end = time.time_ns()
@@ -413,7 +417,7 @@ class Worker:
                          "cluster_id": cfg.cluster_id, "worker_id": cfg.worker_id, "seed": cfg.seed,
                          "schedule": cfg.schedule.describe(), "task_kind": cfg.task_kind,
                          "task": asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
-                         "num_weights": self.num_weights, "await_ack": cfg.await_ack, "tx": asdict(cfg.tx)})
+                         "num_weights": self.num_weights, "ack_wait_ms": cfg.ack_wait_ms, "tx": asdict(cfg.tx)})
         reason = "signal"
         t0 = None
         try:

@@ -127,3 +127,6 @@ class PPOTaskSpec:
 JOB_PS: dict[str, Any] = {"step": "paper", "lr": 1.0, "gate": False}
 """PS settings of the default PPO job (``olaf ps --step … --lr … --no-reward-gate``); why these
 and not paper §2.1's printed ones (reward gating, ``γ`` = 0.001) is measured in ``docs/training.md``."""
+
+JOB_ACK_WAIT_MS = 100.0
+"""``olaf worker --ack-wait-ms`` of the default PPO job (``docs/training.md``)."""
