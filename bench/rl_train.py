@@ -12,6 +12,7 @@ steps by then, the start-up time and the PS's counters.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import sys
@@ -76,14 +77,14 @@ def main(clusters: int, per_cluster: int, env_id: str, target: float, budget_s: 
     res = run_local_job(out, ps, workers, target=target, budget_s=budget_s, poll_s=2.0, on_progress=show,
                         startup_timeout_s=1800.0)
     click.echo("", err=True)
-    ps_sum = json.loads(ps.summary_path.with_name("ps.summary.json").read_text()) if (out / "ps.summary.json").exists() \
-        else {}
+    ps_file = out / f"{ps.name}.summary.json"
+    ps_sum = json.loads(ps_file.read_text()) if ps_file.exists() else {}
     result = {
         "job": {"clusters": clusters, "per_cluster": per_cluster, "env": env_id, "target": target, "ps": {
             "step": step, "lr": lr, "gate": gate, "mode": mode}, "ppo": spec.describe()},
         "reached_s": res.reached_s, "reached": None if res.reached is None else asdict(res.reached),
         "final": asdict(res.final), "elapsed_s": res.elapsed_s, "startup_s": res.startup_s,
-        "wall_s_total": time.monotonic() - t_start,
+        "wall_s_total": time.monotonic() - t_start, "load_avg_end": os.getloadavg(),
         "ps": {k: ps_sum.get(k) for k in ("updates", "accepted", "rejected", "flushes", "global_reward")},
         "history": [(round(t, 1), p.mean_worker_reward, p.env_steps) for t, p in res.history],
     }

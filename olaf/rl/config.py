@@ -124,7 +124,7 @@ class PPOTaskSpec:
                 "mtu": self.mtu, "ppo": self.ppo.describe()}
 
 
-JOB_PS: dict[str, Any] = {"step": "paper", "lr": 1.0, "gate": False}
+JOB_PS: dict[str, Any] = {"step": "paper", "lr": 0.3, "gate": False}
 """PS settings of the default PPO job (``olaf ps --step … --lr … --no-reward-gate``); why these
 and not paper §2.1's printed ones (reward gating, ``γ`` = 0.001) is measured in ``docs/training.md``."""
 
