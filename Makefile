@@ -30,8 +30,21 @@ $(STAMP): pyproject.toml
 .PHONY: setup
 setup: $(STAMP) ## Create .venv and install Olaf with what the tests need
 
+# The train extra (torch, Gymnasium[box2d], Stable-Baselines3) for `olaf worker --task ppo`.
+# torch first, pinned, so that pip takes a CPU-only wheel: TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# where the default index would bring the CUDA build (docs/training.md).
+TORCH_INDEX ?=
+TRAIN_STAMP := $(VENV)/.olaf-train-installed
+$(TRAIN_STAMP): $(STAMP)
+	$(PY) -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install -q -e '.[train]'
+	@touch $@
+
+.PHONY: train-deps
+train-deps: $(TRAIN_STAMP) ## Install the train extra (torch CPU, Gymnasium with Box2D, Stable-Baselines3)
+
 .PHONY: test
-test: $(STAMP) $(MININET_LINK) ## Run the test suite (installs what is missing first)
+test: $(STAMP) $(TRAIN_STAMP) $(MININET_LINK) ## Run the test suite (installs what is missing first)
 	$(PY) -m pytest
 
 .PHONY: vectors
@@ -107,6 +120,14 @@ ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (
 .PHONY: bench
 bench: $(STAMP) ## Measure PS throughput against a raw UDP echo on loopback
 	$(PY) bench/ps_throughput.py
+
+.PHONY: bench-rl
+bench-rl: $(TRAIN_STAMP) ## PPO task vs bandit: worker ms and PS us per update, same run
+	nice $(PY) bench/rl_cost.py
+
+.PHONY: bench-rl-train
+bench-rl-train: $(TRAIN_STAMP) ## Default PPO job over loopback (9x3 workers, LunarLander-v3) until mean worker reward 0
+	nice $(PY) bench/rl_train.py --out build/rl_train
 
 .PHONY: bench-sim
 bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs FIFO QueueDisc (same run)

@@ -90,6 +90,16 @@ def max_elements(mtu: int) -> int:
     return (mtu - IPV4_HEADER_LEN - UDP_HEADER_LEN - UPDATE_HEADER_LEN) // ELEMENT_LEN
 
 
+def max_model_elements(mtu: int) -> int:
+    """Most weights a model can have so that both its update and its ACK fit one IPv4 packet of ``mtu`` bytes.
+
+    The ACK header is 8 bytes longer than the update header, so this is
+    ``(mtu − 20 − 8 − 34) / 4`` rounded down: 359 in a 1500 B MTU, 2234 in a
+    9000 B jumbo frame (``docs/protocol.md`` "Constants").
+    """
+    return min(max_elements(mtu), (mtu - IPV4_HEADER_LEN - UDP_HEADER_LEN - ACK_HEADER_LEN) // ELEMENT_LEN)
+
+
 MAX_G = max_elements(MTU)
 """361: the largest model in a standard 1500 B MTU."""
 MAX_G_JUMBO = max_elements(JUMBO_MTU)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
+
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
 UINT16_MAX = (1 << 16) - 1
@@ -64,6 +66,33 @@ def from_fixed(raw: int, frac_bits: int) -> float:
 def grads_to_fixed(values: Iterable[float]) -> list[int]:
     """Encode gradient / weight floats as Q7.24 int32 elements."""
     return [to_fixed(float(v), GRAD_FRAC_BITS) for v in values]
+
+
+def pack_q724(values: "np.ndarray | Sequence[float]") -> tuple[list[int], int]:
+    """Encode a vector of floats as Q7.24 int32 elements, vectorised (numpy).
+
+    The same elements as :func:`grads_to_fixed` (round half to even, saturate),
+    for vectors of thousands of elements (a model update). Returns ``(elements,
+    saturated)``: the raw values as Python ints, ready for
+    :class:`~olaf.update.Update`, and how many elements lay outside [−128, 128)
+    and were clamped to ``INT32_MIN``/``INT32_MAX`` (±inf included) — counted,
+    never wrapped.
+
+    Raises:
+        ValueError: a NaN element (its index is named).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    nan = np.flatnonzero(np.isnan(v))
+    if nan.size:
+        raise ValueError(f"cannot encode NaN as Q7.24 (element {int(nan[0])} of {v.size})")
+    raw = np.rint(np.clip(v, -(2.0**40), 2.0**40) * (1 << GRAD_FRAC_BITS))
+    saturated = int(np.count_nonzero((raw < INT32_MIN) | (raw > INT32_MAX)))
+    return np.clip(raw, INT32_MIN, INT32_MAX).astype(np.int64).tolist(), saturated
+
+
+def unpack_q724(raw: "np.ndarray | Sequence[int]") -> np.ndarray:
+    """Decode Q7.24 int32 elements to a float64 vector (inverse of :func:`pack_q724` up to rounding)."""
+    return np.asarray(raw, dtype=np.float64) / (1 << GRAD_FRAC_BITS)
 
 
 def grads_from_fixed(raw: Sequence[int]) -> list[float]:

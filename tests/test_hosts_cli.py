@@ -12,7 +12,9 @@ from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
+from olaf.hosts.modes import ModeParams
 from olaf.hosts.worker import WorkerConfig
+from olaf.rl.config import PPOConfig, PPOTaskSpec
 
 BASE = ["worker", "--ps", "127.0.0.1", "--bind", "127.0.0.1"]
 
@@ -53,16 +55,33 @@ def test_trace_conflicts_and_errors(tmp_path):
                  tx=TxParams(enabled=True, delta_t_ms=300.0, v_per_s=1.5, q_max=4), seed=11, cluster_id=3,
                  worker_id=12, start_file=Path("/tmp/start_ns"), init_retry_ms=250.0, linger_ms=0.0,
                  out_dir=Path("/tmp/run/hosts"), name="w12"),
+    WorkerConfig(ps_ip="10.0.0.100", bind_ip="10.0.1.3", schedule=ScheduleSpec(period_ms=1.0, duration_s=600.0),
+                 task_kind="ppo", ack_wait_ms=100.0, seed=5, cluster_id=1, worker_id=2, name="w3",
+                 ppo=PPOTaskSpec(env_id="CartPole-v1", update="grad", apply_locally=False, mtu=9000,
+                                 ppo=PPOConfig(n_steps=64, n_envs=2, gamma=0.99, gae_lambda=0.9, clip_range=0.1,
+                                               ent_coef=0.0, vf_coef=0.25, max_grad_norm=1.0, n_epochs=2,
+                                               batch_size=32, lr=1e-3, hidden=(16, 8), reward_scale=0.1))),
 ])
 def test_worker_argv_round_trips(cfg):
     ctx = worker_cmd.make_context("worker", worker_argv(cfg))
     assert worker_config(ctx.params) == cfg
 
 
-def test_ps_argv_round_trips():
-    cfg = PsConfig(bind_ip="10.0.0.100", lr=0.01, duration_s=12.5, out_dir=Path("/tmp/hosts"), name="ps",
-                   flush_s=0.25, rcvbuf=1 << 20)
+@pytest.mark.parametrize("cfg", [
+    PsConfig(bind_ip="10.0.0.100", lr=0.01, duration_s=12.5, out_dir=Path("/tmp/hosts"), name="ps",
+             flush_s=0.25, rcvbuf=1 << 20),
+    PsConfig(bind_ip="10.0.0.100", lr=1.0, step="paper", gate=False,
+             modes=ModeParams(mode="async_with_aggr", aggr_k=4, aggr_t_ms=50.0)),
+    PsConfig(bind_ip="10.0.0.100", lr=1e-3, step="adam", gate=True,
+             modes=ModeParams(mode="sync", sync_workers=27, round_timeout_ms=2000.0)),
+])
+def test_ps_argv_round_trips(cfg):
     assert ps_config(ps_cmd.make_context("ps", ps_argv(cfg)).params) == cfg
+
+
+def test_ps_mode_errors_name_the_option():
+    r = CliRunner().invoke(main, ["ps", "--mode", "sync"])
+    assert r.exit_code == 2 and "--sync-workers" in r.output
 
 
 def test_worker_argv_refuses_a_trace_schedule():

@@ -8,8 +8,9 @@ import pytest
 
 from olaf.fixedpoint import grads_to_fixed, reward_to_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome
+from olaf.hosts.learning import Experience, Generation
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
-from olaf.hosts.task import BanditTask, Experience, TaskParams
+from olaf.hosts.task import BanditTask, TaskParams
 from olaf.update import Update
 
 
@@ -72,12 +73,26 @@ def test_gradient_is_an_unbiased_estimate_of_the_expected_reward_gradient():
 
 def test_experience_subsumes_skipped_generations():
     e = Experience(2)
-    e.add(np.array([1.0, 3.0]), np.array([[1.0, 0.0], [3.0, 0.0]]))
-    e.add(np.array([5.0]), np.array([[0.0, 6.0]]))
-    r, g, k = e.take()
-    assert (r, g.tolist(), k) == (3.0, [4 / 3, 2.0], 2)
-    with pytest.raises(ValueError):
+    e.add(Generation(np.array([1.0, 3.0]), np.array([2.0, 0.0]), 2))
+    e.add(Generation(np.array([5.0]), np.array([0.0, 6.0]), 1))
+    r, g, k, episodes = e.take()
+    assert (r, g.tolist(), k, episodes) == (3.0, [4 / 3, 2.0], 2, 3)
+    with pytest.raises(ValueError, match="no experience"):
         e.take()
+
+
+def test_experience_without_an_ended_episode_carries_the_last_reward():
+    """PPO rollouts may end no episode: the update then carries the previous reward; before any
+    episode has ended no update can be formed (the worker folds the iteration into the next one)."""
+    e = Experience(1)
+    e.add(Generation(np.array([]), np.array([1.0]), 100))
+    assert not e.ready
+    with pytest.raises(ValueError, match="no episode"):
+        e.take()
+    e.add(Generation(np.array([-50.0]), np.array([3.0]), 300))
+    assert e.take() == (-50.0, np.array([2.5]), 2, 1)
+    e.add(Generation(np.array([]), np.array([4.0]), 10))
+    assert e.ready and e.take()[0] == -50.0
 
 
 def test_ps_rule_learns_the_task():

@@ -1,12 +1,14 @@
 """Host programs: the worker (with transmission control) and the asynchronous PS.
 
-* :mod:`olaf.hosts.worker` — ``olaf worker``: generates model updates of a small
-  learning task (:mod:`olaf.hosts.task`) on a schedule
+* :mod:`olaf.hosts.worker` — ``olaf worker``: generates model updates of a
+  learning task (:mod:`olaf.hosts.learning`: the numpy bandit of
+  :mod:`olaf.hosts.task`, or PPO, :mod:`olaf.rl`) on a schedule
   (:mod:`olaf.hosts.schedule`), sends them as Olaf updates over UDP, receives
   ACKs and applies the transmission control of paper §5
   (:mod:`olaf.hosts.txcontrol`).
-* :mod:`olaf.hosts.ps` — ``olaf ps``: the asynchronous parameter server of paper
-  §2.1; its update rule is :mod:`olaf.hosts.global_model`.
+* :mod:`olaf.hosts.ps` — ``olaf ps``: the parameter server of paper §2.1; its
+  update rule is :mod:`olaf.hosts.global_model`, its training modes (paper
+  Fig. 2) :mod:`olaf.hosts.modes`.
 * :mod:`olaf.hosts.runlog` — the JSONL logs and JSON summaries both write,
   which :mod:`olaf.report.report` reads.
 

@@ -19,7 +19,8 @@ def _opt(flag: str, value: object) -> list[str]:
 
 
 def worker_argv(cfg: WorkerConfig) -> list[str]:
-    """Arguments of ``olaf worker`` (after the subcommand) that reproduce ``cfg``.
+    """Arguments of ``olaf worker`` (after the subcommand) that reproduce ``cfg`` (with ``--task ppo``
+    the bandit's ``cfg.task`` is not carried: it must be the default).
 
     Raises:
         ValueError: a trace schedule (give it to ``olaf worker --trace FILE``), or a
@@ -31,13 +32,18 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
     if cfg.ack_port != ACK_PORT:
         raise ValueError(f"ack_port={cfg.ack_port}: `olaf worker` listens on the protocol's port {ACK_PORT}")
     t, tx = cfg.task, cfg.tx
+    if cfg.task_kind == "ppo":
+        task = _ppo_argv(cfg)
+    else:
+        task = ["--grads", str(t.num_weights), "--batch", str(t.batch), "--reward-scale", repr(t.reward_scale),
+                "--sigma", repr(t.sigma), "--task-seed", str(t.task_seed)]
     return [
         "--ps", f"{cfg.ps_ip}:{cfg.ps_port}", "--bind", cfg.bind_ip,
         "--period-ms", repr(s.period_ms), "--jitter-ms", repr(s.jitter_ms),
         *_opt("--duration", s.duration_s), *_opt("--updates", s.max_updates),
         *_opt("--start-at-ns", cfg.start_at_ns), *_opt("--start-file", cfg.start_file),
-        "--grads", str(t.num_weights), "--batch", str(t.batch), "--reward-scale", repr(t.reward_scale),
-        "--sigma", repr(t.sigma), "--task-seed", str(t.task_seed), "--seed", str(cfg.seed),
+        *task, "--seed", str(cfg.seed),
+        "--ack-wait-ms", repr(cfg.ack_wait_ms),
         "--tc" if tx.enabled else "--no-tc", "--tc-delta-t-ms", repr(tx.delta_t_ms),
         "--tc-v-per-s", repr(tx.v_per_s), *_opt("--tc-q-max", tx.q_max),
         *_opt("--cluster-id", cfg.cluster_id), *_opt("--worker-id", cfg.worker_id),
@@ -46,10 +52,30 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
     ]
 
 
+def _ppo_argv(cfg: WorkerConfig) -> list[str]:
+    """The ``--task ppo`` options of ``cfg.ppo`` (the bandit options are left out: ``olaf worker``
+    refuses them with ``--task ppo``)."""
+    spec, p = cfg.ppo, cfg.ppo.ppo
+    return [
+        "--task", "ppo", "--env", spec.env_id, "--hidden", ",".join(map(str, p.hidden)), "--update", spec.update,
+        "--apply-locally" if spec.apply_locally else "--no-apply-locally", "--mtu", str(spec.mtu),
+        "--ppo-n-steps", str(p.n_steps), "--ppo-n-envs", str(p.n_envs), "--ppo-epochs", str(p.n_epochs),
+        "--ppo-batch", str(p.batch_size), "--ppo-lr", repr(p.lr), "--ppo-gamma", repr(p.gamma),
+        "--ppo-gae-lambda", repr(p.gae_lambda), "--ppo-clip", repr(p.clip_range), "--ppo-ent-coef", repr(p.ent_coef),
+        "--ppo-vf-coef", repr(p.vf_coef), "--ppo-max-grad-norm", repr(p.max_grad_norm),
+        "--ppo-reward-scale", repr(p.reward_scale),
+    ]
+
+
 def ps_argv(cfg: PsConfig) -> list[str]:
     """Arguments of ``olaf ps`` (after the subcommand) that reproduce ``cfg``."""
+    m = cfg.modes
+    gate = [] if cfg.gate is None else ["--reward-gate" if cfg.gate else "--no-reward-gate"]
     return [
-        "--bind", f"{cfg.bind_ip}:{cfg.port}", "--lr", repr(cfg.lr), *_opt("--duration", cfg.duration_s),
+        "--bind", f"{cfg.bind_ip}:{cfg.port}", "--lr", repr(cfg.lr), "--step", cfg.step, *gate,
+        "--mode", m.mode.value, "--aggr-k", str(m.aggr_k), "--aggr-t-ms", repr(m.aggr_t_ms),
+        *_opt("--sync-workers", m.sync_workers), "--round-timeout-ms", repr(m.round_timeout_ms),
+        *_opt("--duration", cfg.duration_s),
         "--out-dir", str(cfg.out_dir), "--name", cfg.name, "--flush-ms", repr(cfg.flush_s * 1000),
         "--rcvbuf", str(cfg.rcvbuf),
     ]

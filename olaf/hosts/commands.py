@@ -9,14 +9,25 @@ from typing import Any, Callable, Optional
 import click
 
 from olaf.cli import FiniteFloat
-from olaf.constants import MAX_G, MAX_G_JUMBO, UPDATE_PORT
+from olaf.constants import JUMBO_MTU, MAX_G, MAX_G_JUMBO, MTU, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
+from olaf.hosts.global_model import Step
+from olaf.hosts.modes import Mode, ModeParams
 from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.hosts.runlog import StartFileError, stop_on_signals
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
-from olaf.hosts.worker import Worker, WorkerConfig
+from olaf.hosts.worker import TASK_KINDS, TaskFailed, Worker, WorkerConfig
+from olaf.rl.config import DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
+
+_PPO_DEFAULTS = PPOConfig()
+_PPO_OPTIONS = {  # click parameter name -> PPOConfig field
+    "ppo_n_steps": "n_steps", "ppo_n_envs": "n_envs", "ppo_epochs": "n_epochs", "ppo_batch": "batch_size",
+    "ppo_lr": "lr", "ppo_gamma": "gamma", "ppo_gae_lambda": "gae_lambda", "ppo_clip": "clip_range",
+    "ppo_ent_coef": "ent_coef", "ppo_vf_coef": "vf_coef", "ppo_max_grad_norm": "max_grad_norm",
+    "ppo_reward_scale": "reward_scale",
+}
 
 
 def _hostport(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[tuple[str, int]]:
@@ -26,6 +37,17 @@ def _hostport(ctx: click.Context, param: click.Parameter, value: Optional[str]) 
         return parse_hostport(value, UPDATE_PORT)
     except ValueError as e:
         raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+
+def _hidden(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
+    try:
+        widths = tuple(int(x) for x in value.split(","))
+    except ValueError:
+        widths = ()
+    if not widths or min(widths) < 1:
+        raise click.BadParameter(f"{value!r}: give the trunk's layer widths as comma-separated positive integers, "
+                                 "e.g. 32,32", ctx=ctx, param=param)
+    return widths
 
 
 def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict[str, Any]:
@@ -64,10 +86,51 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--start-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Wait until this file exists, then start at the time in it (CLOCK_REALTIME ns; empty: now). "
                    "Write it atomically once all processes are up (their logs have a start record).")
+@click.option("--task", "task_kind", type=click.Choice(TASK_KINDS), default="bandit", show_default=True,
+              help="Learning task: the numpy contextual bandit (cheap) or PPO on a Gymnasium environment "
+                   "(needs the train extra; docs/training.md).")
+@click.option("--env", "env_id", default=DEFAULT_ENV, show_default=True,
+              help="PPO: Gymnasium environment id with a discrete action space (CartPole-v1 for quick runs).")
+@click.option("--hidden", default=",".join(map(str, _PPO_DEFAULTS.hidden)), show_default=True, callback=_hidden,
+              help="PPO: widths of the shared policy/value trunk, comma-separated.")
+@click.option("--update", "update_kind", type=click.Choice(UPDATE_KINDS), default="delta", show_default=True,
+              help="PPO: what an update carries: the parameter change of the iteration's local PPO epochs "
+                   "(delta) or one full-batch PPO gradient (grad).")
+@click.option("--apply-locally/--no-apply-locally", default=True, show_default=True,
+              help="PPO: keep training from the worker's own result until new global weights arrive.")
+@click.option("--mtu", type=click.IntRange(68, JUMBO_MTU), default=MTU, show_default=True,
+              help="PPO: IPv4 MTU of the network; the model must fit an update and an ACK of it.")
+@click.option("--ppo-n-steps", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_steps, show_default=True,
+              help="PPO: steps per environment per rollout.")
+@click.option("--ppo-n-envs", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_envs, show_default=True,
+              help="PPO: environments per worker.")
+@click.option("--ppo-epochs", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_epochs, show_default=True,
+              help="PPO: passes over each rollout (update delta).")
+@click.option("--ppo-batch", type=click.IntRange(min=1), default=_PPO_DEFAULTS.batch_size, show_default=True,
+              help="PPO: minibatch size (update delta).")
+@click.option("--ppo-lr", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.lr, show_default=True,
+              help="PPO: the worker's local Adam learning rate.")
+@click.option("--ppo-gamma", type=FiniteFloat(min=0, max=1, min_open=True), default=_PPO_DEFAULTS.gamma,
+              show_default=True, help="PPO: discount factor.")
+@click.option("--ppo-gae-lambda", type=FiniteFloat(min=0, max=1), default=_PPO_DEFAULTS.gae_lambda,
+              show_default=True, help="PPO: GAE lambda.")
+@click.option("--ppo-clip", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.clip_range,
+              show_default=True, help="PPO: clip range of the surrogate objective.")
+@click.option("--ppo-ent-coef", type=FiniteFloat(min=0), default=_PPO_DEFAULTS.ent_coef, show_default=True,
+              help="PPO: entropy bonus coefficient.")
+@click.option("--ppo-vf-coef", type=FiniteFloat(min=0), default=_PPO_DEFAULTS.vf_coef, show_default=True,
+              help="PPO: value-loss coefficient.")
+@click.option("--ppo-max-grad-norm", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.max_grad_norm,
+              show_default=True, help="PPO: gradients are clipped to this global L2 norm.")
+@click.option("--ppo-reward-scale", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.reward_scale,
+              show_default=True, help="PPO: rewards are multiplied by this before GAE (reported returns are not).")
+@click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=0.0, show_default=True,
+              help="After each sent update wait at most this long for an ACK with weights before iterating again, "
+                   "ms (0: no wait; PPO jobs: 100; sync training: the round cutoff).")
 @click.option("--grads", "num_grads", type=click.IntRange(1, MAX_G_JUMBO), default=32, show_default=True,
-              help=f"Gradient elements G per update (> {MAX_G} needs 9000 B jumbo frames).")
+              help=f"Bandit: gradient elements G per update (> {MAX_G} needs 9000 B jumbo frames).")
 @click.option("--batch", type=click.IntRange(min=1), default=1024, show_default=True,
-              help="Episodes per generated update.")
+              help="Bandit: episodes per generated update.")
 @click.option("--reward-scale", type=FiniteFloat(min=0, min_open=True), default=10.0, show_default=True,
               help="Task reward scale K (olaf.hosts.task).")
 @click.option("--sigma", type=FiniteFloat(min=0, min_open=True), default=0.1, show_default=True,
@@ -102,14 +165,18 @@ def worker_cmd(**params: Any) -> None:
     written, exit 0).
     """
     ctx = click.get_current_context()
-    explicit = {p for p in ("period_ms", "jitter_ms")
+    explicit = {p for p in ("period_ms", "jitter_ms", "num_grads", "batch", "reward_scale", "sigma", "task_seed")
                 if ctx.get_parameter_source(p) is click.core.ParameterSource.COMMANDLINE}
     cfg = worker_config(params, explicit)
     bind_ip = cfg.bind_ip
+    from olaf.rl.extra import TrainExtraMissing
+
     try:
         s = _run_until_signal(lambda stop: Worker(cfg, stop), f"worker ({bind_ip}:{cfg.ack_port})")
-    except StartFileError as e:
+    except (StartFileError, TaskFailed, TrainExtraMissing) as e:
         raise click.ClickException(str(e)) from None
+    except ValueError as e:  # EnvError, ModelTooLarge: the task cannot be built from these options
+        raise click.UsageError(f"{e} (options --task, --env, --hidden, --mtu)") from None
     click.echo(f"{cfg.name}: generated {s['generated']}, sent {s['sent']}, skipped {s['skipped']}, "
                f"acks {s['acks']} ({s['stop_reason']}); log {cfg.log_path}", err=True)
 
@@ -136,6 +203,11 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
             raise click.BadParameter(str(e), param_hint="--trace") from None
     elif p["duration_s"] is None and p["max_updates"] is None:
         raise click.UsageError("say how long to run: --duration SECONDS or --updates N (or use --trace FILE).")
+    bandit_only = explicit & {"num_grads", "batch", "reward_scale", "sigma", "task_seed"}
+    if p.get("task_kind", "bandit") == "ppo" and bandit_only:
+        given = ", ".join(f"--{o.replace('_', '-').replace('num-grads', 'grads')}" for o in sorted(bandit_only))
+        raise click.UsageError(f"{given}: bandit options; with --task ppo the model size is the network's "
+                               "(--hidden) and the batch is --ppo-n-steps x --ppo-n-envs.")
     if p["start_file"] is not None and p["start_at_ns"] is not None:
         raise click.UsageError("--start-file and --start-at-ns both set the start; give one of them.")
     try:
@@ -144,9 +216,15 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
                                 max_updates=p["max_updates"])
     except ValueError as e:
         raise click.UsageError(f"{e} (options --period-ms, --jitter-ms, --trace-scale)") from None
+    try:
+        ppo = PPOTaskSpec(env_id=p["env_id"], update=p["update_kind"], apply_locally=p["apply_locally"], mtu=p["mtu"],
+                          ppo=PPOConfig(hidden=p["hidden"], **{f: p[o] for o, f in _PPO_OPTIONS.items()}))
+    except ValueError as e:
+        raise click.UsageError(f"{e} (options --ppo-*)") from None
     ps_ip, ps_port = p["ps_addr"]
     return WorkerConfig(
-        ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, schedule=schedule,
+        ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, schedule=schedule, task_kind=p["task_kind"], ppo=ppo,
+        ack_wait_ms=p["ack_wait_ms"],
         task=TaskParams(num_weights=p["num_grads"], batch=p["batch"], reward_scale=p["reward_scale"],
                         sigma=p["sigma"], task_seed=p["task_seed"]),
         tx=TxParams(enabled=p["tc"], delta_t_ms=p["tc_delta_t_ms"], v_per_s=p["tc_v_per_s"], q_max=p["tc_q_max"]),
@@ -159,7 +237,25 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
 @click.option("--bind", "bind_addr", default="0.0.0.0", show_default=True, callback=_hostport,
               help="Listen address IP[:PORT] for updates (port 50100 by default).")
 @click.option("--lr", type=FiniteFloat(min=0, min_open=True), default=0.001, show_default=True,
-              help="Learning rate γ of w ← w + γ·g_a (paper §2.1).")
+              help="Learning rate γ of the step (paper §2.1: w ← w + γ·g_a).")
+@click.option("--step", type=click.Choice([s.value for s in Step]), default=Step.PAPER.value, show_default=True,
+              help="Optimizer step: paper (averaged gradient g_a = avg(g_a, g), paper §2.1), sgd (w ← w + γ·g) "
+                   "or adam.")
+@click.option("--reward-gate/--no-reward-gate", "gate", default=None,
+              help="Apply an update only if its mean reward beats the global reward (paper §2.1) "
+                   "[default: on for --step paper, off otherwise].")
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default=Mode.ASYNC.value, show_default=True,
+              help="Training mode (paper Fig. 2): async = apply and ACK every update at once; async_with_aggr = "
+                   "aggregate every --aggr-k updates or --aggr-t-ms, then ACK every cluster; sync = rounds of "
+                   "--sync-workers updates, then ACK every cluster.")
+@click.option("--aggr-k", type=click.IntRange(min=1), default=8, show_default=True,
+              help="async_with_aggr: worker updates per aggregate.")
+@click.option("--aggr-t-ms", type=FiniteFloat(min=0, min_open=True), default=100.0, show_default=True,
+              help="async_with_aggr: flush a window this long after its first update at the latest, ms.")
+@click.option("--sync-workers", type=click.IntRange(min=1),
+              help="sync: worker updates per round (the number of workers); required with --mode sync.")
+@click.option("--round-timeout-ms", type=FiniteFloat(min=0, min_open=True), default=5000.0, show_default=True,
+              help="sync: close a round this long after its first update even if updates are missing, ms.")
 @click.option("--duration", "duration_s", type=FiniteFloat(min=0, min_open=True),
               help="Stop after this many seconds [default: run until SIGTERM/SIGINT].")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
@@ -170,7 +266,7 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
 @click.option("--rcvbuf", type=click.IntRange(min=4096), default=4 << 20, show_default=True,
               help="Socket receive buffer, bytes (capped by net.core.rmem_max).")
 def ps_cmd(**params: Any) -> None:
-    """The asynchronous parameter server: reward-gated averaged-gradient updates, ACK with the global weights.
+    """The parameter server: reward-gated averaged-gradient updates (or SGD/Adam), ACKs with the global weights.
 
     Stops after --duration or on SIGTERM/SIGINT (log flushed, summary written, exit 0).
     """
@@ -183,5 +279,11 @@ def ps_cmd(**params: Any) -> None:
 def ps_config(params: dict[str, Any]) -> PsConfig:
     """The :class:`PsConfig` that ``olaf ps`` options ``params`` (click parameter names) describe."""
     p = params
-    return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], duration_s=p["duration_s"],
-                    out_dir=p["out_dir"], name=p["name"], flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"])
+    try:
+        modes = ModeParams(mode=Mode(p["mode"]), aggr_k=p["aggr_k"], aggr_t_ms=p["aggr_t_ms"],
+                           sync_workers=p["sync_workers"], round_timeout_ms=p["round_timeout_ms"])
+    except ValueError as e:
+        raise click.UsageError(f"{e} (options --mode, --aggr-k, --aggr-t-ms, --sync-workers)") from None
+    return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], step=p["step"], gate=p["gate"],
+                    modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
+                    flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"])

@@ -1,20 +1,33 @@
-"""The parameter server's global model and update rule (paper §2.1).
+"""The parameter server's global model and update rule (paper §2.1), with alternative optimizer steps.
 
-State: global weights ``w`` (``G`` floats), the averaged gradient ``g_a`` and the
-global reward ``r_g``, initially −∞.
+State: global weights ``w`` (``G`` floats), the global reward ``r_g`` (initially
+−∞) and the state of the optimizer step.
 
 * **INIT** (flag INIT, ``docs/protocol.md``): the first INIT update's elements
   (Q7.24) become ``w``; the weights of later INITs are ignored.
 * **Update** with ``count`` = c, ``reward_sum`` = R (Q15.16) and ``grads`` = S
-  (Q7.24; the switch's element-wise sum over the c folded worker updates):
+  (Q7.24; the switch's element-wise sum over the c folded worker updates, or the
+  PS's own sum over a flushed window, :mod:`olaf.hosts.modes`):
 
-  1. mean reward ``r = R / c``; gradient of the aggregate ``g = S / c`` (the
-     average of the folded worker gradients);
-  2. if ``r > r_g`` (compared exactly, ``R·c_g > R_g·c``): ``g_a ← g`` on the
-     first accepted update, else ``g_a ← (g_a + g) / 2`` (``avg(g_a, g)``);
-     ``w ← w + γ·g_a`` (``γ`` = 0.001 in the paper), clipped to the Q7.24
-     range; ``r_g ← r``;
-  3. otherwise nothing changes (the update is *rejected* by reward gating).
+  1. mean reward ``r = R / c``; direction of the aggregate ``g = S / c`` (the
+     average of the folded worker directions; a worker sends the ascent
+     direction, so ``w ← w + …`` improves the objective);
+  2. **reward gating** (on by default for the paper's rule): if ``r ≤ r_g``
+     (compared exactly, ``R·c_g ≤ R_g·c``) the update is *rejected* and nothing
+     changes;
+  3. otherwise the **step** (:class:`Step`), each clipping ``w`` to the Q7.24 range:
+
+     * ``paper`` (paper §2.1): ``g_a ← g`` on the first applied update, else
+       ``g_a ← (g_a + g) / 2`` (``avg(g_a, g)``); ``w ← w + γ·g_a``
+       (``γ`` = 0.001 in the paper);
+     * ``sgd`` (plain asynchronous SGD, Hogwild-style at one PS): ``w ← w + γ·g``;
+     * ``adam`` (Kingma & Ba 2015, ascent form, as the shared optimizer of
+       asynchronous actor-critic): ``m ← β₁m + (1−β₁)g``, ``v ← β₂v + (1−β₂)g²``,
+       ``w ← w + γ·m̂ / (√v̂ + ε)`` with bias-corrected ``m̂, v̂``; ``β₁ = 0.9``,
+       ``β₂ = 0.999``, ``ε = 1e−8``;
+
+  4. ``r_g ← r`` (with gating, ``r_g`` is therefore the best mean reward applied
+     so far; without, the reward of the latest applied update).
 
   An update before any INIT changes nothing (*before_init*); one whose
   element count differs from ``G`` is *wrong_size*.
@@ -39,6 +52,8 @@ from olaf.update import Update
 _SCALE = float(1 << GRAD_FRAC_BITS)
 W_MIN = INT32_MIN / _SCALE
 W_MAX = INT32_MAX / _SCALE
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
 
 
 class Outcome(str, enum.Enum):
@@ -50,21 +65,43 @@ class Outcome(str, enum.Enum):
     REJECTED = "rejected"
     BEFORE_INIT = "before_init"
     WRONG_SIZE = "wrong_size"
+    BUFFERED = "buffered"
+    """Held for a periodic or synchronous aggregate (:mod:`olaf.hosts.modes`), applied at its flush."""
+
+
+class Step(str, enum.Enum):
+    """The PS's optimizer step (module docstring)."""
+
+    PAPER = "paper"
+    SGD = "sgd"
+    ADAM = "adam"
 
 
 class GlobalModel:
-    """Global weights, averaged gradient and global reward; see the module docstring.
+    """Global weights, optimizer state and global reward; see the module docstring.
 
     Args:
         lr: learning rate ``γ`` (> 0), paper §2.1 uses 0.001.
+        step: optimizer step (:class:`Step` or its value).
+        gate: reward gating; None = on for ``paper``, off for ``sgd``/``adam``.
+
+    Raises:
+        ValueError: ``lr`` not > 0 or an unknown step.
     """
 
-    def __init__(self, lr: float = 0.001) -> None:
+    def __init__(self, lr: float = 0.001, step: Step | str = Step.PAPER, gate: Optional[bool] = None) -> None:
         if not lr > 0:
             raise ValueError(f"learning rate must be > 0, got {lr}")
+        try:
+            self.step = Step(step)
+        except ValueError:
+            raise ValueError(f"unknown PS step {step!r}; use one of {', '.join(s.value for s in Step)}") from None
+        self.gate = self.step is Step.PAPER if gate is None else gate
         self.lr = lr
         self.weights: Optional[np.ndarray] = None
         self.avg_grad: Optional[np.ndarray] = None
+        self._m: Optional[np.ndarray] = None
+        self._v: Optional[np.ndarray] = None
         self._reward: Optional[tuple[int, int]] = None  # (reward_sum, count) of r_g; None = −∞
         self._ack_weights: tuple[int, ...] = ()
         self.accepted = 0
@@ -85,21 +122,42 @@ class GlobalModel:
         return Outcome.INITIALISED
 
     def apply(self, u: Update) -> Outcome:
-        """Apply the reward-gated averaged-gradient rule to a (possibly aggregated) update."""
+        """Apply the rule to a (possibly aggregated) update."""
+        return self.apply_sums(u.reward_sum, u.count, u.grads)
+
+    def apply_sums(self, reward_sum: int, count: int, grad_sum: Sequence[int] | np.ndarray) -> Outcome:
+        """Apply the rule to sums over ``count`` worker updates: ``reward_sum`` (Q15.16 units, any
+        integer) and ``grad_sum`` (Q7.24 units, integers of any size, shape ``(G,)``)."""
         if self.weights is None:
             return Outcome.BEFORE_INIT
-        if len(u.grads) != self.weights.size:
+        if len(grad_sum) != self.weights.size:
             return Outcome.WRONG_SIZE
-        if self._reward is not None:
+        if self.gate and self._reward is not None:
             g_sum, g_count = self._reward
-            if u.reward_sum * g_count <= g_sum * u.count:
+            if reward_sum * g_count <= g_sum * count:
                 return Outcome.REJECTED
-        g = np.asarray(u.grads, dtype=np.float64) / (_SCALE * u.count)
-        self.avg_grad = g if self.avg_grad is None else (self.avg_grad + g) / 2.0
-        self._set_weights(self.weights + self.lr * self.avg_grad)
-        self._reward = (u.reward_sum, u.count)
+        g = np.asarray(grad_sum, dtype=np.float64) / (_SCALE * count)
+        if self.step is Step.PAPER:
+            self.avg_grad = g if self.avg_grad is None else (self.avg_grad + g) / 2.0
+            delta = self.lr * self.avg_grad
+        elif self.step is Step.SGD:
+            delta = self.lr * g
+        else:
+            delta = self._adam(g)
+        self._set_weights(self.weights + delta)
+        self._reward = (reward_sum, count)
         self.accepted += 1
         return Outcome.ACCEPTED
+
+    def _adam(self, g: np.ndarray) -> np.ndarray:
+        b1, b2 = ADAM_BETAS
+        if self._m is None or self._v is None:
+            self._m, self._v = np.zeros_like(g), np.zeros_like(g)
+        self._m = b1 * self._m + (1 - b1) * g
+        self._v = b2 * self._v + (1 - b2) * g * g
+        t = self.accepted + 1
+        m_hat, v_hat = self._m / (1 - b1**t), self._v / (1 - b2**t)
+        return self.lr * m_hat / (np.sqrt(v_hat) + ADAM_EPS)
 
     def _set_weights(self, w: np.ndarray) -> None:
         self.weights = np.clip(w, W_MIN, W_MAX)
@@ -117,7 +175,7 @@ class GlobalModel:
         return reward_from_fixed(self._reward[0]) / self._reward[1]
 
     def global_reward_fixed(self) -> int:
-        """``r_g`` in Q15.16 (round half to even), ``INT32_MIN`` for −∞."""
+        """``r_g`` in Q15.16 (round half to even, saturated to int32), ``INT32_MIN`` for −∞."""
         if self._reward is None:
             return INT32_MIN
-        return round(Fraction(*self._reward))
+        return max(INT32_MIN, min(INT32_MAX, round(Fraction(*self._reward))))

@@ -1,10 +1,14 @@
-"""The asynchronous parameter server (paper §2.1): ``olaf ps``.
+"""The parameter server (paper §2.1): ``olaf ps``.
 
 Listens for Olaf updates on UDP (default port 50100), decodes each with
 :func:`olaf.wire.parse_update`, applies :class:`~olaf.hosts.global_model.GlobalModel`
-(INIT handling and the reward-gated averaged-gradient rule) and answers
-**every** decodable update of the right size with an ACK to
-``(update's source IP, UDP 50101)``, sent from the update port. The ACK carries
+(INIT handling and the update rule: the paper's reward-gated averaged gradient
+by default, SGD or Adam steps as alternatives) and, in the default ``async``
+training mode, answers **every** decodable update of the right size with an ACK to
+``(update's source IP, UDP 50101)``, sent from the update port. In the
+``async_with_aggr`` and ``sync`` modes (:mod:`olaf.hosts.modes`) updates are
+summed into windows and each flush broadcasts one ACK per cluster; INITs and
+updates before INIT are still ACKed at once. The ACK carries
 the update's ``cluster_id``, ``worker_id``, ``seq``, ``count`` and ``gen_ts``,
 the global reward (Q15.16, ``INT32_MIN`` = −∞) and the global weights (Q7.24;
 none before the model is initialised); flags 0 — an Olaf switch on the path
@@ -18,12 +22,16 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`), one record per datagram:
   reward ``reward_sum/count`` as a float, ``init`` the INIT flag, ``outcome``
   one of :class:`~olaf.hosts.global_model.Outcome`, ``global_reward`` the
   global reward after it (float, null for −∞). ``wrong_size`` updates get no ACK.
+  In the aggregating modes an update's outcome is ``buffered``.
+* ``{"ev": "flush", "t_ns", "updates", "count", "reward", "outcome", "global_reward",
+  "acks", "by"}`` — a window applied (``by`` = ``size`` or ``time``), ``reward``
+  its mean reward, ``acks`` the broadcast ACKs sent.
 * ``{"ev": "malformed", "t_ns", "src", "len", "reason"}`` — dropped, no ACK.
 
 Summary ``<name>.summary.json``: counters (``datagrams``, ``updates``,
 ``inits``, ``malformed`` and ``malformed_reasons``, outcomes, ``acks_sent``,
-``ack_errors``), per-cluster counts, final global reward and weights, and
-``t_start_ns``/``t_stop_ns``.
+``ack_errors``, ``flushes``), per-cluster counts, final global reward and weights, the
+rule (``step``, ``gate``, ``mode``) and ``t_start_ns``/``t_stop_ns``.
 """
 
 from __future__ import annotations
@@ -33,12 +41,13 @@ import socket
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from olaf.fixedpoint import reward_from_fixed
-from olaf.hosts.global_model import GlobalModel, Outcome
+from olaf.hosts.global_model import GlobalModel, Outcome, Step
+from olaf.hosts.modes import Aggregator, Mode, ModeParams
 from olaf.hosts.runlog import JsonlLog, OutputFiles, write_json
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
 
@@ -53,6 +62,9 @@ class PsConfig(OutputFiles):
         bind_ip, port: where to listen for updates (port 50100 by protocol).
         ack_port: UDP destination port of ACKs (50101 by protocol).
         lr: learning rate ``γ``.
+        step: optimizer step (:class:`~olaf.hosts.global_model.Step` value).
+        gate: reward gating (None: on for ``paper``, off otherwise).
+        modes: training mode and its parameters.
         duration_s: stop after this many seconds (None: until stopped).
         out_dir, name: log ``out_dir/name.jsonl``, summary ``out_dir/name.summary.json``.
         flush_s: log flush interval, seconds.
@@ -64,6 +76,9 @@ class PsConfig(OutputFiles):
     port: int = UPDATE_PORT
     ack_port: int = ACK_PORT
     lr: float = 0.001
+    step: str = Step.PAPER.value
+    gate: Optional[bool] = None
+    modes: ModeParams = field(default_factory=ModeParams)
     duration_s: Optional[float] = None
     out_dir: Path = Path(".")
     name: str = "ps"
@@ -82,7 +97,8 @@ class ParameterServer:
     def __init__(self, cfg: PsConfig, stop: Optional[threading.Event] = None) -> None:
         self.cfg = cfg
         self.stop = stop or threading.Event()
-        self.model = GlobalModel(cfg.lr)
+        self.model = GlobalModel(cfg.lr, cfg.step, cfg.gate)
+        self.aggregator = None if cfg.modes.mode is Mode.ASYNC else Aggregator(cfg.modes)
         self.counters: Counter[str] = Counter()
         self.malformed_reasons: Counter[str] = Counter()
         self.per_cluster: dict[int, Counter[str]] = defaultdict(Counter)
@@ -98,16 +114,27 @@ class ParameterServer:
         log = JsonlLog(cfg.log_path, cfg.flush_s)
         t_start = time.time_ns()
         log.write({"ev": "start", "role": "ps", "t_ns": t_start, "bind": f"{cfg.bind_ip}:{cfg.port}",
-                   "ack_port": cfg.ack_port, "lr": cfg.lr, "duration_s": cfg.duration_s})
+                   "ack_port": cfg.ack_port, "lr": cfg.lr, "step": self.model.step.value, "gate": self.model.gate,
+                   "mode": cfg.modes.mode.value, "modes": {k: getattr(cfg.modes, k) for k in (
+                       "aggr_k", "aggr_t_ms", "sync_workers", "round_timeout_ms")},
+                   "duration_s": cfg.duration_s})
         deadline = None if cfg.duration_s is None else t_start + int(cfg.duration_s * 1e9)
-        self.sock.settimeout(0.1)
         self.ready.set()
         reason = "signal"
         try:
             while not self.stop.is_set():
-                if deadline is not None and time.time_ns() >= deadline:
+                now = time.time_ns()
+                if deadline is not None and now >= deadline:
                     reason = "duration"
                     break
+                wait_ns = 100_000_000
+                flush_at = None if self.aggregator is None else self.aggregator.deadline_ns()
+                if flush_at is not None:
+                    if now >= flush_at:
+                        self._flush(now, log, "time")
+                        continue
+                    wait_ns = min(wait_ns, flush_at - now)
+                self.sock.settimeout(max(wait_ns, 1000) / 1e9)
                 try:
                     data, (src, _sport) = self.sock.recvfrom(RECV_BUF)
                 except socket.timeout:
@@ -133,7 +160,16 @@ class ParameterServer:
             log.write({"ev": "malformed", "t_ns": t_ns, "src": src, "len": len(data), "reason": str(e)})
             return
         init = update_is_init(data)
-        outcome = self.model.init(u.grads) if init else self.model.apply(u)
+        full = False
+        if init:
+            outcome = self.model.init(u.grads)
+        elif self.aggregator is not None and self.model.initialised and len(u.grads) == self.model.num_weights:
+            full = self.aggregator.add(u, src, t_ns)
+            outcome = Outcome.BUFFERED
+        else:
+            outcome = self.model.apply(u)
+        if self.aggregator is not None and outcome is not Outcome.WRONG_SIZE:
+            self.aggregator.see(u, src)
         self.counters["inits" if init else "updates"] += 1
         self.counters[outcome.value] += 1
         if not init:
@@ -145,26 +181,54 @@ class ParameterServer:
                    "worker_id": u.worker_id, "seq": u.seq, "count": u.count, "gen_ts": u.gen_ts,
                    "reward_sum": u.reward_sum, "reward": reward_from_fixed(u.reward_sum) / u.count,
                    "init": init, "outcome": outcome.value, "global_reward": self.model.global_reward()})
+        if outcome is Outcome.BUFFERED:
+            if full:
+                self._flush(t_ns, log, "size")
+            return
         if outcome is Outcome.WRONG_SIZE:
             return
-        ack = encode_ack(cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count,
-                         global_reward=self.model.global_reward_fixed(), gen_ts=u.gen_ts,
+        self._ack(u.cluster_id, u.worker_id, u.seq, u.count, u.gen_ts, src)
+
+    def _ack(self, cluster_id: int, worker_id: int, seq: int, count: int, gen_ts: int, dst: str) -> None:
+        ack = encode_ack(cluster_id=cluster_id, worker_id=worker_id, seq=seq, count=count,
+                         global_reward=self.model.global_reward_fixed(), gen_ts=gen_ts,
                          weights=self.model.ack_weights())
         try:
-            self.sock.sendto(ack, (src, self.cfg.ack_port))
+            self.sock.sendto(ack, (dst, self.cfg.ack_port))
             self.counters["acks_sent"] += 1
         except OSError:
             self.counters["ack_errors"] += 1
 
+    def _flush(self, t_ns: int, log: JsonlLog, by: str) -> None:
+        """Apply the open window as one update and broadcast one ACK per known cluster (:mod:`olaf.hosts.modes`)."""
+        assert self.aggregator is not None
+        w = self.aggregator.take()
+        assert w.grad_sum is not None
+        outcome = self.model.apply_sums(w.reward_sum, w.count, w.grad_sum)
+        self.counters["flushes"] += 1
+        self.counters[outcome.value] += 1
+        for c in w.clusters:
+            self.per_cluster[c][outcome.value] += 1
+        for c, last in sorted(self.aggregator.known.items()):
+            mine = w.clusters.get(c, last)
+            self._ack(c, mine.worker_id, mine.seq, mine.count, mine.gen_ts, mine.src)
+        log.write({"ev": "flush", "t_ns": t_ns, "updates": w.updates, "count": w.count,
+                   "reward": reward_from_fixed(w.reward_sum) / w.count, "outcome": outcome.value,
+                   "global_reward": self.model.global_reward(), "acks": len(self.aggregator.known), "by": by})
+
     def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content)."""
-        keys = ["datagrams", "updates", "inits", "malformed", "acks_sent", "ack_errors"] + [o.value for o in Outcome]
+        keys = ["datagrams", "updates", "inits", "malformed", "acks_sent", "ack_errors", "flushes"] + [
+            o.value for o in Outcome]
         m = self.model
         return {
             "role": "ps",
             "name": self.cfg.name,
             "bind": f"{self.cfg.bind_ip}:{self.cfg.port}",
             "lr": self.cfg.lr,
+            "step": m.step.value,
+            "gate": m.gate,
+            "mode": self.cfg.modes.mode.value,
             "t_start_ns": t_start,
             "t_stop_ns": t_stop,
             "stop_reason": reason,

@@ -36,16 +36,20 @@ the initial gradient elements (≈ ±10) leave headroom in Q7.24 (±128) for the
 switch to sum several of them.
 
 A worker that skips sending (transmission control, paper §5) keeps training:
-:class:`Experience` accumulates episodes until an update is sent, so the sent
-update subsumes the skipped ones (gradient and reward averaged over all their
-episodes).
+:class:`olaf.hosts.learning.Experience` accumulates episodes until an update is
+sent, so the sent update subsumes the skipped ones (gradient and reward
+averaged over all their episodes). :class:`BanditWorkerTask` is the bandit
+behind the worker's task interface (:class:`olaf.hosts.learning.Task`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
+
+from olaf.hosts.learning import Generation
 
 TARGET_STD = 0.3
 """Standard deviation of the target weights ``w*``."""
@@ -121,30 +125,35 @@ class BanditTask:
         return rewards, grads
 
 
-class Experience:
-    """Episodes collected since the last sent update (sums, so skipped updates are subsumed)."""
+class BanditWorkerTask:
+    """The bandit as a worker's :class:`~olaf.hosts.learning.Task` (``kind`` = ``"bandit"``).
 
-    def __init__(self, num_weights: int) -> None:
-        self._g = np.zeros(num_weights)
-        self._r = 0.0
-        self._n = 0
-        self.updates = 0
+    Its weights are the worker's initial weights until it adopts global weights
+    from an ACK; it never applies its own gradients. A generation is one
+    :meth:`BanditTask.rollout`: the episode rewards, the mean gradient as the
+    direction, ``B`` samples, and ``exp_reward`` = ``J(w)`` of the weights used.
+    """
 
-    def add(self, rewards: np.ndarray, grads: np.ndarray) -> None:
-        """Fold in one generation's episodes (``rewards`` ``(B,)``, ``grads`` ``(B, G)``)."""
-        self._g += grads.sum(axis=0)
-        self._r += float(rewards.sum())
-        self._n += rewards.shape[0]
-        self.updates += 1
+    kind = "bandit"
 
-    def take(self) -> tuple[float, np.ndarray, int]:
-        """``(mean reward, mean gradient (G,), generations folded in)`` and reset.
+    def __init__(self, params: TaskParams, init_rng: np.random.Generator, rng: np.random.Generator) -> None:
+        self.task = BanditTask(params, rng)
+        self.num_weights = params.num_weights
+        self.weights = self.task.initial_weights(init_rng)
+        self._initial = self.weights.copy()
 
-        Raises ValueError if nothing was collected.
-        """
-        if self._n == 0:
-            raise ValueError("no experience collected")
-        out = (self._r / self._n, self._g / self._n, self.updates)
-        self._g = np.zeros_like(self._g)
-        self._r, self._n, self.updates = 0.0, 0, 0
-        return out
+    def initial_weights(self) -> np.ndarray:
+        return self._initial.copy()
+
+    def generate(self, adopt: Optional[np.ndarray]) -> Generation:
+        if adopt is not None:
+            self.weights = adopt
+        rewards, grads = self.task.rollout(self.weights)
+        return Generation(rewards, grads.mean(axis=0), rewards.shape[0],
+                          {"exp_reward": self.task.expected_reward(self.weights)})
+
+    def summary(self) -> dict[str, Any]:
+        return {"final_exp_reward": self.task.expected_reward(self.weights)}
+
+    def close(self) -> None:
+        pass

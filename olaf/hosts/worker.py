@@ -16,21 +16,34 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    carrying the global weights arrives;
 3. when an update is due (:mod:`olaf.hosts.schedule`: one gap after the
    previous one was due, or after it was generated if that was later still;
-   generation stops at ``t0 + duration``) runs
-   ``B`` episodes of the task (:mod:`olaf.hosts.task`) with the latest global
-   weights received in an ACK (its own initial weights before that), and asks
-   transmission control (:mod:`olaf.hosts.txcontrol`) whether to send. A sent
-   update (``count`` 1, ``seq`` 1, 2, … per sent update, wrapping at 2³²)
-   carries the mean reward (Q15.16) and mean gradient (Q7.24) of all
-   episodes since the last sent update, ``gen_ts`` = the generation time, and
-   ``cluster_id``/``worker_id`` as configured (an Olaf switch overwrites them);
+   generation stops at ``t0 + duration``) first takes the ACKs that arrived,
+   then runs one iteration of its learning task (:mod:`olaf.hosts.learning`:
+   the bandit of :mod:`olaf.hosts.task`, or PPO, :mod:`olaf.rl.task`), handing
+   it the global weights of the latest ACK if new ones arrived since the
+   previous iteration (adopted between iterations, never during one: paper
+   §8.2), and asks transmission control (:mod:`olaf.hosts.txcontrol`) whether
+   to send. A sent update (``count`` 1, ``seq`` 1, 2, … per sent update,
+   wrapping at 2³²) carries the mean reward (Q15.16) of the episodes that ended
+   and the sample-weighted mean direction (Q7.24, saturated and counted, never
+   wrapped) of all iterations since the last sent update, ``gen_ts`` = the
+   generation time, and ``cluster_id``/``worker_id`` as configured (an Olaf
+   switch overwrites them). An update needs a reward: until the first episode
+   has ended, iterations are folded into the next one (reason ``no_episode``).
+   After its INIT and after each sent update the worker waits up to ``ack_wait_ms`` for the next ACK
+   with weights before it iterates again, so that on a fast network the next
+   iteration starts from the global weights that include its own update (on a
+   slow or lossy one it goes on training and adopts them after that
+   iteration); 0 = no wait; synchronous training (:mod:`olaf.hosts.modes`)
+   sets it to the round's cutoff;
 4. meanwhile receives ACKs: any ACK restarts the ``Δ̂`` timer and its status
    (if STATUS_VALID) becomes the latest status; its weights, if it has ``G``
-   of them, become the worker's weights. An ACK matching one of its own sent
+   of them, are the global weights the next iteration adopts. An ACK matching one of its own sent
    ``(seq, gen_ts)`` is *own*: it tells the worker its switch-assigned
    ``cluster_id``/``worker_id``. Malformed ACKs are counted and dropped;
 5. after the schedule (or on SIGTERM/SIGINT) keeps receiving ACKs for
-   ``linger_ms``, then writes its summary.
+   ``linger_ms``, then writes its summary. A task whose training produces
+   NaN/inf (PPO) stops the worker at once: stop reason ``non_finite_loss``, the
+   log and the summary keep what was collected, and :class:`TaskFailed` is raised.
 
 Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`), records after ``start``:
 
@@ -40,21 +53,30 @@ Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`), records after ``start``:
   "exp_reward", "reason", "p_send", "draw", "delta_hat_ms", "N", "q_max"}`` —
   one generated update; ``t_ns`` is its ``gen_ts``; ``late_ms`` how long after
   its due time it was generated (including the episodes' compute time); ``sent`` false = skipped by transmission control
-  (not sent; its episodes are folded into the next sent update); ``seq`` and
-  ``folded`` (generations folded in) only when sent; ``reward`` the mean
-  reward sent (or of this generation if skipped); ``exp_reward`` the task's
-  expected reward ``J(w)`` of the weights used; the rest is the
-  :class:`~olaf.hosts.txcontrol.Decision`;
+  or ``no_episode`` (not sent; its episodes are folded into the next sent update); ``seq``,
+  ``folded`` (generations folded in) and ``saturated`` (Q7.24 elements clamped) only when sent;
+  ``reward`` the mean reward sent (or of this generation if skipped, null if no
+  episode ended); ``adopted`` whether the iteration started from newly received
+  global weights; ``exp_reward`` the bandit's expected reward ``J(w)`` of the
+  weights used (null for PPO); the rest is the
+  :class:`~olaf.hosts.txcontrol.Decision`. A PPO task adds ``steps``,
+  ``episodes``, ``env_steps`` (cumulative) and the iteration's mean
+  ``policy_loss``, ``value_loss``, ``entropy``, ``clip_fraction``,
+  ``approx_kl``, ``grad_norm``;
 * ``{"ev": "ack", "t_ns", "cluster_id", "worker_id", "seq", "count", "gen_ts",
   "global_reward", "weights", "own", "status"}`` — ``global_reward`` float or
   null (−∞), ``weights`` the number of weight elements, ``status``
   ``[queue_util, active_clusters, queue_size]`` or null;
 * ``{"ev": "malformed_ack", "t_ns", "len", "reason"}``;
+* ``{"ev": "error", "t_ns", "error"}`` — the task failed (NaN loss);
 * ``{"ev": "stop", "t_ns", "reason"}``.
 
-Summary ``<name>.summary.json``: ``generated``, ``sent``, ``skipped``, ACK
-counters, the configured and learned ids, ``t0_ns``, ``gen_end_ns`` (end of
-the generation phase) and the final rewards.
+Summary ``<name>.summary.json``: ``task``, ``generated``, ``sent``, ``skipped``, ACK
+counters, ``saturated_elements`` / ``saturated_updates`` (Q7.24 clamping of
+sent directions), the configured and learned ids, ``t0_ns``, ``gen_end_ns``
+(end of the generation phase), the final rewards, ``error`` (or null) and the
+task's own summary (bandit: ``final_exp_reward``; PPO: ``env_steps``,
+``episodes``, ``iterations``, ``num_params``).
 """
 
 from __future__ import annotations
@@ -69,17 +91,24 @@ from typing import Any, Optional
 
 import numpy as np
 
-from olaf.fixedpoint import GRAD_FRAC_BITS, INT32_MIN, grads_to_fixed, reward_from_fixed, reward_to_fixed
+from olaf.fixedpoint import INT32_MIN, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
+from olaf.hosts.learning import Experience, Task
 from olaf.hosts.runlog import JsonlLog, OutputFiles, StartFileError, wait_for_start_file, wait_until, write_json
 from olaf.hosts.schedule import ScheduleSpec
-from olaf.hosts.task import BanditTask, Experience, TaskParams
+from olaf.hosts.task import BanditWorkerTask, TaskParams
 from olaf.hosts.txcontrol import TransmissionControl, TxParams
+from olaf.rl.config import PPOTaskSpec
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_update, parse_ack
 
 RECV_BUF = 65535
 SENT_MEMORY = 4096
 """Sent ``(seq, gen_ts)`` pairs remembered to recognise own ACKs."""
+TASK_KINDS = ("bandit", "ppo")
+
+
+class TaskFailed(RuntimeError):
+    """The worker's learning task failed during training (NaN/inf loss); the log and summary were written."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +120,12 @@ class WorkerConfig(OutputFiles):
         bind_ip: this worker's IP; ACKs arrive on ``(bind_ip, ack_port)``.
         ack_port: 50101 by protocol.
         schedule: when updates are generated.
-        task: learning-task parameters (``task.num_weights`` = ``G``).
+        task_kind: ``"bandit"`` or ``"ppo"`` (:mod:`olaf.hosts.learning`).
+        task: bandit parameters (``task.num_weights`` = ``G``), used when ``task_kind`` is bandit.
+        ppo: the PPO task (environment, hyperparameters, MTU), used when ``task_kind`` is ppo;
+            ``G`` is then its network's parameter count.
+        ack_wait_ms: after each sent update wait at most this long (ms, ≥ 0) for
+            an ACK with weights before iterating again.
         tx: transmission control.
         seed: seeds the worker's RNG streams (initial weights, episodes, jitter,
             transmission draws — independent streams, so switching transmission
@@ -110,7 +144,10 @@ class WorkerConfig(OutputFiles):
     schedule: ScheduleSpec
     ps_port: int = UPDATE_PORT
     ack_port: int = ACK_PORT
+    task_kind: str = "bandit"
     task: TaskParams = field(default_factory=TaskParams)
+    ppo: PPOTaskSpec = field(default_factory=PPOTaskSpec)
+    ack_wait_ms: float = 0.0
     tx: TxParams = field(default_factory=TxParams)
     seed: int = 0
     cluster_id: Optional[int] = None
@@ -122,6 +159,29 @@ class WorkerConfig(OutputFiles):
     out_dir: Path = Path(".")
     name: str = "worker"
 
+    def __post_init__(self) -> None:
+        if self.task_kind not in TASK_KINDS:
+            raise ValueError(f"task_kind={self.task_kind!r} must be one of {', '.join(TASK_KINDS)}")
+        if not self.ack_wait_ms >= 0:
+            raise ValueError(f"ack_wait_ms must be >= 0, got {self.ack_wait_ms}")
+
+
+def make_task(cfg: WorkerConfig, init_rng: np.random.Generator, task_rng: np.random.Generator) -> Task:
+    """The learning task ``cfg`` selects.
+
+    Raises:
+        TrainExtraMissing: ``ppo`` without the ``train`` extra installed.
+        EnvError, ModelTooLarge: see :class:`olaf.rl.task.PPOTask`.
+    """
+    if cfg.task_kind == "bandit":
+        return BanditWorkerTask(cfg.task, init_rng, task_rng)
+    from olaf.rl.extra import require_train_extra
+
+    require_train_extra()
+    from olaf.rl.task import PPOTask
+
+    return PPOTask(cfg.ppo, cfg.seed)
+
 
 class Worker:
     """One worker; :meth:`run` blocks until its schedule ends or ``stop`` is set."""
@@ -131,11 +191,14 @@ class Worker:
         self.stop = stop or threading.Event()
         ss = np.random.SeedSequence(cfg.seed).spawn(4)
         init_rng, task_rng, self._sched_rng, tx_rng = (np.random.default_rng(s) for s in ss)
-        self.task = BanditTask(cfg.task, task_rng)
-        self.weights = self.task.initial_weights(init_rng)
-        self.initial_weights = self.weights.copy()
+        self.task = make_task(cfg, init_rng, task_rng)
+        self.num_weights = self.task.num_weights
+        self.initial_weights = self.task.initial_weights()
+        self._adopt: Optional[np.ndarray] = None  # global weights received since the last iteration
+        self._acked_weights_count = 0  # ACKs with weights received (ack_wait_ms waits for the next one)
         self.tc = TransmissionControl(cfg.tx, tx_rng)
-        self.experience = Experience(cfg.task.num_weights)
+        self.experience = Experience(self.num_weights)
+        self.error: Optional[str] = None
         self.counters: Counter[str] = Counter()
         self.seq = 0
         self.model_acked = False
@@ -166,35 +229,51 @@ class Worker:
 
     def _send_init(self, gen_ts: int, retry: bool) -> None:
         u = Update(**self._header(), seq=0, count=1, reward_sum=0, gen_ts=gen_ts,
-                   grads=tuple(grads_to_fixed(self.initial_weights)))
+                   grads=tuple(pack_q724(self.initial_weights)[0]))
         if self._send(u, init=True):
             self.counters["init_sent"] += 1
         self._log_write({"ev": "init", "t_ns": time.time_ns(), "retry": retry})
 
-    def _generate(self, idx: int, t_sched: int) -> int:
-        """Generate update ``idx`` due at ``t_sched``; return its ``gen_ts``."""
-        rewards, grads = self.task.rollout(self.weights)
-        self.experience.add(rewards, grads)
+    def _generate(self, idx: int, t_sched: int) -> tuple[int, bool]:
+        """Generate update ``idx`` due at ``t_sched``; return its ``gen_ts`` and whether it was sent.
+
+        Raises:
+            FloatingPointError: the task's training produced NaN/inf.
+        """
+        adopt, self._adopt = self._adopt, None
+        gen = self.task.generate(adopt)
+        self.experience.add(gen)
         gen_ts = time.time_ns()
         self.counters["generated"] += 1
         d = self.tc.decide(gen_ts)
         rec: dict[str, Any] = {"ev": "gen", "t_ns": gen_ts, "idx": idx, "late_ms": (gen_ts - t_sched) / 1e6,
-                               "sent": False, "seq": None, "reward": float(rewards.mean()), "folded": None,
-                               "exp_reward": self.task.expected_reward(self.weights), "reason": d.reason,
+                               "sent": False, "seq": None,
+                               "reward": float(gen.rewards.mean()) if gen.rewards.size else None,
+                               "folded": None, "adopted": adopt is not None,
+                               "exp_reward": gen.info.get("exp_reward"), "reason": d.reason,
                                "p_send": d.p_send, "draw": d.draw, "delta_hat_ms": d.delta_hat_ms,
-                               "N": d.active_clusters, "q_max": d.queue_size}
-        if d.send:
-            reward, grad, folded = self.experience.take()
+                               "N": d.active_clusters, "q_max": d.queue_size,
+                               **{k: v for k, v in gen.info.items() if k != "exp_reward"}}
+        sent = False
+        if d.send and not self.experience.ready:
+            rec["reason"] = "no_episode"
+        elif d.send:
+            reward, direction, folded, _episodes = self.experience.take()
+            raw, saturated = pack_q724(direction)
+            if saturated:
+                self.counters["saturated_elements"] += saturated
+                self.counters["saturated_updates"] += 1
             self.seq = self.seq % 0xFFFFFFFF + 1
             u = Update(**self._header(), seq=self.seq, count=1, reward_sum=reward_to_fixed(reward),
-                       gen_ts=gen_ts, grads=tuple(grads_to_fixed(grad)))
+                       gen_ts=gen_ts, grads=tuple(raw))
             if self._send(u, init=False):
                 self.counters["sent"] += 1
-                rec.update(sent=True, seq=self.seq, reward=reward, folded=folded)
-        else:
+                sent = True
+                rec.update(sent=True, seq=self.seq, reward=reward, folded=folded, saturated=saturated)
+        if not sent:
             self.counters["skipped"] += 1
         self._log_write(rec)
-        return gen_ts
+        return gen_ts, sent
 
     # -- receiving -----------------------------------------------------------
 
@@ -211,8 +290,9 @@ class Worker:
         if own:
             self.counters["acks_own"] += 1
             self.learned_ids = (ack.cluster_id, ack.worker_id)
-        if len(ack.weights) == self.cfg.task.num_weights:
-            self.weights = np.asarray(ack.weights, dtype=np.float64) / (1 << GRAD_FRAC_BITS)
+        if len(ack.weights) == self.num_weights:
+            self._adopt = unpack_q724(ack.weights)
+            self._acked_weights_count += 1
             self.model_acked = True
         elif ack.weights:
             self.counters["acks_wrong_size"] += 1
@@ -224,16 +304,21 @@ class Worker:
                          "weights": len(ack.weights), "own": own,
                          "status": None if st is None else [st.queue_util, st.active_clusters, st.queue_size]})
 
-    def _pump_until(self, t_ns: int, init_gen_ts: int) -> None:
-        """Receive ACKs (and repeat the INIT when due) until ``t_ns`` or stop."""
+    def _pump_until(self, t_ns: int, init_gen_ts: int, until_acks: Optional[int] = None) -> None:
+        """Receive ACKs (and repeat the INIT when due) until ``t_ns``, stop, or (if
+        ``until_acks`` is given) until that many ACKs with weights have arrived in all.
+        Datagrams already queued are taken even when ``t_ns`` has passed."""
         retry_ns = int(self.cfg.init_retry_ms * 1e6)
         while not self.stop.is_set():
             now = time.time_ns()
             if not self.model_acked and now - self._last_init_ns >= retry_ns:
                 self._send_init(init_gen_ts, retry=True)
                 self._last_init_ns = now
+            if until_acks is not None and self._acked_weights_count >= until_acks:
+                return
             left = t_ns - now
             if left <= 0:
+                self._drain()
                 return
             wait = min(left, 100_000_000)
             if not self.model_acked:
@@ -247,6 +332,22 @@ class Worker:
                 self.counters["recv_errors"] += 1
                 continue
             self._on_datagram(data, time.time_ns())
+
+    def _drain(self) -> None:
+        """Take every datagram already queued on the socket, without waiting."""
+        self.sock.setblocking(False)
+        try:
+            while True:
+                try:
+                    data, _ = self.sock.recvfrom(RECV_BUF)
+                except (BlockingIOError, InterruptedError):
+                    return
+                except OSError:
+                    self.counters["recv_errors"] += 1
+                    return
+                self._on_datagram(data, time.time_ns())
+        finally:
+            self.sock.setblocking(True)
 
     # -- main loop -----------------------------------------------------------
 
@@ -278,6 +379,8 @@ class Worker:
         init_gen_ts = t_due = t_gen = time.time_ns()
         self._send_init(init_gen_ts, retry=False)
         self._last_init_ns = init_gen_ts
+        if cfg.ack_wait_ms > 0:  # start from the global model if it comes back in time
+            self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts, until_acks=1)
         end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
         for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
             # keep the nominal chain (no drift from compute time) unless the last
@@ -288,7 +391,12 @@ class Worker:
             self._pump_until(t_due, init_gen_ts)
             if self.stop.is_set():
                 break
-            t_gen = self._generate(idx, t_due)
+            acks_before = self._acked_weights_count
+            t_gen, sent = self._generate(idx, t_due)
+            if cfg.ack_wait_ms > 0 and sent:
+                self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts,
+                                 until_acks=acks_before + 1)
+                t_gen = max(t_gen, time.time_ns())
         self.gen_end = time.time_ns()
         self._pump_until(self.gen_end + int(cfg.linger_ms * 1e6), init_gen_ts)
 
@@ -298,6 +406,8 @@ class Worker:
         Raises:
             StartFileError: the start file does not hold an integer (the log
                 and summary are still written).
+            TaskFailed: training produced NaN/inf (stop reason ``non_finite_loss``;
+                the log and summary are still written).
         """
         cfg = self.cfg
         self._log = JsonlLog(cfg.log_path, flush_s=0)
@@ -305,7 +415,9 @@ class Worker:
                          "start_at_ns": cfg.start_at_ns, "start_file": None if cfg.start_file is None else str(cfg.start_file),
                          "bind": cfg.bind_ip, "ps": f"{cfg.ps_ip}:{cfg.ps_port}",
                          "cluster_id": cfg.cluster_id, "worker_id": cfg.worker_id, "seed": cfg.seed,
-                         "schedule": cfg.schedule.describe(), "task": asdict(cfg.task), "tx": asdict(cfg.tx)})
+                         "schedule": cfg.schedule.describe(), "task_kind": cfg.task_kind,
+                         "task": asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
+                         "num_weights": self.num_weights, "ack_wait_ms": cfg.ack_wait_ms, "tx": asdict(cfg.tx)})
         reason = "signal"
         t0 = None
         try:
@@ -319,7 +431,13 @@ class Worker:
         except StartFileError:
             reason = "bad_start_file"
             raise
+        except FloatingPointError as e:
+            reason = "non_finite_loss"
+            self.error = str(e)
+            self._log_write({"ev": "error", "t_ns": time.time_ns(), "error": self.error})
+            raise TaskFailed(f"{cfg.name}: {e}; stopped (log {cfg.log_path}, summary {cfg.summary_path})") from e
         finally:
+            self.task.close()
             self.sock.close()
             t_stop = time.time_ns()
             summary = self.summary(t0, self.gen_end, t_stop, reason)
@@ -332,10 +450,11 @@ class Worker:
         """Counters and final state (the ``<name>.summary.json`` content)."""
         c = self.counters
         keys = ["generated", "sent", "skipped", "init_sent", "send_errors", "acks", "acks_own",
-                "acks_malformed", "acks_wrong_size", "recv_errors"]
+                "acks_malformed", "acks_wrong_size", "recv_errors", "saturated_elements", "saturated_updates"]
         return {
             "role": "worker",
             "name": self.cfg.name,
+            "task": self.task.kind,
             "bind": self.cfg.bind_ip,
             "cluster_id": self.cfg.cluster_id,
             "worker_id": self.cfg.worker_id,
@@ -349,5 +468,7 @@ class Worker:
             "model_acked": self.model_acked,
             "last_seq": self.seq,
             "last_global_reward": self.last_global_reward,
-            "final_exp_reward": self.task.expected_reward(self.weights),
+            "last_reward": self.experience.last_reward,
+            "error": self.error,
+            **self.task.summary(),
         }

@@ -1,0 +1,132 @@
+"""Configuration of the PPO task, without torch (so a worker's configuration can be built and
+turned into a command line on a base install).
+
+* :class:`PPOConfig` — PPO hyperparameters (Stable-Baselines3's names);
+* :class:`PPOTaskSpec` — the whole task of one worker: environment, hyperparameters,
+  what the update carries and the frame it must fit.
+
+Defaults are the settings ``docs/training.md`` measured for LunarLander-v3.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from olaf.constants import MTU
+
+DEFAULT_ENV = "LunarLander-v3"
+"""The environment of paper §2.1 and §8.2."""
+
+UPDATE_KINDS = ("delta", "grad")
+"""What a PPO update carries (:mod:`olaf.rl.learner`)."""
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """PPO hyperparameters of one worker.
+
+    Attributes:
+        n_steps: environment steps per env and rollout (≥ 1).
+        n_envs: environments stepped side by side (≥ 1); a rollout has
+            ``n_steps·n_envs`` samples.
+        gamma: discount factor ``γ_RL`` in (0, 1].
+        gae_lambda: GAE ``λ`` in [0, 1].
+        clip_range: ``ε`` of the clipped surrogate (> 0).
+        ent_coef: entropy bonus coefficient ``c_H`` (≥ 0).
+        vf_coef: value-loss coefficient ``c_V`` (≥ 0).
+        max_grad_norm: global L2 norm the gradient is clipped to before it is
+            used (> 0; Stable-Baselines3's default 0.5).
+        n_epochs: passes over the rollout per iteration (≥ 1).
+        batch_size: minibatch size of a pass (≥ 1; capped by the rollout size).
+        lr: the worker's local Adam learning rate (> 0).
+        normalize_advantage: normalise ``Â`` per minibatch.
+        hidden: trunk widths of :class:`~olaf.rl.network.ActorCritic`.
+        reward_scale: rewards are multiplied by this before GAE (> 0); the value
+            head then learns returns of order 1 so the value loss does not drown
+            the policy gradient in the shared trunk. Reported episode returns are
+            unscaled.
+    """
+
+    n_steps: int = 128
+    n_envs: int = 4
+    gamma: float = 0.999
+    gae_lambda: float = 0.98
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    n_epochs: int = 4
+    batch_size: int = 64
+    lr: float = 3e-4
+    normalize_advantage: bool = True
+    hidden: tuple[int, ...] = (24,)
+    reward_scale: float = 0.01
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, name: str, rule: str) -> None:
+            if not ok:
+                raise ValueError(f"PPO {name}={getattr(self, name)!r} {rule}")
+
+        need(self.n_steps >= 1, "n_steps", "must be >= 1")
+        need(self.n_envs >= 1, "n_envs", "must be >= 1")
+        need(0 < self.gamma <= 1, "gamma", "must be in (0, 1]")
+        need(0 <= self.gae_lambda <= 1, "gae_lambda", "must be in [0, 1]")
+        need(self.clip_range > 0, "clip_range", "must be > 0")
+        need(self.ent_coef >= 0, "ent_coef", "must be >= 0")
+        need(self.vf_coef >= 0, "vf_coef", "must be >= 0")
+        need(self.max_grad_norm > 0, "max_grad_norm", "must be > 0")
+        need(self.n_epochs >= 1, "n_epochs", "must be >= 1")
+        need(self.batch_size >= 1, "batch_size", "must be >= 1")
+        need(self.lr > 0, "lr", "must be > 0")
+        need(len(self.hidden) >= 1 and min(self.hidden) >= 1, "hidden", "needs at least one layer, each >= 1 wide")
+        need(self.reward_scale > 0, "reward_scale", "must be > 0")
+        for name in ("reward_scale", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "lr"):
+            need(math.isfinite(getattr(self, name)), name, "must be finite")
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields."""
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+
+@dataclass(frozen=True)
+class PPOTaskSpec:
+    """The PPO task of one worker.
+
+    Attributes:
+        env_id: Gymnasium id with a discrete action space.
+        ppo: hyperparameters.
+        update: ``"delta"`` or ``"grad"`` (:mod:`olaf.rl.learner`).
+        apply_locally: the worker keeps its own step on its weights until it
+            adopts the next global weights (:mod:`olaf.rl.task`).
+        mtu: IPv4 MTU of the network, bytes; the model must fit an update and an
+            ACK of it (:func:`olaf.constants.max_model_elements`).
+    """
+
+    env_id: str = DEFAULT_ENV
+    ppo: PPOConfig = field(default_factory=lambda: PPOConfig())
+    update: str = "delta"
+    apply_locally: bool = True
+    mtu: int = MTU
+
+    def __post_init__(self) -> None:
+        if self.update not in UPDATE_KINDS:
+            raise ValueError(f"PPO update={self.update!r} must be one of {', '.join(UPDATE_KINDS)}")
+        if self.mtu < 68:
+            raise ValueError(f"mtu={self.mtu} is below the IPv4 minimum of 68 bytes")
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready dict (for the worker's start record)."""
+        return {"env_id": self.env_id, "update": self.update, "apply_locally": self.apply_locally,
+                "mtu": self.mtu, "ppo": self.ppo.describe()}
+
+
+JOB_PS: dict[str, Any] = {"step": "paper", "lr": 0.3, "gate": False}
+"""PS settings of the default PPO job (``olaf ps --step … --lr … --no-reward-gate``); why these
+and not paper §2.1's printed ones (reward gating, ``γ`` = 0.001) is measured in ``docs/training.md``."""
+
+JOB_ACK_WAIT_MS = 100.0
+"""``olaf worker --ack-wait-ms`` of the default PPO job (``docs/training.md``)."""

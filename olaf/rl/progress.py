@@ -1,0 +1,89 @@
+"""Training progress read from the worker logs while they are written: the mean worker reward.
+
+Each worker logs one ``gen`` record per iteration (:mod:`olaf.hosts.worker`)
+with ``reward`` = the mean return of the episodes that ended in it (null if
+none) and, for PPO, ``env_steps`` (cumulative). :class:`RewardTracker` follows
+the logs incrementally (it reads only what was appended since the last poll)
+and gives
+
+* a worker's reward: the mean of the ``reward`` of its last ``window``
+  iterations that ended an episode (paper Fig. 8 plots such a per-worker
+  average reward);
+* the **mean worker reward**: the mean of that over the workers that have one;
+* the total environment steps of all workers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One poll of :class:`RewardTracker`.
+
+    Attributes:
+        mean_worker_reward: None until some worker has a reward.
+        workers_with_reward: how many workers have one.
+        env_steps: environment steps of all workers (PPO; 0 for the bandit).
+        generations: iterations of all workers.
+        sent: updates sent by all workers.
+    """
+
+    mean_worker_reward: Optional[float]
+    workers_with_reward: int
+    env_steps: int
+    generations: int
+    sent: int
+
+
+class _Follow:
+    def __init__(self, path: Path, window: int) -> None:
+        self.path, self.offset = path, 0
+        self.rewards: deque[float] = deque(maxlen=window)
+        self.env_steps = self.generations = self.sent = 0
+
+    def poll(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1  # a torn last line is read next time
+        self.offset += end
+        for line in data[:end].splitlines():
+            if b'"ev":"gen"' not in line:
+                continue
+            rec = json.loads(line)
+            self.generations += 1
+            self.sent += bool(rec.get("sent"))
+            self.env_steps = max(self.env_steps, int(rec.get("env_steps") or 0))
+            if rec.get("reward") is not None and (rec.get("episodes") is None or rec["episodes"] > 0):
+                self.rewards.append(float(rec["reward"]))
+
+
+class RewardTracker:
+    """Follows worker logs ``paths`` (they may not exist yet); :meth:`poll` returns the :class:`Progress`.
+
+    Args:
+        paths: the workers' ``.jsonl`` logs.
+        window: iterations with an ended episode averaged per worker (≥ 1).
+    """
+
+    def __init__(self, paths: Iterable[Path], window: int = 5) -> None:
+        if window < 1:
+            raise ValueError(f"window must be >= 1, got {window}")
+        self._logs = [_Follow(Path(p), window) for p in paths]
+
+    def poll(self) -> Progress:
+        for f in self._logs:
+            f.poll()
+        per_worker = [sum(f.rewards) / len(f.rewards) for f in self._logs if f.rewards]
+        return Progress(sum(per_worker) / len(per_worker) if per_worker else None, len(per_worker),
+                        sum(f.env_steps for f in self._logs), sum(f.generations for f in self._logs),
+                        sum(f.sent for f in self._logs))

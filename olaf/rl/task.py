@@ -1,0 +1,81 @@
+"""The PPO learner as a worker's learning task (``olaf worker --task ppo``).
+
+:class:`PPOTask` implements :class:`olaf.hosts.learning.Task` with a
+:class:`~olaf.rl.learner.PPOLearner`. A generation:
+
+1. adopts the global weights of the latest ACK if new ones arrived since the
+   previous generation (the worker hands them over only between iterations:
+   no preemption, paper §8.2);
+2. runs one PPO iteration from those weights (rollout, GAE, update direction ``d``);
+3. returns the returns of the episodes that ended, ``d`` and the rollout's steps.
+
+**Local application** (``apply_locally``, default on): between ACKs the worker
+keeps training on its own result, i.e. the next iteration starts from
+``θ₀ + d`` (for ``update="grad"``: ``θ₀ + lr·d``) unless new global weights
+arrived. Off, every iteration starts from the last adopted weights again, so a
+worker whose ACKs are late or lost repeats rollouts of the same policy.
+``docs/training.md`` gives the measurements behind the default.
+
+Torch runs with one intra-op thread per worker process (:func:`torch.set_num_threads`):
+27 workers share two cores.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+from olaf.hosts.learning import Generation
+from olaf.rl.config import PPOTaskSpec
+from olaf.rl.learner import PPOLearner
+from olaf.rl.network import check_fits
+
+
+class PPOTask:
+    """PPO on a Gymnasium environment behind the worker's task interface (``kind`` = ``"ppo"``).
+
+    Args:
+        spec: environment, hyperparameters, update kind, local application, MTU.
+        seed: the worker's seed (initial weights, environments, sampling).
+
+    Raises:
+        EnvError: unknown environment id or not a discrete action space.
+        ModelTooLarge: the network does not fit an update/ACK of ``spec.mtu``.
+        TrainExtraMissing: a package of the ``train`` extra is missing.
+    """
+
+    kind = "ppo"
+
+    def __init__(self, spec: PPOTaskSpec, seed: int) -> None:
+        torch.set_num_threads(1)
+        self.spec = spec
+        self.learner = PPOLearner(spec.env_id, spec.ppo, seed, spec.update, spec.apply_locally)
+        check_fits(self.learner.num_params, spec.mtu)
+        self.num_weights = self.learner.num_params
+        self._initial = self.learner.get_weights()
+        self.steps = 0
+        self.episodes = 0
+        self.iterations = 0
+
+    def initial_weights(self) -> np.ndarray:
+        return self._initial.copy()
+
+    def generate(self, adopt: Optional[np.ndarray]) -> Generation:
+        if adopt is not None:
+            self.learner.set_weights(adopt)
+        it = self.learner.iterate()
+        self.steps += it.rollout.steps
+        self.episodes += int(it.rollout.episode_returns.shape[0])
+        self.iterations += 1
+        info: dict[str, Any] = {"steps": it.rollout.steps, "episodes": int(it.rollout.episode_returns.shape[0]),
+                                "env_steps": self.steps, **{k: round(v, 6) for k, v in it.stats.items()}}
+        return Generation(it.rollout.episode_returns, it.direction, it.rollout.steps, info)
+
+    def summary(self) -> dict[str, Any]:
+        return {"env_steps": self.steps, "episodes": self.episodes, "iterations": self.iterations,
+                "num_params": self.num_weights}
+
+    def close(self) -> None:
+        self.learner.close()
