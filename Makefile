@@ -39,6 +39,7 @@ $(TRAIN_STAMP): $(STAMP)
 	$(PY) -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -e '.[train]'
 	@touch $@
+	@$(call GIVE_BACK,$(VENV))
 
 .PHONY: train-deps
 train-deps: $(TRAIN_STAMP) ## Install the train extra (torch CPU, Gymnasium with Box2D, Stable-Baselines3)
