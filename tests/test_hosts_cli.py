@@ -8,11 +8,11 @@ from click.testing import CliRunner
 from olaf.cli import main
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.commands import ps_cmd, ps_config, worker_cmd, worker_config
+from olaf.hosts.modes import ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
-from olaf.hosts.modes import ModeParams
 from olaf.hosts.worker import WorkerConfig
 from olaf.rl.config import PPOConfig, PPOTaskSpec
 

@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.ps import PsConfig
@@ -33,6 +33,12 @@ from olaf.rl.progress import Progress, RewardTracker
 
 OLAF = [sys.executable, "-m", "olaf.cli"]
 
+
+
+def _name(p: subprocess.Popen[Any]) -> str:
+    """The host command of a job process (``olaf worker|ps --name …``) for error messages."""
+    args = p.args if isinstance(p.args, (list, tuple)) else [p.args]
+    return " ".join(map(str, list(args)[3:5]))
 
 class JobError(RuntimeError):
     """A process of the job failed (exited early or did not come up); the message has its stderr."""
@@ -68,7 +74,7 @@ def _poll(cond: Callable[[], bool], timeout_s: float, procs: list[subprocess.Pop
             return True
         for p in procs:
             if p.poll() is not None:
-                raise JobError(f"{' '.join(map(str, p.args[3:5]))} exited with {p.returncode}: "
+                raise JobError(f"{_name(p)} exited with {p.returncode}: "
                                f"{p.stderr.read() if p.stderr else ''}")
         tick.wait(0.1)
     return cond()
@@ -124,7 +130,7 @@ def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, t
                 break
             for p in procs:
                 if p.poll() is not None and p.returncode != 0:
-                    raise JobError(f"{' '.join(map(str, p.args[3:5]))} exited with {p.returncode}: "
+                    raise JobError(f"{_name(p)} exited with {p.returncode}: "
                                    f"{p.stderr.read() if p.stderr else ''}")
         elapsed = time.monotonic() - t0
     finally:

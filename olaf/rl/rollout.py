@@ -71,7 +71,7 @@ class RolloutCollector:
         self.venv = make_vec_env(env_id, cfg.n_envs, seed)
         self.buffer = RolloutBuffer(cfg.n_steps, self.venv.observation_space, self.venv.action_space,
                                     device="cpu", gae_lambda=cfg.gae_lambda, gamma=cfg.gamma, n_envs=cfg.n_envs)
-        self._obs = self.venv.reset()
+        self._obs = np.asarray(self.venv.reset())  # a Discrete/Box env: one array (envs.py)
         self._episode_starts = np.ones(cfg.n_envs, dtype=np.float32)
         self._gen = torch.Generator().manual_seed(seed)
 
@@ -95,7 +95,8 @@ class RolloutCollector:
             log_p_all = F.log_softmax(logits, dim=-1)
             actions = torch.multinomial(log_p_all.exp(), 1, generator=self._gen).squeeze(1)
             log_p = log_p_all.gather(1, actions.view(-1, 1)).squeeze(1)
-            new_obs, rewards, dones, infos = self.venv.step(actions.numpy())
+            step_obs, rewards, dones, infos = self.venv.step(actions.numpy())
+            new_obs = np.asarray(step_obs)
             rewards = rewards.astype(np.float32) * cfg.reward_scale
             for i, info in enumerate(infos):
                 ep = info.get("episode")
