@@ -15,7 +15,6 @@ import functools
 import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -178,7 +177,18 @@ def pass_ctx(f):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Olafctl(click.Group):
+    """Turns switch-side failures of any command into one-line errors (exit 1), also when the
+    group is invoked in-process (tests, other tools) rather than through :func:`run`."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (SwitchUnavailable, P4RuntimeWriteError, ThriftError) as e:
+            raise click.ClickException(str(e)) from None
+
+
+@click.group(cls=_Olafctl, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--network", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_NETWORK,
               show_default=True, help="Deployment file of the running network.")
 @click.option("--p4info", type=click.Path(dir_okay=False, path_type=Path),
@@ -395,12 +405,8 @@ def counters(c: Ctx) -> None:
 
 
 def run() -> None:
-    """Entry point: turn switch-side failures into one-line errors (exit 1)."""
-    try:
-        main(standalone_mode=True)
-    except (SwitchUnavailable, P4RuntimeWriteError, ThriftError) as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(1)
+    """Entry point (``olafctl``); switch-side failures end as one-line errors (exit 1)."""
+    main(standalone_mode=True)
 
 
 if __name__ == "__main__":

@@ -163,4 +163,4 @@ def test_multihop_run_accounting_closes_and_acks_carry_the_tightest_status(build
     assert len(statuses) > 100
     assert all(q == 3 for _, _, q in statuses), "an edge switch's looser status (Q_max 5) reached a worker"
     assert sum(1 for _, n, _ in statuses if n == 4) / len(statuses) > 0.9
-    assert leftovers() == []
+    assert leftovers(tmp_path) == []
