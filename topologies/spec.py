@@ -21,11 +21,13 @@ from typing import Mapping, Optional
 from olaf.constants import MAX_G_JUMBO, SEGMENTS
 from olaf.controller import config as cfgmod
 from olaf.fixedpoint import reward_to_fixed
+from olaf.hosts.modes import Mode, ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import WorkerConfig
+from olaf.rl.config import TrainJob
 from olaf.topologies.build import EDGES, SWITCHES, Placement, QueueSetup, deployment, worker_seed
 
 INTERACTIVE_DURATION_S = 10 * 24 * 3600
@@ -97,6 +99,8 @@ class RunSpec:
         admission: enable admission control of ``olafctl create-cluster``/``add-worker``
             (the network file's ``admission`` section carries this run's traffic and
             transmission-control parameters either way; controller/admission.py).
+        training: a training job (``olaf train``): workers run PPO (:class:`~olaf.rl.config.TrainJob`),
+            ``grads`` must be its parameter count; None: the bandit task of ``olaf run``.
 
     Raises:
         RunSpecError: a value out of range; the message names the field.
@@ -128,6 +132,7 @@ class RunSpec:
     bmv2_log_level: str = "warn"
     pcap: bool = False
     admission: bool = False
+    training: Optional[TrainJob] = None
 
     def __post_init__(self) -> None:
         def need(ok: bool, field: str, message: str) -> None:
@@ -155,6 +160,9 @@ class RunSpec:
         need(self.updates_per_worker is None or self.updates_per_worker >= 1, "updates_per_worker", "must be >= 1")
         need(self.updates_per_worker is None or self.duration_s > 0, "duration_s",
              "must be > 0 s with updates_per_worker (it is the run's deadline)")
+        if self.training is not None:
+            need(self.grads == self.training.num_params, "grads",
+                 f"a training job's updates carry its {self.training.num_params} parameters: set grads to that")
         switches = SWITCHES[self.topo]
         for f in ("queue_sizes", "rates_pps"):
             unknown = sorted(set(getattr(self, f)) - set(switches))
@@ -245,8 +253,16 @@ class RunSpec:
                           reward_threshold=thr, activity_window_ns=window_ns)
 
     def ps_config(self, d: cfgmod.Deployment, hosts_dir: Path) -> PsConfig:
-        """The PS of deployment ``d``, logging into ``hosts_dir``."""
-        return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps")
+        """The PS of deployment ``d``, logging into ``hosts_dir`` (a training job: its step and mode;
+        sync rounds wait for every worker of the run)."""
+        t = self.training
+        if t is None:
+            return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps")
+        workers = sum(len(ws) for ws in d.clusters.values())
+        modes = ModeParams(mode=Mode(t.mode), aggr_k=t.aggr_k, aggr_t_ms=t.aggr_t_ms,
+                           sync_workers=workers if t.mode == "sync" else None, round_timeout_ms=t.round_timeout_ms)
+        return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps", lr=t.ps_lr, step=t.ps_step,
+                        gate=t.ps_gate, modes=modes)
 
     def worker_config(self, d: cfgmod.Deployment, worker: str, cluster_id: int, hosts_dir: Path,
                       start_file: Path) -> WorkerConfig:
@@ -258,7 +274,7 @@ class RunSpec:
             duration: Optional[float] = None if not self.interactive else INTERACTIVE_DURATION_S
         else:
             duration = INTERACTIVE_DURATION_S if self.interactive else self.duration_s
-        return WorkerConfig(
+        cfg = WorkerConfig(
             ps_ip=d.hosts[d.ps].ip, bind_ip=h.ip,
             schedule=ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, duration_s=duration,
                                   max_updates=self.updates_per_worker),
@@ -267,6 +283,9 @@ class RunSpec:
             seed=worker_seed(self.seed, h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
             start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
             out_dir=hosts_dir, name=worker)
+        if self.training is None:
+            return cfg
+        return replace(cfg, task_kind="ppo", ppo=self.training.task, ack_wait_ms=self.training.ack_wait_ms)
 
 
 def group_start_file(start_file: Path, group_index: int) -> Path:

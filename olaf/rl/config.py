@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 from olaf.constants import MTU
 
@@ -130,3 +130,49 @@ and not paper §2.1's printed ones (reward gating, ``γ`` = 0.001) is measured i
 
 JOB_ACK_WAIT_MS = 100.0
 """``olaf worker --ack-wait-ms`` of the default PPO job (``docs/training.md``)."""
+
+
+@dataclass(frozen=True)
+class TrainJob:
+    """What turns an emulated run (:class:`olaf.topologies.spec.RunSpec`) into a training job
+    (``olaf train``): every worker runs the PPO task, the PS the chosen step and mode.
+
+    Torch-free, so a run's parameters (``run.json``) can be written and read on a base install.
+
+    Attributes:
+        task: each worker's PPO task (environment, hyperparameters, MTU).
+        num_params: the task's parameter count ``G`` (:func:`olaf.rl.network.param_count`);
+            the switches are built for updates of ``G`` elements.
+        ps_step, ps_lr, ps_gate: the PS's optimizer step (``paper``, ``sgd``, ``adam``), its
+            ``γ``, and reward gating (None: the step's default) — paper §2.1, ``docs/hosts.md``.
+        mode: training mode (paper Fig. 2): ``async``, ``async_with_aggr`` or ``sync``;
+            ``aggr_k``/``aggr_t_ms`` and ``round_timeout_ms`` as ``olaf ps``.
+        ack_wait_ms: a worker waits at most this long after each sent update for the ACK's
+            weights before its next iteration, ms (sync mode: at least ``round_timeout_ms``).
+        target: the job ends when every worker has a reward and their mean reaches this.
+        window: iterations with an ended episode averaged per worker (the mean worker reward).
+    """
+
+    task: PPOTaskSpec = field(default_factory=PPOTaskSpec)
+    num_params: int = 341
+    ps_step: str = JOB_PS["step"]
+    ps_lr: float = JOB_PS["lr"]
+    ps_gate: Optional[bool] = JOB_PS["gate"]
+    mode: str = "async"
+    aggr_k: int = 8
+    aggr_t_ms: float = 100.0
+    round_timeout_ms: float = 5000.0
+    ack_wait_ms: float = JOB_ACK_WAIT_MS
+    target: float = 0.0
+    window: int = 5
+
+    def __post_init__(self) -> None:
+        if self.num_params < 1:
+            raise ValueError(f"num_params={self.num_params} must be >= 1")
+        if self.window < 1:
+            raise ValueError(f"window={self.window} must be >= 1")
+        for name in ("ps_lr", "target", "ack_wait_ms"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"{name}={getattr(self, name)!r} must be finite")
+        if self.ack_wait_ms < 0:
+            raise ValueError(f"ack_wait_ms={self.ack_wait_ms} must be >= 0")

@@ -1,0 +1,280 @@
+"""``olaf train compare FIG``: the paper's training figures as commands (paper §2.1 Figs. 2 and 3,
+§8.2 Figs. 7 and 8).
+
+Each figure is a set of *arms* (training jobs that differ in one thing) run one after the other,
+``--seeds`` times each, through the emulated network (:func:`olaf.rl.train_cli.run_training`).
+Into ``--out`` (default ``results/train-FIG``) go every job's run directory
+(``<arm>-s<seed>/``), ``curves.csv`` (arm, seed, x, mean worker reward), ``runs.csv`` (one row
+per job), ``FIG.png`` (mean curve per arm over seeds, the band their min–max) and ``FIG.md`` (the
+table: ours as mean ± 95 % CI over seeds, :mod:`olaf.experiments.stats`, with the paper's number
+beside it where the paper gives one).
+
+* **fig8** — mean per-worker reward over time: ideal (no bottleneck) vs Olaf vs FIFO at two
+  bottleneck rates (``--rates HIGH,LOW`` packets/s: the paper's 40 and 20 Gbit/s); the table has
+  the final rewards and Olaf's reward over FIFO's at each rate, ``(R_olaf − R_fifo)/|R_fifo|``
+  (paper: 82 % and 86.5 %).
+* **fig7** — time-to-reward speedup ``T_fifo / T_olaf`` (time until the mean worker reward reaches
+  the target) at each of ``--rates``; a job that does not reach it counts its budget (the
+  speedup is then a bound, marked ≥ or ≤).
+* **fig2** — the training modes ``async`` (Olaf's immediate response), ``async_with_aggr``
+  (iSwitch-style) and ``sync`` (SwitchML-style), no bottleneck, reward over iterations.
+* **fig3** — N = 1, 2, 4, 8 workers (one per cluster), no bottleneck, reward over iterations.
+
+The rates that congest depend on how fast the workers iterate (CPU), not on link speeds: pick
+them below the job's update rate (``olaf train`` prints the PS's updates; docs/training.md).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+from rich.console import Console
+
+from olaf.experiments.stats import Estimate, estimate
+
+FIGURES = ("fig2", "fig3", "fig7", "fig8")
+QUICK = {"env": "CartPole-v1", "clusters": 2, "workers_per_cluster": 2, "budget_s": 120.0}
+"""``--quick``: a CartPole job of 4 workers, 2 minutes at most (tests, a first look)."""
+PAPER_FIG8 = {"high": 82.0, "low": 86.5}
+"""Paper §8.2: Olaf's final average worker reward over FIFO's at 40 and 20 Gbit/s, %."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One training job of a figure: ``label`` and its options over the base job's."""
+
+    label: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def arms(fig: str, rates: list[int]) -> list[Arm]:
+    """The jobs of figure ``fig`` (one of :data:`FIGURES`).
+
+    Raises:
+        click.BadParameter: fig8 without exactly two rates, fig7 without any.
+    """
+    if fig == "fig8":
+        if len(rates) != 2 or rates[0] <= rates[1]:
+            raise click.BadParameter("fig8 needs two rates HIGH,LOW with HIGH > LOW (the paper's 40 and 20 Gbit/s)",
+                                     param_hint="--rates")
+        return [Arm("ideal", {"rate_pps": 0, "queue": "olaf"})] + [
+            Arm(f"{q}-{r}pps", {"rate_pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
+    if fig == "fig7":
+        if not rates:
+            raise click.BadParameter("fig7 needs at least one rate", param_hint="--rates")
+        return [Arm(f"{q}-{r}pps", {"rate_pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
+    if fig == "fig2":
+        return [Arm(m, {"mode": m, "rate_pps": 0}) for m in ("async", "async_with_aggr", "sync")]
+    if fig == "fig3":
+        return [Arm(f"N={n}", {"clusters": n, "workers_per_cluster": 1, "rate_pps": 0}) for n in (1, 2, 4, 8)]
+    raise click.BadParameter(f"{fig!r}: use one of {', '.join(FIGURES)}", param_hint="FIG")
+
+
+def _fmt(e: Estimate, digits: int = 1, bound: str = "") -> str:
+    if e.mean is None:
+        return "–"
+    s = f"{bound}{e.mean:.{digits}f}"
+    return s + (f" ± {e.ci95:.{digits}f}" if e.ci95 is not None else "")
+
+
+def _curve(run_dir: Path, by_iteration: bool) -> list[tuple[float, float]]:
+    """``(x, mean worker reward)``: over time (``progress.csv``) or over iterations (``rewards.csv``:
+    the mean over workers of their reward at their i-th iteration)."""
+    pts: list[tuple[float, float]] = []
+    if not by_iteration:
+        with open(run_dir / "progress.csv") as f:
+            for r in csv.DictReader(f):
+                if r["mean_worker_reward"]:
+                    pts.append((float(r["t_s"]), float(r["mean_worker_reward"])))
+        return pts
+    by_it: dict[int, list[float]] = {}
+    with open(run_dir / "rewards.csv") as f:
+        for r in csv.DictReader(f):
+            if r["reward"] and r["iteration"]:
+                by_it.setdefault(int(r["iteration"]), []).append(float(r["reward"]))
+    return [(float(i), sum(v) / len(v)) for i, v in sorted(by_it.items())]
+
+
+def _iterations_to(curve: list[tuple[float, float]], target: float) -> Optional[float]:
+    return next((x for x, y in curve if y >= target), None)
+
+
+def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: Path, build: Path,
+            console: Console) -> dict[str, Any]:
+    """Run figure ``fig``'s jobs and write its files into ``out``; returns the table's data."""
+    from olaf.rl.train_cli import build_spec, run_training  # noqa: PLC0415
+
+    jobs = arms(fig, rates)
+    specs = {(a.label, s): build_spec(**{**base, **a.options, "seed": s}) for a in jobs for s in range(1, seeds + 1)}
+    out.mkdir(parents=True, exist_ok=True)
+    by_iteration = fig in ("fig2", "fig3")
+    results: dict[tuple[str, int], dict[str, Any]] = {}
+    curves: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for i, ((label, seed), spec) in enumerate(specs.items(), 1):
+        console.print(f"[bold]{fig}[/] job {i}/{len(specs)}: {label}, seed {seed}")
+        run_dir = out / f"{label}-s{seed}"
+        if run_dir.exists():
+            raise click.ClickException(f"{run_dir} exists: pass another --out or remove it")
+        run_dir.mkdir(parents=True)
+        results[(label, seed)] = run_training(spec, run_dir, build, console, quiet=True)
+        curves[(label, seed)] = _curve(run_dir, by_iteration)
+    target = next(iter(specs.values())).training.target  # type: ignore[union-attr]
+    _write_runs(out, results, curves, target, by_iteration)
+    rows = _table(fig, jobs, results, curves, target, by_iteration, rates)
+    _plot(out / f"{fig}.png", fig, jobs, curves, target, by_iteration)
+    md = _markdown(fig, base, rates, seeds, target, rows)
+    (out / f"{fig}.md").write_text(md)
+    (out / f"{fig}.json").write_text(json.dumps({"rows": rows, "target": target}, indent=1,
+                                                default=lambda o: o.to_json() if isinstance(o, Estimate) else str(o)))
+    console.print(md)
+    return {"rows": rows, "target": target}
+
+
+def _write_runs(out: Path, results, curves, target: float, by_iteration: bool) -> None:
+    with open(out / "curves.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["arm", "seed", "iteration" if by_iteration else "t_s", "mean_worker_reward"])
+        for (label, seed), pts in curves.items():
+            for x, y in pts:
+                w.writerow([label, seed, f"{x:g}", f"{y:.3f}"])
+    with open(out / "runs.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["arm", "seed", "reached", "time_to_target_s", "elapsed_s", "final_mean_worker_reward",
+                    "ps_updates", "iterations", "env_steps", "target"])
+        for (label, seed), r in results.items():
+            w.writerow([label, seed, int(r["reached"]), r["time_to_target_s"] if r["reached"] else "", r["elapsed_s"],
+                        r["final_mean_worker_reward"], r["ps_updates"], r["iterations"], r["env_steps"], target])
+
+
+def _per_arm(results, label: str, key) -> Estimate:
+    return estimate(key(r) for (lab, _), r in results.items() if lab == label)
+
+
+def _time_to(r: dict[str, Any]) -> float:
+    """Time to the target, or the job's whole time when it was not reached (a lower bound)."""
+    return r["time_to_target_s"] if r["reached"] else r["elapsed_s"]
+
+
+def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict[str, Any]]:
+    rows = []
+    for a in jobs:
+        runs = [r for (lab, _), r in results.items() if lab == a.label]
+        row = {"arm": a.label, "final_reward": _per_arm(results, a.label, lambda r: r["final_mean_worker_reward"]),
+               "time_to_target_s": _per_arm(results, a.label, _time_to),
+               "reached": sum(r["reached"] for r in runs), "runs": len(runs)}
+        if by_iteration:
+            row["iterations_to_target"] = estimate(_iterations_to(c, target) for (lab, _), c in curves.items()
+                                                   if lab == a.label)
+        rows.append(row)
+    if fig in ("fig7", "fig8"):
+        for rate in rates:
+            o = next(r for r in rows if r["arm"] == f"olaf-{rate}pps")
+            f_ = next(r for r in rows if r["arm"] == f"fifo-{rate}pps")
+            if fig == "fig8":
+                om, fm = o["final_reward"].mean, f_["final_reward"].mean
+                gain = None if om is None or fm is None or fm == 0 else 100 * (om - fm) / abs(fm)
+                paper = PAPER_FIG8["high" if rate == max(rates) else "low"]
+                rows.append({"arm": f"Olaf over FIFO at {rate} pps (%)", "gain_pct": gain, "paper_pct": paper})
+            else:
+                seeds = sorted({s for (lab, s) in results if lab == f"olaf-{rate}pps"})
+                sp = [_time_to(results[(f"fifo-{rate}pps", s)]) / _time_to(results[(f"olaf-{rate}pps", s)])
+                      for s in seeds]
+                censored = any(not results[(f"{q}-{rate}pps", s)]["reached"] for q in ("olaf", "fifo") for s in seeds)
+                rows.append({"arm": f"speedup FIFO/Olaf at {rate} pps", "speedup": estimate(sp),
+                             "censored": censored})
+    return rows
+
+
+def _markdown(fig, base, rates, seeds, target, rows) -> str:
+    head = {"fig8": "Fig. 8 (§8.2): mean per-worker reward, ideal vs Olaf vs FIFO",
+            "fig7": "Fig. 7 (§8.2): time-to-reward speedup of Olaf over FIFO",
+            "fig2": "Fig. 2 (§2.1): training modes", "fig3": "Fig. 3 (§2.1): number of workers"}[fig]
+    lines = [f"## {head}", "",
+             f"Generated by `olaf train compare {fig}`: {base['env']}, {base['clusters']} clusters × "
+             f"{base['workers_per_cluster']} workers (fig3: N clusters of 1), target {target:g}, budget "
+             f"{base['budget_s']:g} s, {seeds} seed(s)" + (f", bottleneck rates {rates} packets/s" if fig in
+                                                            ("fig7", "fig8") else "") + "; ours: mean ± 95 % CI.", ""]
+    lines += ["| job | final mean worker reward | time to target (s) | reached | "
+              + ("iterations to target |" if fig in ("fig2", "fig3") else "paper |"),
+              "|---|---|---|---|---|"]
+    for r in rows:
+        if "final_reward" in r:
+            extra = _fmt(r["iterations_to_target"], 0) if "iterations_to_target" in r else "–"
+            lines.append(f"| {r['arm']} | {_fmt(r['final_reward'])} | {_fmt(r['time_to_target_s'], 0)} | "
+                         f"{r['reached']}/{r['runs']} | {extra} |")
+        elif "gain_pct" in r:
+            g = "–" if r["gain_pct"] is None else f"{r['gain_pct']:+.1f} %"
+            lines.append(f"| {r['arm']} | {g} | | | {r['paper_pct']} % |")
+        else:
+            sp = _fmt(r["speedup"], 2, "≥ " if r["censored"] else "")
+            lines.append(f"| {r['arm']} | {sp} | | | – (plotted only) |")
+    lines += ["", "A job that did not reach the target counts its whole time (its time to target is at least "
+              "that); a speedup with such a job is a bound."]
+    return "\n".join(lines) + "\n"
+
+
+def _plot(path: Path, fig: str, jobs, curves, target: float, by_iteration: bool) -> None:
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    f, ax = plt.subplots(figsize=(7, 4))
+    for a in jobs:
+        runs = [c for (lab, _), c in curves.items() if lab == a.label and c]
+        if not runs:
+            continue
+        end = min(c[-1][0] for c in runs)
+        xs = np.linspace(min(c[0][0] for c in runs), end, 200) if end > 0 else np.array([0.0])
+        ys = np.array([np.interp(xs, [p[0] for p in c], [p[1] for p in c]) for c in runs])
+        line, = ax.plot(xs, ys.mean(axis=0), label=a.label)
+        if len(runs) > 1:
+            ax.fill_between(xs, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
+    ax.axhline(target, ls="--", lw=0.8, color="grey")
+    ax.set_xlabel("iteration" if by_iteration else "time since start (s)")
+    ax.set_ylabel("mean worker reward")
+    ax.legend()
+    f.tight_layout()
+    f.savefig(path, dpi=110)
+    plt.close(f)
+
+
+@click.command("compare")
+@click.argument("fig", type=click.Choice(FIGURES))
+@click.option("--rates", default=None, help="Bottleneck rates, packets/s, comma-separated (fig7, fig8) "
+                                            "[default: fig8 6,3; fig7 6,4,3; --quick halves nothing].")
+@click.option("--seeds", default=1, show_default=True, type=click.IntRange(1, 20), help="Repetitions per job.")
+@click.option("--quick", is_flag=True, help="CartPole-v1, 2 clusters x 2 workers, 120 s per job.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="[default: results/train-FIG]")
+@click.pass_obj
+def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int, quick: bool,
+                out: Optional[Path]) -> None:
+    """Run one of the paper's training figures: FIG is fig8, fig7, fig2 or fig3 (root).
+
+    The job options of `olaf train` (before `compare`) set the base job, e.g.
+    `olaf train --env CartPole-v1 --budget-s 300 compare fig8 --rates 6,3 --seeds 3`.
+    """
+    from olaf.topologies.emulation import preflight  # noqa: PLC0415
+
+    try:
+        rate_list = [int(r) for r in rates.split(",")] if rates else ([6, 3] if fig == "fig8" else [6, 4, 3])
+    except ValueError:
+        raise click.BadParameter(f"{rates!r}: comma-separated packets/s, e.g. 6,3", param_hint="--rates") from None
+    if any(r < 1 for r in rate_list):
+        raise click.BadParameter("rates must be >= 1 packet/s (0 is the ideal arm, which fig8 has anyway)",
+                                 param_hint="--rates")
+    base = dict(obj)
+    build, results = base.pop("build"), base.pop("results")
+    for k in ("queue", "rate_pps"):
+        base.pop(k, None)
+    if quick:
+        base.update(QUICK)
+    arms(fig, rate_list)  # the rate checks, before anything starts
+    preflight(build)
+    compare(fig, base, rate_list, seeds, out or results / f"train-{fig}", build, Console())

@@ -1,0 +1,222 @@
+"""One training job through the emulated network (``olaf train``): the monitor that follows it and
+the files it leaves in the run directory.
+
+The job is an ``olaf run`` (:func:`olaf.topologies.emulation.run_once`: Mininet, BMv2 switches,
+controller, PS, workers) whose workers run PPO (:class:`olaf.rl.config.TrainJob`).
+:class:`TrainMonitor` follows the host logs while they are written and ends the run when every
+worker has a reward and the **mean worker reward** (:mod:`olaf.rl.progress`) reaches the target.
+:func:`write_training_outputs` then writes, beside the AoM report of ``olaf report``:
+
+* ``progress.csv`` — one row per poll (about 1 s): ``t_s`` (since t0), ``mean_worker_reward``,
+  ``workers_with_reward``, ``env_steps``, ``iterations``, ``ps_messages`` (updates and aggregates
+  the PS received), ``ps_updates`` (worker updates in them: Σ ``count``), ``global_reward``;
+* ``rewards.csv`` — one row per worker iteration: ``worker``, ``t_s``, ``iteration``,
+  ``env_steps``, ``reward`` (mean return of the episodes that ended in it, empty if none),
+  ``sent``, ``ps_updates`` (worker updates the PS had received by then): reward over wall time
+  and over received updates;
+* ``training.json`` — the job, whether and when the target was reached, the final mean worker
+  reward, saturated fixed-point elements and worker errors (e.g. a NaN loss);
+* ``reward_time.png`` and ``reward_updates.png`` — the per-worker rewards (thin) and their mean
+  (bold) over wall time and over the worker updates the PS received (paper Fig. 8's axes and
+  Fig. 3's).
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from olaf.rl.progress import Progress, RewardTracker
+
+PROGRESS_FIELDS = ("t_s", "mean_worker_reward", "workers_with_reward", "env_steps", "iterations", "ps_messages",
+                   "ps_updates", "global_reward")
+
+
+class _PsFollow:
+    """Follows the PS log: messages received, worker updates in them (Σ count), the global reward."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset = path, 0
+        self.messages = self.updates = 0
+        self.global_reward: Optional[float] = None
+
+    def poll(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        for line in data[:end].splitlines():
+            if b'"ev":"update"' not in line and b'"ev":"flush"' not in line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if rec.get("ev") == "update" and not rec.get("init"):
+                self.messages += 1
+                self.updates += int(rec.get("count") or 1)
+            g = rec.get("global_reward")
+            if isinstance(g, (int, float)):
+                self.global_reward = float(g)
+
+
+@dataclass
+class TrainMonitor:
+    """Follows a training run (:class:`olaf.topologies.emulation.RunMonitor`).
+
+    Args:
+        hosts_dir: the run's ``hosts/`` (``<worker>.jsonl``, ``ps.jsonl``).
+        workers: the worker names.
+        target: mean worker reward that ends the run (every worker must have a reward).
+        window: iterations with an ended episode averaged per worker.
+    """
+
+    hosts_dir: Path
+    workers: list[str]
+    target: float
+    window: int = 5
+    history: list[tuple[float, Progress, int, int, Optional[float]]] = field(default_factory=list)
+    reached_s: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        self._tracker = RewardTracker([self.hosts_dir / f"{w}.jsonl" for w in self.workers], self.window)
+        self._ps = _PsFollow(self.hosts_dir / "ps.jsonl")
+
+    def poll(self, elapsed_s: float) -> tuple[str, bool]:
+        p = self._tracker.poll()
+        self._ps.poll()
+        self.history.append((elapsed_s, p, self._ps.messages, self._ps.updates, self._ps.global_reward))
+        reached = (p.mean_worker_reward is not None and p.workers_with_reward == len(self.workers)
+                   and p.mean_worker_reward >= self.target)
+        if reached and self.reached_s is None:
+            self.reached_s = elapsed_s
+        mean = "–" if p.mean_worker_reward is None else f"{p.mean_worker_reward:.1f}"
+        glob = "–" if self._ps.global_reward is None else f"{self._ps.global_reward:.1f}"
+        return (f"reward {mean} ({p.workers_with_reward}/{len(self.workers)} workers, target {self.target:g}) "
+                f"global {glob} | PS {self._ps.updates} updates | {p.generations} iterations"), reached
+
+
+def _worker_rows(path: Path, t0_ns: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A worker log's iteration rows and its stop facts (error, saturation)."""
+    rows: list[dict[str, Any]] = []
+    facts: dict[str, Any] = {"saturated_elements": 0, "error": None, "iterations": 0}
+    if not path.exists():
+        return rows, facts
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(r, dict):
+            continue
+        if r.get("ev") == "gen" and isinstance(r.get("t_ns"), int):
+            facts["iterations"] += 1
+            facts["saturated_elements"] += int(r.get("saturated") or 0)
+            rows.append({"t_ns": r["t_ns"], "t_s": (r["t_ns"] - t0_ns) / 1e9, "iteration": r.get("idx"),
+                         "env_steps": r.get("env_steps"), "reward": r.get("reward"), "sent": bool(r.get("sent"))})
+        elif r.get("ev") == "error":
+            facts["error"] = r.get("error")
+    return rows, facts
+
+
+def _ps_receptions(path: Path) -> list[tuple[int, int]]:
+    """``(t_ns, count)`` of every non-INIT update the PS received, in time order."""
+    out = []
+    if path.exists():
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(r, dict) and r.get("ev") == "update" and not r.get("init") and isinstance(r.get("t_ns"), int):
+                out.append((r["t_ns"], int(r.get("count") or 1)))
+    out.sort()
+    return out
+
+
+def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]) -> dict[str, Any]:
+    """Write ``progress.csv``, ``rewards.csv``, ``training.json`` and the two plots into ``out``
+    (the run directory; ``run.json`` gives t0); returns the ``training.json`` content."""
+    t0_ns = int(json.loads((out / "run.json").read_text())["t_start_ns"])
+    hosts = out / "hosts"
+    with open(out / "progress.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(PROGRESS_FIELDS)
+        for t, p, msgs, upd, glob in monitor.history:
+            w.writerow([f"{t:.2f}", "" if p.mean_worker_reward is None else f"{p.mean_worker_reward:.3f}",
+                        p.workers_with_reward, p.env_steps, p.generations, msgs, upd, "" if glob is None else glob])
+    receptions = _ps_receptions(hosts / "ps.jsonl")
+    times = [t for t, _ in receptions]
+    cum = []
+    total = 0
+    for _, c in receptions:
+        total += c
+        cum.append(total)
+    per_worker: dict[str, list[dict[str, Any]]] = {}
+    facts: dict[str, dict[str, Any]] = {}
+    for name in monitor.workers:
+        rows, facts[name] = _worker_rows(hosts / f"{name}.jsonl", t0_ns)
+        for r in rows:
+            i = bisect.bisect_right(times, r["t_ns"])
+            r["ps_updates"] = cum[i - 1] if i else 0
+        per_worker[name] = rows
+    with open(out / "rewards.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["worker", "t_s", "iteration", "env_steps", "reward", "sent", "ps_updates"])
+        for name, rows in per_worker.items():
+            for r in rows:
+                w.writerow([name, f"{r['t_s']:.3f}", r["iteration"], r["env_steps"] if r["env_steps"] is not None else "",
+                            "" if r["reward"] is None else f"{r['reward']:.3f}", int(r["sent"]), r["ps_updates"]])
+    last = monitor.history[-1] if monitor.history else None
+    result = {
+        "job": job,
+        "target": monitor.target,
+        "reached": monitor.reached_s is not None,
+        "time_to_target_s": monitor.reached_s,
+        "elapsed_s": last[0] if last else 0.0,
+        "final_mean_worker_reward": last[1].mean_worker_reward if last else None,
+        "workers_with_reward": last[1].workers_with_reward if last else 0,
+        "env_steps": last[1].env_steps if last else 0,
+        "iterations": last[1].generations if last else 0,
+        "ps_updates": total,
+        "ps_messages": len(receptions),
+        "saturated_elements": sum(f["saturated_elements"] for f in facts.values()),
+        "worker_errors": {n: f["error"] for n, f in facts.items() if f["error"]},
+    }
+    (out / "training.json").write_text(json.dumps(result, indent=1))
+    _plot(out, monitor, per_worker)
+    return result
+
+
+def _plot(out: Path, monitor: TrainMonitor, per_worker: dict[str, list[dict[str, Any]]]) -> None:
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    for x_key, fname, xlabel in (("t_s", "reward_time.png", "time since start (s)"),
+                                 ("ps_updates", "reward_updates.png", "worker updates received by the PS")):
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for rows in per_worker.values():
+            pts = [(r[x_key], r["reward"]) for r in rows if r["reward"] is not None]
+            if pts:
+                ax.plot(*zip(*pts), lw=0.5, alpha=0.35)
+        hist = [(t, p.mean_worker_reward, upd) for t, p, _, upd, _ in monitor.history if p.mean_worker_reward is not None]
+        if hist:
+            xs = [h[0] for h in hist] if x_key == "t_s" else [h[2] for h in hist]
+            ax.plot(xs, [h[1] for h in hist], lw=2.0, color="black", label="mean worker reward")
+        ax.axhline(monitor.target, ls="--", lw=0.8, color="grey", label=f"target {monitor.target:g}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("episode return")
+        ax.legend(loc="lower right")
+        fig.tight_layout()
+        fig.savefig(out / fname, dpi=110)
+        plt.close(fig)
