@@ -149,7 +149,9 @@ class TrainJob:
             ``aggr_k``/``aggr_t_ms`` and ``round_timeout_ms`` as ``olaf ps``.
         ack_wait_ms: a worker waits at most this long after each sent update for the ACK's
             weights before its next iteration, ms (sync mode: at least ``round_timeout_ms``).
-        target: the job ends when every worker has a reward and their mean reaches this.
+        target: the job ends when every worker has a reward and their mean reaches this
+            (with ``stop_at_target``; otherwise it runs its whole budget and the time the
+            target was first reached is still recorded).
         window: iterations with an ended episode averaged per worker (the mean worker reward).
     """
 
@@ -164,6 +166,7 @@ class TrainJob:
     round_timeout_ms: float = 5000.0
     ack_wait_ms: float = JOB_ACK_WAIT_MS
     target: float = 0.0
+    stop_at_target: bool = True
     window: int = 5
 
     def __post_init__(self) -> None:

@@ -71,7 +71,8 @@ def _hidden(value: str) -> tuple[int, ...]:
     return widths
 
 
-def build_spec(*, env: str, hidden: tuple[int, ...], target: Optional[float], budget_s: float, **kw: Any) -> RunSpec:
+def build_spec(*, env: str, hidden: tuple[int, ...], target: Optional[float], budget_s: float,
+               stop_at_target: bool = True, **kw: Any) -> RunSpec:
     """The RunSpec of a training job from ``olaf train``'s options (also used by the figures).
 
     Raises:
@@ -84,7 +85,7 @@ def build_spec(*, env: str, hidden: tuple[int, ...], target: Optional[float], bu
         job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=PPOConfig(hidden=hidden, n_steps=kw.pop("n_steps"),
                                                                   n_envs=kw.pop("n_envs"))),
                        num_params=n, ps_step=kw.pop("ps_step"), ps_lr=kw.pop("ps_lr"), ps_gate=kw.pop("ps_gate"),
-                       mode=kw.pop("mode"), ack_wait_ms=kw.pop("ack_wait_ms"), target=tgt)
+                       mode=kw.pop("mode"), ack_wait_ms=kw.pop("ack_wait_ms"), target=tgt, stop_at_target=stop_at_target)
         if job.mode == Mode.SYNC.value:  # workers wait for the round's ACK (docs/training.md)
             job = replace(job, ack_wait_ms=max(job.ack_wait_ms, job.round_timeout_ms))
         # back-to-back iterations: the period only spaces a worker's iterations, not its updates' due times
@@ -152,7 +153,8 @@ def run_training(spec: RunSpec, out: Path, build: Path, console: Console, *, qui
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     workers = [w for ws in spec.deployment().clusters.values() for w in ws]
-    monitor = TrainMonitor(out / "hosts", workers, spec.training.target, spec.training.window)
+    monitor = TrainMonitor(out / "hosts", workers, spec.training.target, spec.training.window,
+                           spec.training.stop_at_target)
     job = {"env": spec.training.task.env_id, "queue": spec.queue, "rate_pps": spec.rate_pps, "topo": spec.topo,
            "clusters": spec.clusters, "workers_per_cluster": spec.workers_per_cluster, "mode": spec.training.mode,
            "seed": spec.seed, "budget_s": spec.duration_s, "num_params": spec.training.num_params}

@@ -77,12 +77,14 @@ class TrainMonitor:
         workers: the worker names.
         target: mean worker reward that ends the run (every worker must have a reward).
         window: iterations with an ended episode averaged per worker.
+        stop_at_target: end the run when the target is reached (else only record when).
     """
 
     hosts_dir: Path
     workers: list[str]
     target: float
     window: int = 5
+    stop_at_target: bool = True
     history: list[tuple[float, Progress, int, int, Optional[float]]] = field(default_factory=list)
     reached_s: Optional[float] = None
 
@@ -101,7 +103,8 @@ class TrainMonitor:
         mean = "–" if p.mean_worker_reward is None else f"{p.mean_worker_reward:.1f}"
         glob = "–" if self._ps.global_reward is None else f"{self._ps.global_reward:.1f}"
         return (f"reward {mean} ({p.workers_with_reward}/{len(self.workers)} workers, target {self.target:g}) "
-                f"global {glob} | PS {self._ps.updates} updates | {p.generations} iterations"), reached
+                f"global {glob} | PS {self._ps.updates} updates | {p.generations} iterations"), \
+            reached and self.stop_at_target
 
 
 def _worker_rows(path: Path, t0_ns: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
