@@ -10,9 +10,9 @@ table: ours as mean ± 95 % CI over seeds, :mod:`olaf.experiments.stats`, with t
 beside it where the paper gives one).
 
 * **fig8** — mean per-worker reward over time, every job for its whole budget: ideal (no
-  bottleneck) vs Olaf vs FIFO at two bottleneck rates (``--rates HIGH,LOW`` packets/s: the paper's 40 and 20 Gbit/s); the table has
-  the final rewards and Olaf's reward over FIFO's at each rate, ``(R_olaf − R_fifo)/|R_fifo|``
-  (paper: 82 % and 86.5 %).
+  bottleneck) vs Olaf vs FIFO at two bottleneck rates (``--rates HIGH,LOW`` packets/s: the
+  paper's 40 and 20 Gbit/s); the table has the final rewards, Olaf's reward over FIFO's at each
+  rate, ``(R_olaf − R_fifo)/|R_fifo|`` (paper: 82 % and 86.5 %), and the time-to-target speedups.
 * **fig7** — time-to-reward speedup ``T_fifo / T_olaf`` (time until the mean worker reward reaches
   the target) at each of ``--rates``; a job that does not reach it counts its budget (the
   speedup is then a bound, marked ≥ or ≤).
