@@ -23,8 +23,11 @@ ONE = 1 << 24
 R1 = 1 << 16
 
 
+T0 = time.time_ns()  # a real CLOCK_REALTIME gen_ts: the PS rejects ones far from its lifetime
+
+
 def upd(cluster, worker, reward, grads, count=1, seq=1):
-    return Update(cluster_id=cluster, worker_id=worker, seq=seq, count=count, reward_sum=reward, gen_ts=seq,
+    return Update(cluster_id=cluster, worker_id=worker, seq=seq, count=count, reward_sum=reward, gen_ts=T0 + seq,
                   grads=tuple(grads))
 
 

@@ -1,6 +1,7 @@
 """The PS over real UDP on loopback: INIT handling, reward gating, ACK content, malformed datagrams."""
 
 import json
+import time
 
 import pytest
 from hostnet import AckReceiver, loopback_net, running
@@ -26,9 +27,12 @@ def ps_and_worker(tmp_path):
     rx.close()
 
 
+T0 = time.time_ns()  # a real CLOCK_REALTIME gen_ts: the PS rejects ones far from its lifetime
+
+
 def u(seq, reward_sum=0, grads=(0, 0), count=1, cluster_id=3, worker_id=7):
     return Update(cluster_id=cluster_id, worker_id=worker_id, seq=seq, count=count, reward_sum=reward_sum,
-                  gen_ts=1_000 + seq, grads=tuple(grads))
+                  gen_ts=T0 + seq, grads=tuple(grads))
 
 
 def test_ps_session(ps_and_worker, tmp_path):
@@ -37,7 +41,7 @@ def test_ps_session(ps_and_worker, tmp_path):
     # an update before any INIT: ACKed without weights, global reward -inf (INT32_MIN), fields echoed
     rx.send_to(encode_update(u(1, 5 * R1, (ONE, ONE))), ps_addr)
     a = rx.next()
-    assert (a.cluster_id, a.worker_id, a.seq, a.count, a.gen_ts) == (3, 7, 1, 1, 1_001)
+    assert (a.cluster_id, a.worker_id, a.seq, a.count, a.gen_ts) == (3, 7, 1, 1, T0 + 1)
     assert a.weights == () and a.global_reward == INT32_MIN and a.status is None
 
     # the first INIT initialises w, a second one is ACKed but ignored
@@ -92,6 +96,6 @@ def test_ps_session(ps_and_worker, tmp_path):
                                            "rejected", "wrong_size", "rejected"]
     r = ups[4]
     assert (r["cluster_id"], r["worker_id"], r["seq"], r["count"], r["gen_ts"], r["reward"], r["global_reward"],
-            r["src"]) == (3, 7, 3, 4, 1_003, 2.25, 2.25, rx.ip)
+            r["src"]) == (3, 7, 3, 4, T0 + 3, 2.25, 2.25, rx.ip)
     assert all(r["t_ns"] > 1.5e18 for r in ups)  # CLOCK_REALTIME ns
     assert sum(r["ev"] == "malformed" for r in log) == 5

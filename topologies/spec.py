@@ -25,6 +25,7 @@ from olaf.hosts.modes import Mode, ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
+from olaf.hosts.trust import TrustPolicy
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import WorkerConfig
 from olaf.rl.config import TrainJob
@@ -256,13 +257,17 @@ class RunSpec:
         """The PS of deployment ``d``, logging into ``hosts_dir`` (a training job: its step and mode;
         sync rounds wait for every worker of the run)."""
         t = self.training
+        workers = sorted((h for n, h in d.hosts.items() if h.worker_id is not None), key=lambda h: h.worker_id or 0)
+        # the PS trusts the deployment's workers only, and the first worker's INIT (olaf/hosts/trust.py)
+        trust = TrustPolicy(allowed_sources=frozenset(h.ip for h in workers),
+                            init_from=workers[0].ip if workers else None)
         if t is None:
-            return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps")
-        workers = sum(len(ws) for ws in d.clusters.values())
+            return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps", trust=trust)
+        n = sum(len(ws) for ws in d.clusters.values())
         modes = ModeParams(mode=Mode(t.mode), aggr_k=t.aggr_k, aggr_t_ms=t.aggr_t_ms,
-                           sync_workers=workers if t.mode == "sync" else None, round_timeout_ms=t.round_timeout_ms)
+                           sync_workers=n if t.mode == "sync" else None, round_timeout_ms=t.round_timeout_ms)
         return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps", lr=t.ps_lr, step=t.ps_step,
-                        gate=t.ps_gate, modes=modes)
+                        gate=t.ps_gate, modes=modes, trust=trust)
 
     def worker_config(self, d: cfgmod.Deployment, worker: str, cluster_id: int, hosts_dir: Path,
                       start_file: Path) -> WorkerConfig:

@@ -69,7 +69,9 @@ def _ppo_argv(cfg: WorkerConfig) -> list[str]:
 
 def ps_argv(cfg: PsConfig) -> list[str]:
     """Arguments of ``olaf ps`` (after the subcommand) that reproduce ``cfg``."""
-    m = cfg.modes
+    m, t = cfg.modes, cfg.trust
+    if t.max_abs_reward is None or t.gen_ts_slack_s is None:
+        raise ValueError("`olaf ps` always checks rewards and gen_ts; give bounds (docs/hosts.md)")
     gate = [] if cfg.gate is None else ["--reward-gate" if cfg.gate else "--no-reward-gate"]
     return [
         "--bind", f"{cfg.bind_ip}:{cfg.port}", "--lr", repr(cfg.lr), "--step", cfg.step, *gate,
@@ -78,4 +80,7 @@ def ps_argv(cfg: PsConfig) -> list[str]:
         *_opt("--duration", cfg.duration_s),
         "--out-dir", str(cfg.out_dir), "--name", cfg.name, "--flush-ms", repr(cfg.flush_s * 1000),
         "--rcvbuf", str(cfg.rcvbuf),
+        *[a for ip in sorted(t.allowed_sources or ()) for a in ("--allow", ip)], *_opt("--init-from", t.init_from),
+        *_opt("--max-abs-reward", None if t.max_abs_reward is None else repr(t.max_abs_reward)),
+        *_opt("--gen-ts-slack-s", None if t.gen_ts_slack_s is None else repr(t.gen_ts_slack_s)),
     ]

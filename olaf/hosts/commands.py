@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -17,6 +18,7 @@ from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.hosts.runlog import StartFileError, stop_on_signals
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import TaskParams
+from olaf.hosts.trust import DEFAULT_GEN_TS_SLACK_S, DEFAULT_MAX_ABS_REWARD, TrustPolicy
 from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import TASK_KINDS, TaskFailed, Worker, WorkerConfig
 from olaf.rl.config import DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
@@ -265,6 +267,13 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
               help="Flush the log at least this often.")
 @click.option("--rcvbuf", type=click.IntRange(min=4096), default=4 << 20, show_default=True,
               help="Socket receive buffer, bytes (capped by net.core.rmem_max).")
+@click.option("--allow", "allow", multiple=True, metavar="IP",
+              help="Accept updates and INITs only from these addresses (repeat; default: any).")
+@click.option("--init-from", metavar="IP", help="Only this worker's INIT sets the initial weights (default: the first).")
+@click.option("--max-abs-reward", type=FiniteFloat(min=0, min_open=True), default=DEFAULT_MAX_ABS_REWARD,
+              show_default=True, help="Reject updates whose mean reward exceeds this in magnitude.")
+@click.option("--gen-ts-slack-s", type=FiniteFloat(min=0), default=DEFAULT_GEN_TS_SLACK_S, show_default=True,
+              help="Reject updates whose gen_ts lies this far outside [PS start, now], s.")
 def ps_cmd(**params: Any) -> None:
     """The parameter server: reward-gated averaged-gradient updates (or SGD/Adam), ACKs with the global weights.
 
@@ -284,6 +293,13 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
                            sync_workers=p["sync_workers"], round_timeout_ms=p["round_timeout_ms"])
     except ValueError as e:
         raise click.UsageError(f"{e} (options --mode, --aggr-k, --aggr-t-ms, --sync-workers)") from None
+    for ip in (*p["allow"], *([p["init_from"]] if p["init_from"] else [])):
+        try:
+            ipaddress.IPv4Address(ip)
+        except ValueError:
+            raise click.BadParameter(f"{ip!r} is not an IPv4 address", param_hint="--allow / --init-from") from None
+    trust = TrustPolicy(allowed_sources=frozenset(p["allow"]) if p["allow"] else None, init_from=p["init_from"],
+                        max_abs_reward=p["max_abs_reward"], gen_ts_slack_s=p["gen_ts_slack_s"])
     return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], step=p["step"], gate=p["gate"],
                     modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
-                    flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"])
+                    flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust)

@@ -26,18 +26,26 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`), one record per datagram:
 * ``{"ev": "flush", "t_ns", "updates", "count", "reward", "outcome", "global_reward",
   "acks", "by"}`` — a window applied (``by`` = ``size`` or ``time``), ``reward``
   its mean reward, ``acks`` the broadcast ACKs sent.
-* ``{"ev": "malformed", "t_ns", "src", "len", "reason"}`` — dropped, no ACK.
+* ``{"ev": "malformed", "t_ns", "src", "len", "reason"}`` — dropped, no ACK;
+* ``{"ev": "untrusted", "t_ns", "src", "reason", "init", "cluster_id", "worker_id", "seq",
+  "count"}`` — decoded but refused by the trust checks (:mod:`olaf.hosts.trust`: ``source``,
+  ``reward``, ``gen_ts``), no ACK. Both are logged for the first 100 datagrams of each reason,
+  then only counted.
 
 Summary ``<name>.summary.json``: counters (``datagrams``, ``updates``,
-``inits``, ``malformed`` and ``malformed_reasons``, outcomes, ``acks_sent``,
+``inits``, ``malformed`` and ``malformed_reasons``, ``untrusted`` and ``untrusted_reasons``,
+``init_source`` (INITs of allowed workers other than ``init_from``, answered but not used),
+``socket_drops`` (datagrams the kernel dropped for a full receive buffer, ``SO_RXQ_OVFL``), outcomes, ``acks_sent``,
 ``ack_errors``, ``flushes``), per-cluster counts, final global reward and weights, the
 rule (``step``, ``gate``, ``mode``) and ``t_start_ns``/``t_stop_ns``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
+import struct
 import threading
 import time
 from collections import Counter, defaultdict
@@ -49,9 +57,17 @@ from olaf.fixedpoint import reward_from_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
 from olaf.hosts.modes import Aggregator, Mode, ModeParams
 from olaf.hosts.runlog import JsonlLog, OutputFiles, write_json
+from olaf.hosts.trust import TrustPolicy
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
 
 RECV_BUF = 65535
+SO_RXQ_OVFL = 40
+"""Linux's socket option (asm-generic/socket.h): the kernel's count of datagrams dropped for a
+full receive buffer, delivered as ancillary data with each datagram."""
+_ANC_SPACE = socket.CMSG_SPACE(4)
+LOGGED_PER_REASON = 100
+"""Malformed or rejected datagrams logged one by one per reason; later ones are only counted
+(a flood of bad datagrams cannot fill the disk)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,7 @@ class PsConfig(OutputFiles):
         flush_s: log flush interval, seconds.
         rcvbuf: socket receive buffer, bytes (the kernel may cap it at
             ``net.core.rmem_max``).
+        trust: what the PS accepts (:mod:`olaf.hosts.trust`).
     """
 
     bind_ip: str = "0.0.0.0"
@@ -84,6 +101,7 @@ class PsConfig(OutputFiles):
     name: str = "ps"
     flush_s: float = 0.5
     rcvbuf: int = 4 << 20
+    trust: TrustPolicy = field(default_factory=TrustPolicy)
 
 
 def _reason_key(message: str) -> str:
@@ -101,10 +119,14 @@ class ParameterServer:
         self.aggregator = None if cfg.modes.mode is Mode.ASYNC else Aggregator(cfg.modes)
         self.counters: Counter[str] = Counter()
         self.malformed_reasons: Counter[str] = Counter()
+        self.untrusted_reasons: Counter[str] = Counter()
+        self._t_start = time.time_ns()
         self.per_cluster: dict[int, Counter[str]] = defaultdict(Counter)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
         self.sock.bind((cfg.bind_ip, cfg.port))
+        with contextlib.suppress(OSError):  # Linux: each datagram carries the socket's drop count
+            self.sock.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
         self.ready = threading.Event()
         """Set once the socket is bound and the log is open (for in-process users)."""
 
@@ -112,7 +134,7 @@ class ParameterServer:
         """Receive, update, ACK and log until stopped; write and return the summary."""
         cfg = self.cfg
         log = JsonlLog(cfg.log_path, cfg.flush_s)
-        t_start = time.time_ns()
+        t_start = self._t_start = time.time_ns()
         log.write({"ev": "start", "role": "ps", "t_ns": t_start, "bind": f"{cfg.bind_ip}:{cfg.port}",
                    "ack_port": cfg.ack_port, "lr": cfg.lr, "step": self.model.step.value, "gate": self.model.gate,
                    "mode": cfg.modes.mode.value, "modes": {k: getattr(cfg.modes, k) for k in (
@@ -136,10 +158,11 @@ class ParameterServer:
                     wait_ns = min(wait_ns, flush_at - now)
                 self.sock.settimeout(max(wait_ns, 1000) / 1e9)
                 try:
-                    data, (src, _sport) = self.sock.recvfrom(RECV_BUF)
+                    data, ancdata, _flags, (src, _sport) = self.sock.recvmsg(RECV_BUF, _ANC_SPACE)
                 except socket.timeout:
                     log.tick()
                     continue
+                self._socket_drops(ancdata)
                 self._handle(data, src, time.time_ns(), log)
         finally:
             self.sock.close()
@@ -150,18 +173,40 @@ class ParameterServer:
             write_json(cfg.summary_path, summary)
         return summary
 
+    def _socket_drops(self, ancdata: list[tuple[int, int, bytes]]) -> None:
+        """``socket_drops``: datagrams the kernel dropped because the receive buffer was full
+        (``SO_RXQ_OVFL``, a cumulative uint32 on each datagram; socket(7))."""
+        for level, kind, payload in ancdata:
+            if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(payload) >= 4:
+                self.counters["socket_drops"] = max(self.counters["socket_drops"], struct.unpack("=I", payload[:4])[0])
+
     def _handle(self, data: bytes, src: str, t_ns: int, log: JsonlLog) -> None:
         self.counters["datagrams"] += 1
         try:
             u = parse_update(data)
         except MalformedOlafPacket as e:
             self.counters["malformed"] += 1
-            self.malformed_reasons[_reason_key(str(e))] += 1
-            log.write({"ev": "malformed", "t_ns": t_ns, "src": src, "len": len(data), "reason": str(e)})
+            key = _reason_key(str(e))
+            self.malformed_reasons[key] += 1
+            if self.malformed_reasons[key] <= LOGGED_PER_REASON:
+                log.write({"ev": "malformed", "t_ns": t_ns, "src": src, "len": len(data), "reason": str(e)})
             return
         init = update_is_init(data)
+        reject = self.cfg.trust.check(u, init, src, t_ns, self._t_start)
+        if reject is not None:
+            self.counters["untrusted"] += 1
+            if not init:
+                self.per_cluster[u.cluster_id]["untrusted"] += 1
+            self.untrusted_reasons[reject.value] += 1
+            if self.untrusted_reasons[reject.value] <= LOGGED_PER_REASON:
+                log.write({"ev": "untrusted", "t_ns": t_ns, "src": src, "reason": reject.value, "init": init,
+                           "cluster_id": u.cluster_id, "worker_id": u.worker_id, "seq": u.seq, "count": u.count})
+            return
         full = False
-        if init:
+        if init and not self.cfg.trust.may_set_weights(src) and not self.model.initialised:
+            self.counters["init_source"] += 1  # answered like a late INIT: it cannot set the weights
+            outcome = Outcome.INIT_IGNORED
+        elif init:
             outcome = self.model.init(u.grads)
         elif self.aggregator is not None and self.model.initialised and len(u.grads) == self.model.num_weights:
             full = self.aggregator.add(u, src, t_ns)
@@ -218,8 +263,8 @@ class ParameterServer:
 
     def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content)."""
-        keys = ["datagrams", "updates", "inits", "malformed", "acks_sent", "ack_errors", "flushes"] + [
-            o.value for o in Outcome]
+        keys = ["datagrams", "updates", "inits", "malformed", "untrusted", "init_source", "socket_drops",
+                "acks_sent", "ack_errors", "flushes"] + [o.value for o in Outcome]
         m = self.model
         return {
             "role": "ps",
@@ -234,6 +279,10 @@ class ParameterServer:
             "stop_reason": reason,
             **{k: self.counters[k] for k in keys},
             "malformed_reasons": dict(self.malformed_reasons),
+            "untrusted_reasons": dict(self.untrusted_reasons),
+            "trust": {"allowed_sources": None if self.cfg.trust.allowed_sources is None else
+                      sorted(self.cfg.trust.allowed_sources), "init_from": self.cfg.trust.init_from,
+                      "max_abs_reward": self.cfg.trust.max_abs_reward, "gen_ts_slack_s": self.cfg.trust.gen_ts_slack_s},
             "per_cluster": {str(c): dict(v) for c, v in sorted(self.per_cluster.items())},
             "global_reward": m.global_reward(),
             "num_weights": m.num_weights,

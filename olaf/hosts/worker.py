@@ -277,7 +277,12 @@ class Worker:
 
     # -- receiving -----------------------------------------------------------
 
-    def _on_datagram(self, data: bytes, t_ns: int) -> None:
+    def _on_datagram(self, data: bytes, t_ns: int, src: tuple[str, int]) -> None:
+        if src != (self.cfg.ps_ip, self.cfg.ps_port):
+            # only the PS answers (its update port; the switch forwards its ACKs unchanged in
+            # address): anything else could silence or mislead this worker (docs/reliability.md)
+            self.counters["acks_foreign"] += 1
+            return
         try:
             ack = parse_ack(data)
         except MalformedOlafPacket as e:
@@ -325,13 +330,13 @@ class Worker:
                 wait = min(wait, max(self._last_init_ns + retry_ns - now, 0))
             self.sock.settimeout(max(wait, 1) / 1e9)
             try:
-                data, _ = self.sock.recvfrom(RECV_BUF)
+                data, src = self.sock.recvfrom(RECV_BUF)
             except socket.timeout:
                 continue
             except OSError:
                 self.counters["recv_errors"] += 1
                 continue
-            self._on_datagram(data, time.time_ns())
+            self._on_datagram(data, time.time_ns(), src)
 
     def _drain(self) -> None:
         """Take every datagram already queued on the socket, without waiting."""
@@ -339,13 +344,13 @@ class Worker:
         try:
             while True:
                 try:
-                    data, _ = self.sock.recvfrom(RECV_BUF)
+                    data, src = self.sock.recvfrom(RECV_BUF)
                 except (BlockingIOError, InterruptedError):
                     return
                 except OSError:
                     self.counters["recv_errors"] += 1
                     return
-                self._on_datagram(data, time.time_ns())
+                self._on_datagram(data, time.time_ns(), src)
         finally:
             self.sock.setblocking(True)
 
@@ -450,7 +455,7 @@ class Worker:
         """Counters and final state (the ``<name>.summary.json`` content)."""
         c = self.counters
         keys = ["generated", "sent", "skipped", "init_sent", "send_errors", "acks", "acks_own",
-                "acks_malformed", "acks_wrong_size", "recv_errors", "saturated_elements", "saturated_updates"]
+                "acks_malformed", "acks_foreign", "acks_wrong_size", "recv_errors", "saturated_elements", "saturated_updates"]
         return {
             "role": "worker",
             "name": self.cfg.name,

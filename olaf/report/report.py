@@ -34,6 +34,7 @@ first reaches it.
 from __future__ import annotations
 
 import csv
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
@@ -237,7 +238,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "window": {"t_start_ns": t0, "t_end_ns": t1, "duration_s": (t1 - t0) / 1e9, "source": source},
         "params": {"k": k, "reward_target": reward_target},
         "ps": {"log": str(run.ps_path), "inits": run.ps_inits, "malformed": run.ps_malformed,
-               "clean_stop": run.ps_stopped, "bad_gen_ts": bad_gen_ts(run)},
+               "clean_stop": run.ps_stopped, "bad_gen_ts": bad_gen_ts(run), **_ps_host_losses(run)},
         "bad_records": run.bad_records,
         "partial": bool(run.run_meta.get("partial", False)),
         "workers": {"count": len(run.workers), "unattributed": [w.name for w in unattributed],
@@ -275,3 +276,24 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     ov = {k: [a["overall"].get(k), b["overall"].get(k)] for k in keys + ("jain_fairness",)}
     x, y = ov["aom_avg_ms"]
     return {"clusters": rows, "overall": ov, "aom_avg_change": (y / x - 1.0) if x and y is not None else None}
+
+
+def _ps_host_losses(run: RunData) -> dict[str, Any]:
+    """What the PS's summary says of datagrams that reached its host but no update record:
+    ``socket_drops`` (kernel, full receive buffer), ``untrusted`` by reason and per cluster
+    (olaf/hosts/trust.py), and the exact ``malformed`` count (its log keeps only the first of
+    each reason). These explain the accounting's ``lost_at_host``. Empty without a summary."""
+    path = run.ps_path.with_name(run.ps_path.name.removesuffix(".jsonl") + ".summary.json")
+    try:
+        s = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(s, dict):
+        return {}
+    per_cluster = s.get("per_cluster")
+    per: dict[str, Any] = per_cluster if isinstance(per_cluster, dict) else {}
+    return {"socket_drops": s.get("socket_drops"), "untrusted": s.get("untrusted"),
+            "untrusted_reasons": s.get("untrusted_reasons"), "malformed_total": s.get("malformed"),
+            "untrusted_by_cluster": {c: v.get("untrusted", 0) for c, v in per.items()
+                                     if isinstance(v, dict) and v.get("untrusted")}}
+

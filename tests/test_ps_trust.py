@@ -1,0 +1,194 @@
+"""The PS's trust checks over real UDP on loopback (olaf/hosts/trust.py, docs/reliability.md), and the
+workers' check of the ACK's source."""
+
+import json
+import socket
+import time
+
+import pytest
+from hostnet import AckReceiver, loopback_net, running
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from olaf.hosts.argv import ps_argv
+from olaf.hosts.commands import ps_cmd, ps_config
+from olaf.hosts.ps import ParameterServer, PsConfig
+from olaf.hosts.schedule import ScheduleSpec
+from olaf.hosts.trust import Reject, TrustPolicy
+from olaf.hosts.worker import Worker, WorkerConfig
+from olaf.update import Update
+from olaf.wire import UPDATE_PORT, encode_ack, encode_update
+
+ONE = 1 << 24
+R1 = 1 << 16
+
+
+def upd(seq, reward_sum=R1, gen_ts=None, grads=(ONE, 0)):
+    return Update(cluster_id=0, worker_id=1, seq=seq, count=1, reward_sum=reward_sum,
+                  gen_ts=time.time_ns() if gen_ts is None else gen_ts, grads=tuple(grads))
+
+
+@pytest.fixture
+def deployment(tmp_path):
+    """A PS trusting workers .1 and .2 (INIT from .1) and three senders: .1, .2 and an outsider .9."""
+    ip = loopback_net()
+    trust = TrustPolicy(allowed_sources=frozenset({ip(1), ip(2)}), init_from=ip(1))
+    ps = ParameterServer(PsConfig(bind_ip=ip(100), out_dir=tmp_path, flush_s=0, trust=trust))
+    hosts = {n: AckReceiver(ip(n)) for n in (1, 2, 9)}
+    for h in hosts.values():
+        h.sock.settimeout(2.0)
+    with running(ps.run):
+        assert ps.ready.wait(5)
+        yield ps, hosts, (ip(100), UPDATE_PORT)
+        ps.stop.set()
+    for h in hosts.values():
+        h.close()
+
+
+def wait_datagrams(ps, n, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while ps.counters["datagrams"] < n:
+        assert time.monotonic() < deadline, f"PS saw {ps.counters['datagrams']} of {n} datagrams"
+        time.sleep(0.01)
+
+
+def no_ack(host):
+    host.sock.settimeout(0.3)
+    with pytest.raises(socket.timeout):
+        host.next()
+
+
+def test_only_the_configured_worker_initialises_and_outsiders_are_ignored(deployment):
+    ps, h, addr = deployment
+    h[9].send_to(encode_update(upd(1, grads=(5 * ONE, 5 * ONE)), init=True), addr)   # forged INIT
+    wait_datagrams(ps, 1)
+    no_ack(h[9])
+    h[2].send_to(encode_update(upd(1, grads=(7 * ONE, 7 * ONE)), init=True), addr)   # a worker, not the first
+    assert h[2].next().weights == ()                                                   # answered, weights unset
+    h[1].send_to(encode_update(upd(1, grads=(ONE, 2 * ONE)), init=True), addr)
+    assert h[1].next().weights == (ONE, 2 * ONE)
+    h[9].send_to(encode_update(upd(2)), addr)                                           # outsider's update
+    wait_datagrams(ps, 4)
+    no_ack(h[9])
+    assert ps.model.weights is not None and list(ps.model.ack_weights()) == [ONE, 2 * ONE]
+    assert ps.counters["untrusted"] == 2 and ps.untrusted_reasons == {Reject.SOURCE.value: 2}
+    assert ps.counters["init_source"] == 1 and ps.counters["initialised"] == 1
+
+
+def test_extreme_reward_and_gen_ts_are_rejected_and_learning_goes_on(deployment):
+    ps, h, addr = deployment
+    h[1].send_to(encode_update(upd(1, grads=(0, 0)), init=True), addr)
+    h[1].next()
+    for u in (upd(2, reward_sum=0x7FFFFFFF), upd(3, gen_ts=(1 << 64) - 1),
+              upd(4, gen_ts=time.time_ns() + 3600 * 10**9), upd(5, gen_ts=1)):
+        h[1].send_to(encode_update(u), addr)
+    wait_datagrams(ps, 5)
+    no_ack(h[1])
+    assert ps.untrusted_reasons == {"reward": 1, "gen_ts": 3}
+    assert ps.model.global_reward() is None                    # nothing applied: the gate is not frozen
+    h[2].send_to(encode_update(upd(6, reward_sum=3 * R1)), addr)
+    a = h[2].next()
+    assert a.seq == 6 and ps.model.global_reward() == 3.0 and ps.counters["accepted"] == 1
+    h[1].send_to(encode_update(upd(7, reward_sum=4 * R1)), addr)
+    assert h[1].next().seq == 7 and ps.counters["accepted"] == 2
+
+
+def test_untrusted_and_malformed_logging_is_bounded(deployment, tmp_path):
+    ps, h, addr = deployment
+    for i in range(150):
+        h[9].send_to(encode_update(upd(i)), addr)
+        h[9].send_to(b"junk", addr)
+    wait_datagrams(ps, 300)
+    ps.stop.set()
+    deadline = time.monotonic() + 5
+    while not (tmp_path / "ps.summary.json").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    evs = [json.loads(line)["ev"] for line in (tmp_path / "ps.jsonl").read_text().splitlines()]
+    assert evs.count("untrusted") == 100 and evs.count("malformed") == 100
+    s = json.loads((tmp_path / "ps.summary.json").read_text())
+    assert s["untrusted"] == 150 and s["malformed"] == 150 and s["untrusted_reasons"] == {"source": 150}
+
+
+datagram = st.one_of(
+    st.binary(max_size=64),                                                            # junk
+    st.builds(lambda seq, r, init: encode_update(upd(seq, reward_sum=r), init=init),  # fine or extreme rewards
+              st.integers(0, 0xFFFFFFFF), st.sampled_from([R1, -R1, 0x7FFFFFFF, -(1 << 31)]), st.booleans()),
+    st.builds(lambda seq, ts: encode_update(upd(seq, gen_ts=ts)), st.integers(0, 0xFFFFFFFF),
+              st.sampled_from([0, 1, (1 << 64) - 1])),
+    st.builds(lambda seq: encode_update(upd(seq, grads=(1, 2, 3))), st.integers(0, 0xFFFFFFFF)),  # wrong size
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from([1, 2, 9]), datagram), min_size=1, max_size=30))
+def test_every_datagram_is_acked_or_counted(deployment, sends):
+    """Async PS: datagrams in = ACKs + malformed + untrusted + wrong_size, exactly."""
+    ps, h, addr = deployment
+    before = dict(ps.counters)
+    for host, data in sends:
+        h[host].send_to(data, addr)
+    wait_datagrams(ps, before.get("datagrams", 0) + len(sends))
+    d = {k: ps.counters[k] - before.get(k, 0) for k in ("datagrams", "acks_sent", "malformed", "untrusted",
+                                                         "wrong_size", "ack_errors")}
+    assert d["datagrams"] == d["acks_sent"] + d["ack_errors"] + d["malformed"] + d["untrusted"] + d["wrong_size"], d
+
+
+def test_trust_options_round_trip_through_the_command_line():
+    cfg = PsConfig(bind_ip="10.0.0.100", trust=TrustPolicy(allowed_sources=frozenset({"10.0.1.2", "10.0.1.3"}),
+                                                           init_from="10.0.1.2", max_abs_reward=500.0,
+                                                           gen_ts_slack_s=5.0))
+    ctx = ps_cmd.make_context("ps", ps_argv(cfg))
+    assert ps_config(ctx.params) == cfg
+
+
+def test_a_worker_ignores_acks_that_do_not_come_from_the_ps(tmp_path):
+    ip = loopback_net()
+    ps_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    ps_sock.bind((ip(100), UPDATE_PORT))
+    forger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    forger.bind((ip(9), UPDATE_PORT))
+    w = Worker(WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=ScheduleSpec(period_ms=50, duration_s=30),
+                            out_dir=tmp_path, name="w1", cluster_id=0, worker_id=1))
+    with running(w.run):
+        ps_sock.settimeout(5)
+        data, src = ps_sock.recvfrom(65535)          # the worker's INIT
+        forged = encode_ack(cluster_id=0, worker_id=1, seq=0, count=1, global_reward=0, gen_ts=0,
+                            weights=(0,) * w.num_weights)
+        forger.sendto(forged, src)
+        deadline = time.monotonic() + 5
+        while w.counters["acks_foreign"] < 1:
+            assert time.monotonic() < deadline, "the forged ACK never reached the worker"
+            time.sleep(0.01)
+        assert w.counters["acks"] == 0 and not w.model_acked
+        ps_sock.sendto(forged, src)                  # the same ACK from the PS's address is taken
+        while not w.model_acked:
+            assert time.monotonic() < deadline, "the PS's ACK was not taken"
+            time.sleep(0.01)
+        w.stop.set()
+    ps_sock.close()
+    forger.close()
+
+
+def test_socket_buffer_drops_are_counted(tmp_path):
+    """A real UDP flood into a PS with the smallest receive buffer, while the PS is held (its
+    thread has not started reading): the kernel drops datagrams and the next one received
+    carries the count (SO_RXQ_OVFL), so the PS's summary has them."""
+    ip = loopback_net()
+    ps = ParameterServer(PsConfig(bind_ip=ip(100), out_dir=tmp_path, flush_s=0, rcvbuf=4096))
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender.bind((ip(1), 0))
+    data = encode_update(upd(1, grads=(0,) * 300))
+    for _ in range(500):                       # 1.2 kB each into a 4 kB (kernel: 8 kB) buffer nobody reads
+        sender.sendto(data, (ip(100), UPDATE_PORT))
+    with running(ps.run):
+        assert ps.ready.wait(5)
+        deadline = time.monotonic() + 5
+        while ps.counters["socket_drops"] == 0:
+            sender.sendto(data, (ip(100), UPDATE_PORT))   # a datagram that arrives after the drops
+            assert time.monotonic() < deadline, "no SO_RXQ_OVFL count arrived"
+            time.sleep(0.01)
+        ps.stop.set()
+    sender.close()
+    s = json.loads((tmp_path / "ps.summary.json").read_text())
+    assert s["socket_drops"] >= 400 and s["socket_drops"] + s["datagrams"] >= 500, s
