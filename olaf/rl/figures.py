@@ -15,7 +15,8 @@ beside it where the paper gives one).
   rate, ``(R_olaf − R_fifo)/|R_fifo|`` (paper: 82 % and 86.5 %), and the time-to-target speedups.
 * **fig7** — time-to-reward speedup ``T_fifo / T_olaf`` (time until the mean worker reward reaches
   the target) at each of ``--rates``; a job that does not reach it counts its budget (the
-  speedup is then a bound, marked ≥ or ≤).
+  speedup is then a bound, marked ≥ or ≤). Besides the curves, ``fig7-speedup.png`` has the
+  paper's axes: the speedup (mean, 95 % CI over seeds) against the bottleneck rate.
 * **fig2** — the training modes ``async`` (Olaf's immediate response), ``async_with_aggr``
   (iSwitch-style) and ``sync`` (SwitchML-style), no bottleneck, reward over iterations.
 * **fig3** — N = 1, 2, 4, 8 workers (one per cluster), no bottleneck, reward over iterations.
@@ -129,6 +130,8 @@ def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: P
     _write_runs(out, results, curves, target, by_iteration)
     rows = _table(fig, jobs, results, curves, target, by_iteration, rates)
     _plot(out / f"{fig}.png", fig, jobs, curves, target, by_iteration)
+    if fig == "fig7":
+        _plot_speedup(out / "fig7-speedup.png", rows, target)
     md = _markdown(fig, base, rates, seeds, target, rows)
     (out / f"{fig}.md").write_text(md)
     (out / f"{fig}.json").write_text(json.dumps({"rows": rows, "target": target}, indent=1,
@@ -189,7 +192,7 @@ def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict
             fifo_all = all(results[(f"fifo-{rate}pps", s)]["reached"] for s in seeds)
             # FIFO not reaching it: the speedup is at least the ratio; Olaf not reaching it: no bound
             bound = "" if olaf_all and fifo_all else "≥ " if olaf_all else None
-            rows.append({"arm": f"speedup FIFO/Olaf at {rate} pps (time to target)",
+            rows.append({"arm": f"speedup FIFO/Olaf at {rate} pps (time to target)", "rate_pps": rate,
                          "speedup": estimate(sp) if bound is not None else estimate([]), "bound": bound or ""})
     return rows
 
@@ -222,6 +225,31 @@ def _markdown(fig, base, rates, seeds, target, rows) -> str:
               "that): a speedup whose FIFO job did not reach it is a lower bound (≥), one whose Olaf job did not "
               "is not given (–)."]
     return "\n".join(lines) + "\n"
+
+
+def _plot_speedup(path: Path, rows: list[dict[str, Any]], target: float) -> None:
+    """Paper Fig. 7's axes: speedup ``T_fifo / T_olaf`` (mean, 95 % CI bar) per bottleneck rate (packets/s);
+    a lower bound (≥, FIFO did not reach the target) is drawn hollow."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    pts = sorted(((r["rate_pps"], r["speedup"], r["bound"]) for r in rows
+                  if "speedup" in r and r["speedup"].mean is not None), key=lambda p: -p[0])
+    f, ax = plt.subplots(figsize=(5, 3.5))
+    for i, (_, e, bound) in enumerate(pts):
+        ax.bar(i, e.mean, yerr=e.ci95 or 0.0, capsize=4, color="none" if bound else "tab:blue",
+               edgecolor="tab:blue", label="lower bound (FIFO did not reach it)" if bound else None)
+    ax.set_xticks(range(len(pts)), [str(p[0]) for p in pts])
+    ax.axhline(1.0, ls="--", lw=0.8, color="grey")
+    ax.set_xlabel("bottleneck toward the PS (packets/s)")
+    ax.set_ylabel(f"speedup T_FIFO / T_Olaf (reward {target:g})")
+    if any(p[2] for p in pts):
+        ax.legend()
+    f.tight_layout()
+    f.savefig(path, dpi=110)
+    plt.close(f)
 
 
 def _plot(path: Path, fig: str, jobs, curves, target: float, by_iteration: bool) -> None:

@@ -20,7 +20,7 @@ import click
 from rich.console import Console
 
 from olaf.cli import FiniteFloat
-from olaf.constants import MTU, SEGMENTS
+from olaf.constants import MTU, SEGMENTS, max_model_elements
 from olaf.hosts.modes import Mode
 from olaf.rl.config import DEFAULT_ENV, PPOConfig, PPOTaskSpec, TrainJob
 from olaf.topologies.spec import QUEUES, TOPOLOGIES, RunSpec, RunSpecError
@@ -55,8 +55,12 @@ def check_task(env_id: str, hidden: tuple[int, ...], mtu: int) -> int:
     n = param_count(shape.obs_dim, shape.n_actions, hidden)
     try:
         check_fits(n, mtu)
-    except ModelTooLarge as e:
-        raise click.BadParameter(str(e), param_hint="--hidden") from None
+    except ModelTooLarge:  # its jumbo-frame hint names `olaf worker --mtu`; the emulated links are not jumbo
+        default = param_count(shape.obs_dim, shape.n_actions, PPOConfig().hidden)
+        raise click.BadParameter(
+            f"{','.join(map(str, hidden))}: the network of {env_id} has {n} parameters, but an update and its ACK "
+            f"on the emulated links ({mtu} B MTU) carry at most {max_model_elements(mtu)} elements; choose smaller "
+            f"layers (the default {','.join(map(str, PPOConfig().hidden))} has {default})", param_hint="--hidden") from None
     return n
 
 
@@ -176,6 +180,7 @@ def run_training(spec: RunSpec, out: Path, build: Path, console: Console, *, qui
 @click.option("--queue", default="olaf", show_default=True, type=click.Choice(QUEUES))
 @click.option("--rate-pps", default=0, show_default=True, type=click.IntRange(min=0),
               help="Bottleneck toward the PS, packets/s (0 = none: the ideal reference).")
+@click.option("--ideal", is_flag=True, help="The ideal reference job: no bottleneck (the same as --rate-pps 0).")
 @click.option("--target", type=FiniteFloat(), help="Mean worker reward that ends the job [default: per env].")
 @click.option("--budget-s", default=1800.0, show_default=True, type=FiniteFloat(min=0, min_open=True),
               help="Wall-time budget of the job, s.")
@@ -188,6 +193,13 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, **kw: Any) -> None
     Writes a run directory (results/latest): the AoM report of `olaf run`, progress.csv,
     rewards.csv, training.json, reward_time.png, reward_updates.png.
     """
+    if kw.pop("ideal"):
+        if ctx.invoked_subcommand is not None:
+            raise click.UsageError("--ideal sets one job's bottleneck; `compare` sets every job's (its figures have "
+                                   "an ideal arm where the paper has one): drop --ideal")
+        if kw["rate_pps"]:
+            raise click.BadParameter(f"--ideal means no bottleneck, but --rate-pps is {kw['rate_pps']}: give one of "
+                                     "them", param_hint="--ideal")
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"build": build, "results": results, **kw}
         return

@@ -1,0 +1,42 @@
+"""Fig. 7's table and speedup plot (olaf/rl/figures.py) from jobs' training.json values: speedup
+T_FIFO / T_Olaf per seed, mean over seeds, ≥ when a FIFO job ran out of budget, none when an
+Olaf job did. (The jobs themselves run through BMv2 in tests/test_mininet_train.py.)"""
+
+import pytest
+
+from olaf.rl import figures as F
+
+
+def job(reached_s, elapsed_s=300.0):
+    return {"reached": reached_s is not None, "time_to_target_s": reached_s, "elapsed_s": elapsed_s,
+            "final_mean_worker_reward": 0.0}
+
+
+def table(results, rates):
+    jobs = F.arms("fig7", rates)
+    return jobs, F._table("fig7", jobs, results, {k: [] for k in results}, 0.0, False, rates)
+
+
+def test_fig7_speedups_bounds_and_plot(tmp_path):
+    results = {("olaf-8pps", 1): job(100.0), ("fifo-8pps", 1): job(150.0),
+               ("olaf-8pps", 2): job(120.0), ("fifo-8pps", 2): job(180.0),
+               ("olaf-4pps", 1): job(200.0), ("fifo-4pps", 1): job(None),      # FIFO out of budget: ≥
+               ("olaf-4pps", 2): job(250.0), ("fifo-4pps", 2): job(275.0)}
+    jobs, rows = table(results, [8, 4])
+    sp = {r["rate_pps"]: r for r in rows if "speedup" in r}
+    assert sp[8]["speedup"].mean == pytest.approx(1.5) and sp[8]["bound"] == ""
+    assert sp[4]["speedup"].mean == pytest.approx((300 / 200 + 275 / 250) / 2) and sp[4]["bound"] == "≥ "
+    F._plot_speedup(tmp_path / "fig7-speedup.png", rows, 0.0)
+    assert (tmp_path / "fig7-speedup.png").stat().st_size > 5_000
+    md = F._markdown("fig7", {"env": "CartPole-v1", "clusters": 2, "workers_per_cluster": 2, "budget_s": 300.0},
+                     [8, 4], 2, 0.0, rows)
+    assert "| speedup FIFO/Olaf at 4 pps (time to target) | ≥ 1.30" in md
+
+
+def test_fig7_no_speedup_when_olaf_misses_the_target(tmp_path):
+    results = {("olaf-4pps", 1): job(None), ("fifo-4pps", 1): job(200.0)}
+    _, rows = table(results, [4])
+    (r,) = [r for r in rows if "speedup" in r]
+    assert r["speedup"].mean is None
+    F._plot_speedup(tmp_path / "empty.png", rows, 0.0)  # nothing to draw, still a file
+    assert (tmp_path / "empty.png").exists()
