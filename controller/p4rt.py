@@ -339,7 +339,13 @@ class SwitchConnection:
         req = p4runtime_pb2.GetForwardingPipelineConfigRequest(
             device_id=self.device_id,
             response_type=p4runtime_pb2.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
-        rep = self._rpc(stub.GetForwardingPipelineConfig, req)
+        try:
+            rep = self._rpc(stub.GetForwardingPipelineConfig, req)
+        except grpc.RpcError as e:
+            # BMv2 answers a switch without a pipeline (fresh or restarted) with FAILED_PRECONDITION
+            if e.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                raise SwitchUnavailable(f"{self.name}: the switch has no pipeline loaded ({e.details()})") from None
+            raise
         if not rep.config.p4info.tables:
             raise SwitchUnavailable(f"{self.name}: the switch has no pipeline loaded")
         self.pipeline = Pipeline(rep.config.p4info)

@@ -76,8 +76,9 @@ class RecordingP4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def GetForwardingPipelineConfig(self, request, context):
         rep = p4runtime_pb2.GetForwardingPipelineConfigResponse()
         with self.lock:
-            if self.pipeline is not None:
-                rep.config.p4info.CopyFrom(self.pipeline.p4info)
+            if self.pipeline is None:  # as simple_switch_grpc answers a fresh or restarted switch
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, "No forwarding pipeline config set for this device")
+            rep.config.p4info.CopyFrom(self.pipeline.p4info)
         return rep
 
     def Write(self, request, context):

@@ -39,8 +39,9 @@ def leftovers(results) -> list[str]:
     procs = subprocess.run(["pgrep", "-af", "simple_switch_grpc|olaf (ps|worker)"],
                            capture_output=True, text=True).stdout.strip().splitlines()
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    # a management namespace is olafmgmt<pid of its run>: one whose run is alive belongs to another job
     return ([n for n in names if "-eth" in n] + [p for p in procs if str(results) in p]
-            + [n for n in namespaces if n.startswith("olafmgmt")])
+            + [n for n in namespaces if n.startswith("olafmgmt") and not Path(f"/proc/{n[8:]}").exists()])
 
 
 def run(args, results, build, **kw):

@@ -51,8 +51,9 @@ def parse_fault(text: str) -> Fault:
 
 def add_counters(a: Any, b: Any) -> Any:
     """``a + b`` over nested dicts of counts (``switch_counters.json`` before and after a restart)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return {k: add_counters(a.get(k, 0), b.get(k, 0)) for k in {*a, *b}}
+    if isinstance(a, dict) or isinstance(b, dict):
+        a, b = a or {}, b or {}
+        return {k: add_counters(a.get(k), b.get(k)) for k in {*a, *b}}
     return (a or 0) + (b or 0)
 
 
