@@ -66,7 +66,7 @@ SIM_CPP_LINT := $(wildcard olaf/sim/cpp/*.cpp olaf/sim/cpp/*.hpp)
 TYPECHECK = $(BUILD)/typecheck
 
 .PHONY: lint
-lint: $(STAMP) rtl-lint ## ruff, mypy, clang-format, generated-file drift, verilator lint
+lint: $(STAMP) $(TRAIN_STAMP) rtl-lint ## ruff, mypy, clang-format, generated-file drift, verilator lint
 	$(VENV)/bin/ruff check .
 	@# mypy sees the import package: olaf/ with controller/ and topologies/ mapped in (pyproject package-dir)
 	@rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK) && cp -rs $(CURDIR)/olaf $(TYPECHECK)/olaf && \

@@ -164,3 +164,37 @@ def test_multihop_run_accounting_closes_and_acks_carry_the_tightest_status(build
     assert all(q == 3 for _, _, q in statuses), "an edge switch's looser status (Q_max 5) reached a worker"
     assert sum(1 for _, n, _ in statuses if n == 4) / len(statuses) > 0.9
     assert leftovers(tmp_path) == []
+
+
+def test_switch_restart_mid_run_is_reprogrammed_and_accounted(build, tmp_path):
+    """Kill BMv2 4 s into the run and start it again: the controller reprograms it, updates flow
+    again, and the report's hop-by-hop fates still close (counters from before the kill kept)."""
+    r = run(["--duration", "10", "--clusters", "3", "--workers-per-cluster", "2", "--rate-pps", "60",
+             "--period-ms", "40", "--fault", "switch-restart:s1@4"], tmp_path, build, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = (tmp_path / "latest").resolve()
+    meta = json.loads((out / "run.json").read_text())
+    (f,) = meta["faults"]
+    assert f["fault"] == "switch-restart" and f["reprogrammed"] == ["s1"] and f["gap_ms"] > 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["overall"]["fates_consistent"] is True
+    for m in s["clusters"].values():
+        fates = {k: v for k, v in m["fates"].items() if k not in ("sent", "inconsistent", "hops")}
+        assert sum(fates.values()) == m["fates"]["sent"] == m["sent"] and m["fates"]["inconsistent"] == []
+    after = [json.loads(line) for line in (out / "hosts" / "ps.jsonl").read_text().splitlines()]
+    after = [x for x in after if x.get("ev") == "update" and not x["init"] and x["t_ns"] > f["reprogrammed_ns"]]
+    assert len(after) > 50, "updates did not flow again after the restart"
+    assert leftovers(tmp_path) == []
+
+
+def test_ps_killed_mid_run_ends_with_a_clear_error_and_a_partial_report(build, tmp_path):
+    r = run(["--duration", "10", "--clusters", "2", "--workers-per-cluster", "2", "--rate-pps", "60",
+             "--period-ms", "40", "--fault", "ps-kill@3"], tmp_path, build, timeout=300)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "the PS exited" in r.stderr and "partial report" in r.stderr, r.stderr[-2000:]
+    out = (tmp_path / "latest").resolve()
+    s = json.loads((out / "summary.json").read_text())
+    meta = json.loads((out / "run.json").read_text())
+    assert s["partial"] is True and meta["ps_died"] and meta["faults"][0]["fault"] == "ps-kill"
+    assert s["overall"]["sent"] > 0 and s["overall"]["delivered"] > 0
+    assert leftovers(tmp_path) == []

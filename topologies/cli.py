@@ -19,7 +19,7 @@ from olaf.topologies.rundir import new_run_dir
 from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES, TOPOLOGIES, RunSpec, RunSpecError
 
 ROOT = Path(__file__).resolve().parents[1]
-_FLAG = {"duration_s": "--duration"}
+_FLAG = {"duration_s": "--duration", "faults": "--fault"}
 
 
 def option_name(field: str) -> str:
@@ -70,6 +70,9 @@ def spec_options(f):
                      help="Capture every switch port into <run>/pcap/ (BMv2 --pcap)."),
         click.option("--admission/--no-admission", default=d.admission, show_default=True,
                      help="olafctl create-cluster/add-worker ask the AoM verifier first (paper §6)."),
+        click.option("--fault", "faults", multiple=True, metavar="FAULT",
+                     help="Inject a fault (repeatable): switch-restart:<switch>@<s> or ps-kill@<s> after the start "
+                          "(docs/reliability.md)."),
         click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "build",
                      show_default=True),
         click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),

@@ -39,6 +39,7 @@ from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.report.commands import report_run
+from olaf.topologies.faults import FaultInjector, parse_fault
 from olaf.topologies.rundir import copy_program, generation_progress, give_back, write_json_atomic, write_run_json
 from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec, group_start_file
 
@@ -60,6 +61,10 @@ class RunFailed(click.ClickException):
 
 class RunInterrupted(RunFailed):
     """Ctrl-C or SIGTERM stopped the run; its partial report is written."""
+
+
+class PsDied(RuntimeError):
+    """The PS process exited during the run (the message names it and its log)."""
 
 
 def preflight(build: Path) -> None:
@@ -105,6 +110,8 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     ctl = OlafController(d, build / "olaf.p4info.txt", build / "olaf.json")
     partial = False
     early: Optional[float] = None
+    injector: Optional[FaultInjector] = None
+    ps_died: Optional[str] = None
     try:
         with OlafNetwork(d, build / "olaf_queue.so", logs_dir, log_level=spec.bmv2_log_level,
                          pcap_dir=out / "pcap" if spec.pcap else None) as net:
@@ -144,7 +151,9 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                     write_run_json(out, spec, t0, time.time_ns())
                 else:
                     procs = list(workers.values())
-                    early = _progress(console, net, ctl, t0, duration, procs, show=progress, monitor=monitor)
+                    injector = FaultInjector([parse_fault(f) for f in spec.faults], net, ctl, ps, list(d.clusters))
+                    early = _progress(console, net, ctl, t0, duration, procs, show=progress, monitor=monitor,
+                                      injector=injector, ps=ps)
                     longest_period = max(g.period_ms + g.jitter_ms for g in spec.cluster_groups())
                     if early is not None:
                         write_run_json(out, spec, t0, time.time_ns(), stopped_early_s=early)
@@ -156,15 +165,25 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
             except KeyboardInterrupt:
                 partial = True
                 console.print("[yellow]interrupted[/]: stopping hosts, reading counters, writing a partial report")
-                write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True)
+                write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
+                               faults=injector.done if injector else [])
+            except PsDied as e:
+                partial, ps_died = True, str(e)
+                console.print(f"[red]{e}[/]: stopping the workers, reading counters, writing a partial report")
+                write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
+                               ps_died=str(e), faults=injector.done if injector else [])
             net.stop_procs()
             if spec.updates_per_worker is not None and not partial and not spec.interactive:
                 _close_updates_run(out, spec, t0, hosts_dir)
-            write_json_atomic(out / "switch_counters.json",
-                              {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()})
+            final = {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()}
+            write_json_atomic(out / "switch_counters.json", injector.counters(final) if injector else final)
+            if injector and injector.done and not partial:
+                _add_to_run_json(out, faults=injector.done)
             net.check_switches()
             # workers the harness stopped (deadline, or the monitor's goal reached mid-iteration) did not fail
             stopped = _signalled(workers) if spec.updates_per_worker is not None or early is not None else set()
+            if injector and any(f["fault"] == "ps-kill" for f in injector.done):
+                stopped.add("ps")
             bad = [f"{name} (exit {p.returncode}, log {logs_dir / (name + '.out')})"
                    for name, p in [("ps", ps), *workers.items()] if p.returncode not in (0, None) and name not in stopped]
             if bad and not partial:
@@ -178,9 +197,17 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
         give_back(out)
     summary = report_run(out, quiet=quiet)
     give_back(out)
+    if ps_died is not None:
+        raise RunFailed(f"{ps_died}; the run stopped there, partial report in {out}")
     if partial:
         raise RunInterrupted(f"interrupted; network stopped, partial report in {out}")
     return summary
+
+
+def _add_to_run_json(out: Path, **extra: Any) -> None:
+    meta = json.loads((out / "run.json").read_text())
+    meta.update(extra)
+    write_json_atomic(out / "run.json", meta)
 
 
 def _queued(counters: Any) -> int:
@@ -246,7 +273,8 @@ def _wait_exit(procs: list, timeout_s: float) -> None:
 
 
 def _progress(console: Console, net, ctl: OlafController, t0: int, duration: float, workers: list,
-              show: bool = True, monitor: Optional[RunMonitor] = None) -> Optional[float]:
+              show: bool = True, monitor: Optional[RunMonitor] = None, injector: Optional[FaultInjector] = None,
+              ps: Any = None) -> Optional[float]:
     """Progress bar over the run, with the switches' live decision counts and the monitor's text;
     returns at the end of ``duration`` or when every worker has exited (a run of
     ``updates_per_worker``) with None, or when the monitor says stop with the seconds since t0."""
@@ -254,8 +282,13 @@ def _progress(console: Console, net, ctl: OlafController, t0: int, duration: flo
                   console=console, transient=False, disable=not show) as prog:
         task = prog.add_task("starting", total=duration)
         while (now := time.time_ns()) < t0 + duration * 1e9 and any(p.poll() is None for p in workers):
-            net.check_switches()
             done = max(0.0, (now - t0) / 1e9)
+            if injector is not None:
+                injector.poll(done)
+            if ps is not None and ps.poll() is not None:
+                raise PsDied(f"the PS exited with status {ps.returncode} {done:.1f} s into the run "
+                             f"(log: {net.log_dir / 'ps.out'})")
+            net.check_switches()
             dec: dict[str, int] = {}
             for sc in ctl.switches.values():
                 for k, v in sc.counters.decisions().items():

@@ -30,6 +30,7 @@ from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import WorkerConfig
 from olaf.rl.config import TrainJob
 from olaf.topologies.build import EDGES, SWITCHES, Placement, QueueSetup, deployment, worker_seed
+from olaf.topologies.faults import parse_fault
 
 INTERACTIVE_DURATION_S = 10 * 24 * 3600
 """How long workers run in interactive mode (``duration_s = 0``): until the CLI exits."""
@@ -100,6 +101,8 @@ class RunSpec:
         admission: enable admission control of ``olafctl create-cluster``/``add-worker``
             (the network file's ``admission`` section carries this run's traffic and
             transmission-control parameters either way; controller/admission.py).
+        faults: faults injected during the run (``topologies/faults.py``): ``switch-restart:s1@5``,
+            ``ps-kill@3``.
         training: a training job (``olaf train``): workers run PPO (:class:`~olaf.rl.config.TrainJob`),
             ``grads`` must be its parameter count; None: the bandit task of ``olaf run``.
 
@@ -134,6 +137,7 @@ class RunSpec:
     pcap: bool = False
     admission: bool = False
     training: Optional[TrainJob] = None
+    faults: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         def need(ok: bool, field: str, message: str) -> None:
@@ -165,6 +169,15 @@ class RunSpec:
             need(self.grads == self.training.num_params, "grads",
                  f"a training job's updates carry its {self.training.num_params} parameters: set grads to that")
         switches = SWITCHES[self.topo]
+        for text in self.faults:
+            try:
+                fault = parse_fault(text)
+            except ValueError as e:
+                raise RunSpecError("faults", str(e)) from None
+            if fault.switch is not None and fault.switch not in switches:
+                raise RunSpecError("faults", f"{text}: {self.topo} has switches {', '.join(switches)}")
+            if self.duration_s > 0 and fault.at_s >= self.duration_s:
+                raise RunSpecError("faults", f"{text}: must happen within the run's {self.duration_s:g} s")
         for f in ("queue_sizes", "rates_pps"):
             unknown = sorted(set(getattr(self, f)) - set(switches))
             need(not unknown, f, f"unknown switch(es) {', '.join(unknown)}; {self.topo} has {', '.join(switches)}")

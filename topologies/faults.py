@@ -1,0 +1,98 @@
+"""Faults injected into an emulated run (``olaf run --fault …``, docs/reliability.md "Faults during a
+run"): real kills of the real processes, to show what the run does about them.
+
+* ``switch-restart:<switch>@<s>`` — ``s`` seconds after t0, read the switch's counters, SIGKILL its
+  ``simple_switch_grpc``, start it again on the same ports, and let the controller reprogram it
+  (``OlafController.ensure``: pipeline, tables, PRE, queue rate and depth). The run goes on;
+  ``run.json`` records the fault and the gap (ns from the kill until the switch was
+  reprogrammed); ``switch_counters.json`` holds the counters from before the kill plus those after
+  it, so the report's accounting still closes (segments queued at the kill show up as lost in the
+  traffic manager).
+* ``ps-kill@<s>`` — SIGKILL the PS. The run notices the dead PS, stops, and ends with an error
+  naming it and a report marked partial.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+FAULT_RE = re.compile(r"^(?:switch-restart:(?P<switch>[A-Za-z0-9_-]+)|(?P<ps>ps-kill))@(?P<at>\d+(?:\.\d+)?)$")
+FAULT_FORMS = "switch-restart:<switch>@<seconds> or ps-kill@<seconds>"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault: ``kind`` (``switch-restart`` or ``ps-kill``), its ``switch`` and the time ``at_s``
+    after t0 (s)."""
+
+    kind: str
+    at_s: float
+    switch: Optional[str] = None
+
+
+def parse_fault(text: str) -> Fault:
+    """A :class:`Fault` from ``switch-restart:s1@5`` or ``ps-kill@3``.
+
+    Raises:
+        ValueError: another form (the message gives the accepted ones).
+    """
+    m = FAULT_RE.match(text.strip())
+    if m is None:
+        raise ValueError(f"{text!r}: use {FAULT_FORMS}")
+    if m["ps"]:
+        return Fault("ps-kill", float(m["at"]))
+    return Fault("switch-restart", float(m["at"]), m["switch"])
+
+
+def add_counters(a: Any, b: Any) -> Any:
+    """``a + b`` over nested dicts of counts (``switch_counters.json`` before and after a restart)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: add_counters(a.get(k, 0), b.get(k, 0)) for k in {*a, *b}}
+    return (a or 0) + (b or 0)
+
+
+class FaultInjector:
+    """Applies due faults during a run (:meth:`poll` once a second from the run's loop)."""
+
+    def __init__(self, faults: list[Fault], net: Any, ctl: Any, ps_proc: Any, clusters: Any) -> None:
+        self.pending = sorted(faults, key=lambda f: f.at_s)
+        self.net, self.ctl, self.ps_proc, self.clusters = net, ctl, ps_proc, clusters
+        self.done: list[dict[str, Any]] = []
+        self.counters_before: dict[str, Any] = {}
+        """Per switch: the counters read just before each kill, summed."""
+
+    def poll(self, elapsed_s: float) -> None:
+        while self.pending and self.pending[0].at_s <= elapsed_s:
+            f = self.pending.pop(0)
+            self.done.append(self._switch_restart(f) if f.kind == "switch-restart" else self._ps_kill(f))
+
+    def _ps_kill(self, f: Fault) -> dict[str, Any]:
+        t = time.time_ns()
+        os.killpg(self.ps_proc.pid, signal.SIGKILL)
+        return {"fault": f.kind, "at_s": f.at_s, "killed_ns": t}
+
+    def _switch_restart(self, f: Fault) -> dict[str, Any]:
+        name = f.switch
+        assert name is not None
+        sc = self.ctl.switches[name]
+        snap = sc.counters.snapshot(self.clusters)
+        self.counters_before[name] = add_counters(self.counters_before.get(name, {}), snap)
+        node = self.net.net.get(name)
+        t_kill = time.time_ns()
+        os.killpg(node.bmv2.proc.pid, signal.SIGKILL)
+        node.bmv2.proc.wait()
+        node.bmv2.start()
+        redone = self.ctl.ensure(timeout_s=20)
+        t_up = time.time_ns()
+        return {"fault": f.kind, "switch": name, "at_s": f.at_s, "killed_ns": t_kill, "reprogrammed_ns": t_up,
+                "gap_ms": (t_up - t_kill) / 1e6, "reprogrammed": redone}
+
+    def counters(self, final: dict[str, Any]) -> dict[str, Any]:
+        """``switch_counters.json``: ``final`` plus what each restarted switch counted before its kills."""
+        return {n: add_counters(c, self.counters_before[n]) if n in self.counters_before else c
+                for n, c in final.items()}
