@@ -26,6 +26,14 @@ R1 = 1 << 16
 T0 = time.time_ns()  # a real CLOCK_REALTIME gen_ts: the PS rejects ones far from its lifetime
 
 
+@pytest.fixture(autouse=True)
+def _fresh_t0():
+    """T0 near each test's PS start: taken at import, it is minutes old when the whole suite runs
+    (the PS's 60 s gen_ts slack, olaf/hosts/trust.py, then rejects every update)."""
+    global T0
+    T0 = time.time_ns()
+
+
 def upd(cluster, worker, reward, grads, count=1, seq=1):
     return Update(cluster_id=cluster, worker_id=worker, seq=seq, count=count, reward_sum=reward, gen_ts=T0 + seq,
                   grads=tuple(grads))

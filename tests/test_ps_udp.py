@@ -30,6 +30,14 @@ def ps_and_worker(tmp_path):
 T0 = time.time_ns()  # a real CLOCK_REALTIME gen_ts: the PS rejects ones far from its lifetime
 
 
+@pytest.fixture(autouse=True)
+def _fresh_t0():
+    """T0 near each test's PS start: taken at import, it is minutes old when the whole suite runs
+    (the PS's 60 s gen_ts slack, olaf/hosts/trust.py, then rejects every update)."""
+    global T0
+    T0 = time.time_ns()
+
+
 def u(seq, reward_sum=0, grads=(0, 0), count=1, cluster_id=3, worker_id=7):
     return Update(cluster_id=cluster_id, worker_id=worker_id, seq=seq, count=count, reward_sum=reward_sum,
                   gen_ts=T0 + seq, grads=tuple(grads))
