@@ -1,8 +1,9 @@
 """Faults injected into an emulated run (``olaf run --fault …``, docs/reliability.md "Faults during a
 run"): real kills of the real processes, to show what the run does about them.
 
-* ``switch-restart:<switch>@<s>`` — ``s`` seconds after t0, read the switch's counters, SIGKILL its
-  ``simple_switch_grpc``, start it again on the same ports, and let the controller reprogram it
+* ``switch-restart:<switch>@<s>`` — ``s`` seconds after t0, set the switch's data ports down (in the
+  management namespace), read its counters, SIGKILL its ``simple_switch_grpc``, bring the ports up,
+  start it again on the same ports, and let the controller reprogram it
   (``OlafController.ensure``: pipeline, tables, PRE, queue rate and depth). The run goes on;
   ``run.json`` records the fault and the gap (ns from the kill until the switch was
   reprogrammed); ``switch_counters.json`` holds the counters from before the kill plus those after
@@ -81,17 +82,26 @@ class FaultInjector:
         name = f.switch
         assert name is not None
         sc = self.ctl.switches[name]
+        node = self.net.net.get(name)
+        ports = [intf.name for intf in node.intfs.values() if intf.name != "lo"]
+        t_kill = time.time_ns()
+        self._links(ports, "down")  # from now on nothing the switch counts leaves it: the snapshot is final
         snap = sc.counters.snapshot(self.clusters)
         self.counters_before[name] = add_counters(self.counters_before.get(name, {}), snap)
-        node = self.net.net.get(name)
-        t_kill = time.time_ns()
         os.killpg(node.bmv2.proc.pid, signal.SIGKILL)
         node.bmv2.proc.wait()
+        self._links(ports, "up")
         node.bmv2.start()
         redone = self.ctl.ensure(timeout_s=20)
         t_up = time.time_ns()
         return {"fault": f.kind, "switch": name, "at_s": f.at_s, "killed_ns": t_kill, "reprogrammed_ns": t_up,
                 "gap_ms": (t_up - t_kill) / 1e6, "reprogrammed": redone}
+
+    def _links(self, ports: list[str], state: str) -> None:
+        for p in ports:
+            r = self.net.mgmt.exec("ip", "link", "set", p, state)
+            if r.returncode != 0:
+                raise RuntimeError(f"cannot set {p} {state}: {r.stderr.strip()}")
 
     def counters(self, final: dict[str, Any]) -> dict[str, Any]:
         """``switch_counters.json``: ``final`` plus what each restarted switch counted before its kills."""
