@@ -62,7 +62,7 @@ def ps_us(num_weights: int, updates: int, rng: np.random.Generator) -> float:
 @click.option("--iters", default=5, show_default=True, help="PPO updates per round (the bandit does 4x as many).")
 @click.option("--ps-updates", default=2000, show_default=True, help="Updates per PS round.")
 def main(env_id: str, rounds: int, iters: int, ps_updates: int) -> None:
-    from olaf.rl.config import PPOTaskSpec
+    from olaf.plan.workload import PPOTaskSpec
     from olaf.rl.task import PPOTask
 
     ppo = PPOTask(PPOTaskSpec(env_id=env_id), seed=0)

@@ -26,7 +26,7 @@ from olaf.hosts.modes import ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.worker import WorkerConfig
-from olaf.rl.config import DEFAULT_ENV, JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec
+from olaf.plan.workload import DEFAULT_ENV, JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec
 from olaf.rl.localjob import run_local_job
 
 

@@ -23,7 +23,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from olaf.cli import FiniteFloat, logging_options, setup_logging
+from olaf.clitypes import FiniteFloat, logging_options, setup_logging
 from olaf.constants import SEGMENTS, Decision
 from olaf.controller import admission
 from olaf.controller import config as cfgmod
@@ -32,9 +32,9 @@ from olaf.controller.controller import OlafController, RegroupFailed
 from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.fixedpoint import reward_to_fixed
+from olaf.paths import build_dir
 
 DEFAULT_NETWORK = Path("results/latest/network.yaml")
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class CommandError(click.ClickException):
@@ -47,7 +47,7 @@ def program_file(explicit: Optional[Path], network: Path, name: str) -> Path:
     if explicit is not None:
         return explicit
     beside = network.parent / name
-    return beside if beside.exists() else ROOT / "build" / name
+    return beside if beside.exists() else build_dir() / name
 
 
 class NetworkLock:

@@ -43,9 +43,19 @@ from pydantic import Field, field_validator
 
 from olaf.configfile import ConfigError, FileModel, read_document
 from olaf.configfile import validate as validate_model
-from olaf.constants import DEFAULT_NUM_GRADS, DEFAULT_QUEUE_SIZE, MAX_CLUSTERS, MAX_G_JUMBO, MAX_WORKERS, SEGMENTS
+from olaf.constants import (
+    DEFAULT_ACTIVITY_WINDOW_MS,
+    DEFAULT_NUM_GRADS,
+    DEFAULT_QUEUE_SIZE,
+    MAX_CLUSTERS,
+    MAX_G_JUMBO,
+    MAX_WORKERS,
+    SEGMENTS,
+)
 from olaf.controller.olaf_params import QueueParams
+from olaf.controller.routing import next_hops
 from olaf.fixedpoint import reward_to_fixed
+from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S
 
 __all__ = ["Admission", "ConfigError", "Deployment", "HostConf", "LinkConf", "NetworkFile", "SwitchConf", "load",
            "parse", "save", "validate"]
@@ -64,7 +74,7 @@ class QueueFile(FileModel):
     reward_threshold: Optional[float] = Field(None, ge=0, description="reward filter T in reward units; null: off")
     reward_threshold_raw: Optional[int] = Field(None, ge=0, le=2**31 - 1, description="T in Q15.16 (instead of "
                                                 "reward_threshold)")
-    activity_window_ms: float = Field(1000, ge=0, description="window for counting active clusters, ms")
+    activity_window_ms: float = Field(DEFAULT_ACTIVITY_WINDOW_MS, ge=0, description="window for counting active clusters, ms")
     discipline: Literal["olaf", "fifo"] = "olaf"
 
 
@@ -112,8 +122,8 @@ class AdmissionFile(FileModel):
     worker_period_ms: float = Field(50.0, gt=0)
     worker_jitter_ms: float = Field(10.0, ge=0)
     tc: bool = Field(False, description="workers use transmission control (paper §5)")
-    delta_t_ms: float = Field(400.0, gt=0, description="transmission control Δ̄_T, ms (paper §5)")
-    v_per_s: float = Field(2.5, ge=0, description="slope v of f, 1/s")
+    delta_t_ms: float = Field(DEFAULT_DELTA_T_MS, gt=0, description="transmission control Δ̄_T, ms (paper §5)")
+    v_per_s: float = Field(DEFAULT_V_PER_S, ge=0, description="slope v of f, 1/s")
     epsilon: float = Field(0.1, ge=0, description="fairness bound ε")
     epsilon_unit: Literal["period", "ms", "relative"] = "period"
     horizon: int = Field(10, ge=2, le=100, description="updates per cluster the verifier looks at")
@@ -325,8 +335,6 @@ def _check_clusters(d: Deployment) -> None:
 
 
 def _check_connected(d: Deployment) -> None:
-    from olaf.controller.routing import next_hops  # noqa: PLC0415 (cycle-free lazy import)
-
     for s in d.switches:
         hops = next_hops(d, s)
         missing = [n for n in d.hosts if n not in hops]

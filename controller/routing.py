@@ -1,13 +1,50 @@
-"""Shortest-path next hops over the switch graph of a deployment."""
+"""Shortest-path next hops over the switch graph of a deployment.
+
+Works on any network with the shape of :class:`olaf.controller.config.Deployment`
+(:class:`Network`: switches with a MAC, hosts attached to a switch port, links between
+switch ports), so the network model depends on routing and not the other way round."""
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Mapping, Protocol
 
-if TYPE_CHECKING:
-    from olaf.controller.config import Deployment
+
+class _Switch(Protocol):
+    @property
+    def mac(self) -> str: ...
+
+
+class _Host(Protocol):
+    @property
+    def mac(self) -> str: ...
+    @property
+    def switch(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+
+
+class _Link(Protocol):
+    @property
+    def a(self) -> str: ...
+    @property
+    def port_a(self) -> int: ...
+    @property
+    def b(self) -> str: ...
+    @property
+    def port_b(self) -> int: ...
+
+
+class Network(Protocol):
+    """What routing reads of a deployment: switches by name, hosts by name, links."""
+
+    @property
+    def switches(self) -> Mapping[str, _Switch]: ...
+    @property
+    def hosts(self) -> Mapping[str, _Host]: ...
+    @property
+    def links(self) -> tuple[_Link, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -20,7 +57,7 @@ class Hop:
     direct: bool
 
 
-def next_hops(d: Deployment, switch: str) -> dict[str, Hop]:
+def next_hops(d: Network, switch: str) -> dict[str, Hop]:
     """Host name → :class:`Hop` from ``switch`` (BFS, ties broken by link order).
 
     Hosts without a path are absent from the result.
@@ -47,7 +84,7 @@ def next_hops(d: Deployment, switch: str) -> dict[str, Hop]:
     return out
 
 
-def switch_path(d: Deployment, host: str, to: str) -> list[str]:
+def switch_path(d: Network, host: str, to: str) -> list[str]:
     """The switches a packet from ``host`` to host ``to`` crosses, in order (first: the
     switch ``host`` is attached to). Raises ValueError if there is no path."""
     s = d.hosts[host].switch

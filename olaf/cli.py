@@ -9,9 +9,10 @@ of every ``olaf.*`` logger (default WARNING).
 from __future__ import annotations
 
 import importlib
-import logging
 
 import click
+
+from olaf.clitypes import logging_options, setup_logging
 
 # name -> (module, attribute, one-line help shown by `olaf --help` without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -19,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "compare": ("olaf.topologies.cli", "compare_cmd", "FIFO then Olaf on the same topology and load (root)."),
     "experiment": ("olaf.experiments.commands", "experiment_cmd",
                    "Run an experiment spec (sweeps x seeds) on ns3 or mininet; tables beside the paper's."),
-    "train": ("olaf.rl.train_cli", "train_cmd",
+    "train": ("olaf.training.cli", "train_cmd",
               "Distributed PPO through Mininet + BMv2 until a reward target; `train compare FIG` (root)."),
     "report": ("olaf.report.commands", "report_cmd", "Per-cluster accounting, AoM and plots of a run directory."),
     "worker": ("olaf.hosts.commands", "worker_cmd", "One DRL worker (transmission control, paper §5)."),
@@ -29,23 +30,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "codegen": ("olaf.codegen", "codegen_cmd", "Generated files: P4/C++ constants, config JSON Schemas."),
     "wireshark": ("olaf.wireshark", "wireshark_cmd", "Wireshark dissector (Lua) for updates and ACKs."),
 }
-
-LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
-
-
-class FiniteFloat(click.FloatRange):
-    """click's FloatRange that also refuses ``nan`` and ``inf`` (which pass every range check)."""
-
-    name = "finite float"
-
-    def convert(self, value, param, ctx):
-        import math  # noqa: PLC0415
-
-        v = super().convert(value, param, ctx)
-        if not math.isfinite(v):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return v
-
 
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use (click's lazy-loading
@@ -75,21 +59,6 @@ class LazyGroup(click.Group):
         rows += [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items()) if n not in self.lazy]
         with formatter.section("Commands"):
             formatter.write_dl(sorted(rows))
-
-
-def setup_logging(verbose: int, level: str | None) -> None:
-    """Configure the ``olaf`` loggers: ``--log-level`` wins, else WARNING − 10·``verbose``."""
-    lvl = getattr(logging, level) if level else max(logging.DEBUG, logging.WARNING - 10 * verbose)
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    logging.getLogger("olaf").setLevel(lvl)
-
-
-def logging_options(f):
-    """``-v/--verbose`` and ``--log-level`` for a group (shared by ``olaf`` and ``olafctl``)."""
-    f = click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False),
-                     callback=lambda c, p, v: v.upper() if v else None,
-                     help="Logging level of olaf's loggers (overrides -v).")(f)
-    return click.option("-v", "--verbose", count=True, help="More log output (-v INFO, -vv DEBUG).")(f)
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Optional
 
 import click
 
 from olaf.constants import ENUMS, Const, Decision, shared_constants
+from olaf.paths import require_source_root
 
-ROOT = Path(__file__).resolve().parents[1]
 P4_FILE = Path("p4src/include/constants.p4")
 CPP_FILE = Path("p4src/extern/olaf_constants.hpp")
 RTL_FILE = Path("verilog_queue/rtl/olaf_queue_ctrl.v")
@@ -106,8 +107,9 @@ def rtl_decision_drift(text: str) -> list[str]:
     return problems
 
 
-def generate(root: Path = ROOT) -> list[Path]:
-    """Write every generated file under ``root``; returns the files that changed."""
+def generate(root: Optional[Path] = None) -> list[Path]:
+    """Write every generated file under ``root`` (default: the source checkout); returns the files that changed."""
+    root = root if root is not None else require_source_root("olaf codegen")
     changed = []
     for rel, render in GENERATED.items():
         path = root / rel
@@ -119,8 +121,10 @@ def generate(root: Path = ROOT) -> list[Path]:
     return changed
 
 
-def check(root: Path = ROOT) -> list[str]:
-    """Every drift between :mod:`olaf.constants` and the other languages' copies (empty: none)."""
+def check(root: Optional[Path] = None) -> list[str]:
+    """Every drift between :mod:`olaf.constants` and the other languages' copies under ``root`` (default: the
+    source checkout; empty: none)."""
+    root = root if root is not None else require_source_root("olaf codegen")
     problems = []
     for rel, render in GENERATED.items():
         path = root / rel
@@ -140,8 +144,9 @@ def codegen_cmd() -> None:
 @codegen_cmd.command("generate")
 def generate_cmd() -> None:
     """Rewrite every generated file (constants.p4, olaf_constants.hpp, docs/schemas/*.json, docs/wireshark/olaf.lua)."""
-    changed = generate()
-    click.echo("\n".join(f"wrote {p.relative_to(ROOT)}" for p in changed) or "generated files are up to date")
+    root = require_source_root("olaf codegen")
+    changed = generate(root)
+    click.echo("\n".join(f"wrote {p.relative_to(root)}" for p in changed) or "generated files are up to date")
     problems = check()
     if problems:
         raise click.ClickException("\n".join(problems))

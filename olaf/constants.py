@@ -119,7 +119,11 @@ MAX_ROUTES = 1024
 DEFAULT_QUEUE_SIZE = 8
 """Q_max, segments, until the controller writes ``olaf_params``."""
 DEFAULT_ACTIVITY_WINDOW_NS = 1_000_000_000
-"""Window for counting active clusters (paper §5), ns."""
+"""Window for counting active clusters (paper §5), ns: the one default of every layer (queue model,
+controller, run plan, simulation). It must be at least the longest update period of a cluster, or
+a cluster between two updates is not counted (paper Table 3's slowest group: 300 ms)."""
+DEFAULT_ACTIVITY_WINDOW_MS = DEFAULT_ACTIVITY_WINDOW_NS / 1_000_000
+""":data:`DEFAULT_ACTIVITY_WINDOW_NS` in ms (the unit of configuration files and options)."""
 DEFAULT_NUM_GRADS = 16
 """Gradient elements per update of a deployment that does not say."""
 

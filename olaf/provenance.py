@@ -13,11 +13,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Optional
 
+from olaf.paths import source_root
+
 RESULTS_SCHEMA_VERSION = 2
 """Version of the run-directory layout and of ``summary.json`` (README "Running Olaf").
 2: ``run.json`` gained ``provenance``; ``switch_counters.json`` gained ``egress_errors``."""
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("olaf-drl", "scapy", "numpy", "click", "p4runtime", "grpcio", "protobuf", "z3-solver", "torch",
             "gymnasium", "ns3", "matplotlib")
 TOOLS = {"p4c": ["p4c-bm2-ss", "--version"], "bmv2": ["simple_switch_grpc", "--version"]}
@@ -34,9 +35,11 @@ def _first_line(cmd: list[str]) -> Optional[str]:
     return text.splitlines()[0] if text else None
 
 
-def git_commit(root: Path = ROOT) -> Optional[str]:
-    """``<sha>`` of the checkout (``<sha>-dirty`` with uncommitted changes), None outside git."""
-    if not (root / ".git").exists() or shutil.which("git") is None:
+def git_commit(root: Optional[Path] = None) -> Optional[str]:
+    """``<sha>`` of the checkout ``root`` (default: :func:`olaf.paths.source_root`; ``<sha>-dirty`` with
+    uncommitted changes), None outside git or without a checkout."""
+    root = root if root is not None else source_root()
+    if root is None or not (root / ".git").exists() or shutil.which("git") is None:
         return None
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,

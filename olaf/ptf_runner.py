@@ -26,6 +26,7 @@ from typing import Optional, Sequence
 import click
 
 from olaf.bmv2 import Bmv2Switch, NetNamespace, SwitchSpec, SwitchStartError, missing_p4_tools, veth_pairs
+from olaf.paths import require_source_root
 
 NUM_PORTS = 6  # 0: PS, 1..5: workers / other hosts (ptf_tests/olaf_base.py)
 
@@ -97,7 +98,7 @@ class PtfEnvironment:
             f"p4info='{self.build / 'olaf.p4info.txt'}'",
             f"bmv2_json='{self.build / 'olaf.json'}'",
             f"thrift_port={self.spec.thrift_port}",
-            f"vectors='{Path(__file__).resolve().parents[1] / 'tests' / 'vectors'}'",
+            f"vectors='{require_source_root('the PTF suite') / 'tests' / 'vectors'}'",
         ])
         cmd = ["ip", "netns", "exec", self.ns, str(Path(sys.executable).parent / "ptf"),
                "--test-dir", str(self.test_dir), "--pypath", str(self.test_dir),

@@ -75,7 +75,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
 
-from olaf.constants import Decision, Reclaim, TokenFate  # noqa: F401  (re-exported)
+from olaf.constants import DEFAULT_ACTIVITY_WINDOW_NS, Decision, Reclaim, TokenFate  # noqa: F401  (re-exported)
 from olaf.fixedpoint import sat_add32, sat_add_u16
 from olaf.update import Update
 from olaf.wire import QueueStatus
@@ -110,7 +110,7 @@ class QueueConfig:
     num_grads: int
     queue_size: Optional[int] = None
     reward_threshold: Optional[int] = None
-    activity_window_ns: int = 1_000_000_000
+    activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS
     max_sojourn_ns: int = 0
     first_token: int = 0
 

@@ -12,9 +12,9 @@ from olaf.hosts.modes import ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
-from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import WorkerConfig
-from olaf.rl.config import PPOConfig, PPOTaskSpec
+from olaf.plan.tx import TxParams
+from olaf.plan.workload import PPOConfig, PPOTaskSpec
 
 BASE = ["worker", "--ps", "127.0.0.1", "--bind", "127.0.0.1"]
 

@@ -17,7 +17,7 @@ from hostnet import loopback_net  # noqa: E402
 from olaf.cli import main  # noqa: E402
 from olaf.hosts.schedule import ScheduleSpec  # noqa: E402
 from olaf.hosts.worker import TaskFailed, Worker, WorkerConfig  # noqa: E402
-from olaf.rl.config import PPOConfig, PPOTaskSpec  # noqa: E402
+from olaf.plan.workload import PPOConfig, PPOTaskSpec  # noqa: E402
 from olaf.rl.envs import EnvError, env_shape  # noqa: E402
 from olaf.rl.extra import TrainExtraMissing, require_train_extra  # noqa: E402
 from olaf.rl.network import ModelTooLarge, check_fits  # noqa: E402

@@ -12,7 +12,7 @@ pytest.importorskip("stable_baselines3")
 
 import rl_envs  # noqa: E402, F401  (registers the test environments)
 
-from olaf.rl.config import PPOConfig  # noqa: E402
+from olaf.plan.workload import PPOConfig  # noqa: E402
 from olaf.rl.network import ActorCritic  # noqa: E402
 from olaf.rl.rollout import RolloutCollector  # noqa: E402
 

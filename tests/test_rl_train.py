@@ -14,7 +14,7 @@ from hostnet import loopback_net  # noqa: E402
 from olaf.hosts.ps import PsConfig  # noqa: E402
 from olaf.hosts.schedule import ScheduleSpec  # noqa: E402
 from olaf.hosts.worker import WorkerConfig  # noqa: E402
-from olaf.rl.config import JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec  # noqa: E402
+from olaf.plan.workload import JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec  # noqa: E402
 from olaf.rl.localjob import run_local_job  # noqa: E402
 
 THRESHOLD = 150.0

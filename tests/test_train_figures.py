@@ -1,10 +1,10 @@
-"""Fig. 7's table and speedup plot (olaf/rl/figures.py) from jobs' training.json values: speedup
+"""Fig. 7's table and speedup plot (olaf/training/figures.py) from jobs' training.json values: speedup
 T_FIFO / T_Olaf per seed, mean over seeds, ≥ when a FIFO job ran out of budget, none when an
 Olaf job did. (The jobs themselves run through BMv2 in tests/test_mininet_train.py.)"""
 
 import pytest
 
-from olaf.rl import figures as F
+from olaf.training import figures as F
 
 
 def job(reached_s, elapsed_s=300.0):

@@ -18,8 +18,8 @@ from hostnet import loopback_net, running
 from olaf.hosts.runlog import StartFileError
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import BanditTask, TaskParams
-from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import Worker, WorkerConfig
+from olaf.plan.tx import TxParams
 from olaf.wire import ACK_PORT, UPDATE_PORT, QueueStatus, ack_layer, parse_update, update_is_init
 
 G = 8

@@ -13,12 +13,12 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from olaf.cli import FiniteFloat
+from olaf.clitypes import FiniteFloat
 from olaf.constants import MAX_G_JUMBO, SEGMENTS
+from olaf.paths import build_dir
 from olaf.topologies.rundir import new_run_dir
 from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES, TOPOLOGIES, RunSpec, RunSpecError
 
-ROOT = Path(__file__).resolve().parents[1]
 _FLAG = {"duration_s": "--duration", "faults": "--fault"}
 
 
@@ -73,7 +73,7 @@ def spec_options(f):
         click.option("--fault", "faults", multiple=True, metavar="FAULT",
                      help="Inject a fault (repeatable): switch-restart:<switch>@<s> or ps-kill@<s> after the start "
                           "(docs/reliability.md)."),
-        click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "build",
+        click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(),
                      show_default=True),
         click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
                      show_default=True),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Mapping, Optional
 
-from olaf.constants import MAX_G_JUMBO, SEGMENTS
+from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, MAX_G_JUMBO, SEGMENTS
 from olaf.controller import config as cfgmod
 from olaf.fixedpoint import reward_to_fixed
 from olaf.hosts.modes import Mode, ModeParams
@@ -26,9 +26,9 @@ from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
 from olaf.hosts.trust import TrustPolicy
-from olaf.hosts.txcontrol import TxParams
 from olaf.hosts.worker import WorkerConfig
-from olaf.rl.config import TrainJob
+from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, TxParams
+from olaf.plan.workload import TrainJob
 from olaf.topologies.build import EDGES, SWITCHES, Placement, QueueSetup, deployment, worker_seed
 from olaf.topologies.faults import parse_fault
 
@@ -103,7 +103,7 @@ class RunSpec:
             transmission-control parameters either way; controller/admission.py).
         faults: faults injected during the run (``topologies/faults.py``): ``switch-restart:s1@5``,
             ``ps-kill@3``.
-        training: a training job (``olaf train``): workers run PPO (:class:`~olaf.rl.config.TrainJob`),
+        training: a training job (``olaf train``): workers run PPO (:class:`~olaf.plan.workload.TrainJob`),
             ``grads`` must be its parameter count; None: the bandit task of ``olaf run``.
 
     Raises:
@@ -123,10 +123,10 @@ class RunSpec:
     edge_rate_pps: int = 0
     grads: int = 16
     reward_threshold: Optional[float] = None
-    activity_window_ms: float = 200.0
+    activity_window_ms: float = DEFAULT_ACTIVITY_WINDOW_MS
     tc: bool = False
-    tc_delta_t_ms: float = 400.0
-    tc_v_per_s: float = 2.5
+    tc_delta_t_ms: float = DEFAULT_DELTA_T_MS
+    tc_v_per_s: float = DEFAULT_V_PER_S
     tc_q_max: Optional[int] = None
     groups: tuple[WorkerGroup, ...] = ()
     updates_per_worker: Optional[int] = None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-ROOT = Path(__file__).resolve().parents[2]
+from olaf.paths import build_dir, require_source_root
 
 
 @click.command()
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @click.option("--batch", default=1000, show_default=True, help="Frames between two checks.")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--rate", "rate_fps", default=1500.0, show_default=True, help="Frames per second sent (a limit).")
-@click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "build", show_default=True)
+@click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(), show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON result here.")
 @click.option("--family", "families", multiple=True, help="Only these frame families (repeatable; default: all).")
 @click.option("--inner", is_flag=True, hidden=True)
@@ -43,7 +43,8 @@ def main(frames: int, batch: int, seed: int, rate_fps: float, build: Path, out: 
     problems = environment_problems(build)
     if problems:
         raise click.ClickException("; ".join(problems))
-    with PtfEnvironment(build, ROOT / "ptf_tests", build / "fuzz-logs", log_level="warn") as env:
+    ptf_dir = require_source_root("the data-plane fuzzer") / "ptf_tests"
+    with PtfEnvironment(build, ptf_dir, build / "fuzz-logs", log_level="warn") as env:
         r = subprocess.run(["ip", "netns", "exec", env.ns, sys.executable, "-m", "olaf.dpfuzz", "--inner",
                             "--frames", str(frames), "--batch", str(batch), "--seed", str(seed),
                             "--rate", str(rate_fps), "--build", str(build),

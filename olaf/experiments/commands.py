@@ -18,8 +18,7 @@ from olaf.configfile import ConfigError
 from olaf.experiments.outputs import write_outputs
 from olaf.experiments.runner import run_experiment, write_results
 from olaf.experiments.spec import BACKENDS, load_spec
-
-ROOT = Path(__file__).resolve().parents[2]
+from olaf.paths import build_dir
 
 
 class SpecError(click.ClickException):
@@ -41,7 +40,7 @@ def _term_as_interrupt(signum, frame):  # noqa: ARG001
               help="Reuse the runs that already have metrics in the results directory.")
 @click.option("--keep-logs/--no-keep-logs", default=False, show_default=True,
               help="Keep every run's host logs (per-update records, what `olaf report` reads).")
-@click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=ROOT / "build", show_default=True,
+@click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(), show_default=True,
               help="mininet: the P4 build outputs (make build).")
 def experiment_cmd(spec_path: Path, backend: str, out_dir: Optional[Path], n_seeds: Optional[int], resume: bool,
                    keep_logs: bool, build: Path) -> None:

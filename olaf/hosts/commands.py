@@ -9,19 +9,20 @@ from typing import Any, Callable, Optional
 
 import click
 
-from olaf.cli import FiniteFloat
+from olaf.clitypes import FiniteFloat
 from olaf.constants import JUMBO_MTU, MAX_G, MAX_G_JUMBO, MTU, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.global_model import Step
+from olaf.hosts.learning import TaskUnavailable, task_kinds
 from olaf.hosts.modes import Mode, ModeParams
 from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.hosts.runlog import StartFileError, stop_on_signals
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import TaskParams
 from olaf.hosts.trust import DEFAULT_GEN_TS_SLACK_S, DEFAULT_MAX_ABS_REWARD, TrustPolicy
-from olaf.hosts.txcontrol import TxParams
-from olaf.hosts.worker import TASK_KINDS, TaskFailed, Worker, WorkerConfig
-from olaf.rl.config import DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
+from olaf.hosts.worker import TaskFailed, Worker, WorkerConfig
+from olaf.plan.tx import TxParams
+from olaf.plan.workload import DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
 
 _PPO_DEFAULTS = PPOConfig()
 _PPO_OPTIONS = {  # click parameter name -> PPOConfig field
@@ -88,7 +89,7 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--start-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Wait until this file exists, then start at the time in it (CLOCK_REALTIME ns; empty: now). "
                    "Write it atomically once all processes are up (their logs have a start record).")
-@click.option("--task", "task_kind", type=click.Choice(TASK_KINDS), default="bandit", show_default=True,
+@click.option("--task", "task_kind", type=click.Choice(task_kinds()), default="bandit", show_default=True,
               help="Learning task: the numpy contextual bandit (cheap) or PPO on a Gymnasium environment "
                    "(needs the train extra; docs/training.md).")
 @click.option("--env", "env_id", default=DEFAULT_ENV, show_default=True,
@@ -171,11 +172,9 @@ def worker_cmd(**params: Any) -> None:
                 if ctx.get_parameter_source(p) is click.core.ParameterSource.COMMANDLINE}
     cfg = worker_config(params, explicit)
     bind_ip = cfg.bind_ip
-    from olaf.rl.extra import TrainExtraMissing
-
     try:
         s = _run_until_signal(lambda stop: Worker(cfg, stop), f"worker ({bind_ip}:{cfg.ack_port})")
-    except (StartFileError, TaskFailed, TrainExtraMissing) as e:
+    except (StartFileError, TaskFailed, TaskUnavailable) as e:
         raise click.ClickException(str(e)) from None
     except ValueError as e:  # EnvError, ModelTooLarge: the task cannot be built from these options
         raise click.UsageError(f"{e} (options --task, --env, --hidden, --mtu)") from None

@@ -1,11 +1,17 @@
 """The worker's learning-task interface, and the folding of skipped generations.
 
-A worker (:mod:`olaf.hosts.worker`) runs one :class:`Task`:
+A worker (:mod:`olaf.hosts.worker`) runs one :class:`Task`, chosen by name from the
+task registry (:func:`task_kinds`, :func:`task_factory`): the Python entry points of the
+group ``olaf.tasks`` (``pyproject.toml``), so a task package plugs in without the hosts
+importing it:
 
 * ``bandit`` — the numpy contextual bandit of :mod:`olaf.hosts.task` (cheap:
   tests and benchmarks of the network path);
 * ``ppo`` — the PPO learner of :mod:`olaf.rl` on a Gymnasium environment
   (:class:`olaf.rl.task.PPOTask`; needs the ``train`` extra).
+
+A factory takes ``(worker configuration, init_rng, task_rng)`` and returns a :class:`Task`;
+one whose optional dependencies are missing raises :class:`TaskUnavailable`.
 
 Each generation the worker calls :meth:`Task.generate` with the global weights
 of the latest ACK if they arrived since the previous generation (adopted now,
@@ -23,9 +29,47 @@ sample-weighted mean of their directions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from importlib import metadata
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
+
+TASK_GROUP = "olaf.tasks"
+"""Entry-point group of the worker tasks (``name = "module:factory"``)."""
+
+
+class TaskUnavailable(ImportError):
+    """A registered task cannot run here (an optional dependency is missing); the message names
+    it and the install command."""
+
+
+def _registry() -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in metadata.entry_points(group=TASK_GROUP)}
+
+
+def task_kinds() -> tuple[str, ...]:
+    """Names of the registered tasks, sorted (``bandit`` at least).
+
+    Raises:
+        RuntimeError: no task is registered (Olaf's distribution is not installed: ``pip install -e .``).
+    """
+    kinds = tuple(sorted(_registry()))
+    if not kinds:
+        raise RuntimeError(f"no worker task is registered (entry points {TASK_GROUP!r}): install Olaf "
+                           "(`pip install -e .` in the checkout) so its tasks are registered")
+    return kinds
+
+
+def task_factory(kind: str) -> Callable[..., Task]:
+    """The factory of task ``kind`` (``factory(cfg, init_rng, task_rng) -> Task``).
+
+    Raises:
+        ValueError: no task of that name (the message lists the registered ones).
+    """
+    ep = _registry().get(kind)
+    if ep is None:
+        raise ValueError(f"unknown task {kind!r}; registered tasks: {', '.join(task_kinds())}")
+    return ep.load()
 
 
 @dataclass

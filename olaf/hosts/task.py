@@ -157,3 +157,8 @@ class BanditWorkerTask:
 
     def close(self) -> None:
         pass
+
+
+def bandit_task(cfg: Any, init_rng: np.random.Generator, task_rng: np.random.Generator) -> BanditWorkerTask:
+    """The ``bandit`` entry of the task registry (:mod:`olaf.hosts.learning`): ``cfg.task``'s bandit."""
+    return BanditWorkerTask(cfg.task, init_rng, task_rng)

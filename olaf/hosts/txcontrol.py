@@ -16,7 +16,7 @@ Units here: ``Δ̂`` and ``Δ̄_T`` in ms on the interface, ``v`` in 1/s (so
 ``v = 1/Δ̄_T`` (urgency; ``Δ̄_T = 400 ms`` → ``v = 2.5 /s``) and ``v = Δ̄_T``
 (fairness, with ``Δ̄_T`` read in seconds: ``v = 0.4 /s``).
 
-A worker that does not send keeps training; its next update subsumes the
+The parameters are :class:`olaf.plan.tx.TxParams`. A worker that does not send keeps training; its next update subsumes the
 skipped one (:class:`olaf.hosts.task.Experience`).
 """
 
@@ -27,6 +27,7 @@ from typing import Optional
 
 import numpy as np
 
+from olaf.plan.tx import TxParams
 from olaf.wire import QueueStatus
 
 
@@ -57,32 +58,6 @@ def send_probability(
     if active_clusters <= queue_size:
         return 1
     return min(queue_size / active_clusters + staleness_boost(delta_hat_ms, delta_t_ms, v_per_s), 1)
-
-
-@dataclass(frozen=True)
-class TxParams:
-    """Transmission-control parameters of one worker.
-
-    Attributes:
-        enabled: apply paper §5; when False every update is sent.
-        delta_t_ms: timer threshold ``Δ̄_T`` in ms (> 0).
-        v_per_s: slope ``v`` of ``f`` in 1/s (≥ 0).
-        q_max: if set, ``Q_max`` to use instead of the one in the ACK status
-            (issue 4 lists ``Q_max`` as a parameter; the switch reports it too).
-    """
-
-    enabled: bool = False
-    delta_t_ms: float = 400.0
-    v_per_s: float = 2.5
-    q_max: Optional[int] = None
-
-    def __post_init__(self) -> None:
-        if not self.delta_t_ms > 0:
-            raise ValueError(f"delta_t_ms must be > 0, got {self.delta_t_ms}")
-        if not self.v_per_s >= 0:
-            raise ValueError(f"v_per_s must be >= 0, got {self.v_per_s}")
-        if self.q_max is not None and self.q_max < 1:
-            raise ValueError(f"q_max must be >= 1, got {self.q_max}")
 
 
 @dataclass(frozen=True)

@@ -92,19 +92,19 @@ from typing import Any, Optional
 import numpy as np
 
 from olaf.fixedpoint import INT32_MIN, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
-from olaf.hosts.learning import Experience, Task
+from olaf.hosts.learning import Experience, Task, task_factory, task_kinds
 from olaf.hosts.runlog import JsonlLog, OutputFiles, StartFileError, wait_for_start_file, wait_until, write_json
 from olaf.hosts.schedule import ScheduleSpec
-from olaf.hosts.task import BanditWorkerTask, TaskParams
-from olaf.hosts.txcontrol import TransmissionControl, TxParams
-from olaf.rl.config import PPOTaskSpec
+from olaf.hosts.task import TaskParams
+from olaf.hosts.txcontrol import TransmissionControl
+from olaf.plan.tx import TxParams
+from olaf.plan.workload import PPOTaskSpec
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_update, parse_ack
 
 RECV_BUF = 65535
 SENT_MEMORY = 4096
 """Sent ``(seq, gen_ts)`` pairs remembered to recognise own ACKs."""
-TASK_KINDS = ("bandit", "ppo")
 
 
 class TaskFailed(RuntimeError):
@@ -160,27 +160,20 @@ class WorkerConfig(OutputFiles):
     name: str = "worker"
 
     def __post_init__(self) -> None:
-        if self.task_kind not in TASK_KINDS:
-            raise ValueError(f"task_kind={self.task_kind!r} must be one of {', '.join(TASK_KINDS)}")
+        if self.task_kind not in task_kinds():
+            raise ValueError(f"task_kind={self.task_kind!r} must be one of {', '.join(task_kinds())}")
         if not self.ack_wait_ms >= 0:
             raise ValueError(f"ack_wait_ms must be >= 0, got {self.ack_wait_ms}")
 
 
 def make_task(cfg: WorkerConfig, init_rng: np.random.Generator, task_rng: np.random.Generator) -> Task:
-    """The learning task ``cfg`` selects.
+    """The learning task ``cfg`` selects, from the task registry (:mod:`olaf.hosts.learning`).
 
     Raises:
-        TrainExtraMissing: ``ppo`` without the ``train`` extra installed.
-        EnvError, ModelTooLarge: see :class:`olaf.rl.task.PPOTask`.
+        TaskUnavailable: the task's optional dependencies are missing (``ppo``: the ``train`` extra).
+        ValueError: the task cannot be built from ``cfg`` (e.g. ``ppo``'s EnvError, ModelTooLarge).
     """
-    if cfg.task_kind == "bandit":
-        return BanditWorkerTask(cfg.task, init_rng, task_rng)
-    from olaf.rl.extra import require_train_extra
-
-    require_train_extra()
-    from olaf.rl.task import PPOTask
-
-    return PPOTask(cfg.ppo, cfg.seed)
+    return task_factory(cfg.task_kind)(cfg, init_rng, task_rng)
 
 
 class Worker:
@@ -422,7 +415,7 @@ class Worker:
                          "cluster_id": cfg.cluster_id, "worker_id": cfg.worker_id, "seed": cfg.seed,
                          "schedule": cfg.schedule.describe(), "task_kind": cfg.task_kind,
                          "task": asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
-                         "num_weights": self.num_weights, "ack_wait_ms": cfg.ack_wait_ms, "tx": asdict(cfg.tx)})
+                         "num_weights": self.num_weights, "ack_wait_ms": cfg.ack_wait_ms, "tx": cfg.tx.model_dump()})
         reason = "signal"
         t0 = None
         try:

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import click
 from rich.console import Console
 
-from olaf.cli import FiniteFloat
+from olaf.clitypes import FiniteFloat
 from olaf.hosts.runlog import write_json
 from olaf.report.report import compare, deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import RunData, RunDirError, load_run

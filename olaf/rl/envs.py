@@ -18,7 +18,7 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from olaf.rl.config import DEFAULT_ENV  # noqa: F401  (re-exported: the default environment)
+from olaf.plan.workload import DEFAULT_ENV  # noqa: F401  (re-exported: the default environment)
 from olaf.rl.extra import INSTALL_HINT, TrainExtraMissing
 
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import importlib
 
+from olaf.hosts.learning import TaskUnavailable
+
 INSTALL_HINT = "pip install -e '.[train]' (or `make train` in the repository)"
 """How a user installs the ``train`` extra; pip then takes the CPU-only torch wheel pinned there."""
 
 _MODULES = {"torch": "torch", "gymnasium": "gymnasium", "stable_baselines3": "stable-baselines3"}
 
 
-class TrainExtraMissing(ImportError):
+class TrainExtraMissing(TaskUnavailable):
     """A package of the ``train`` extra is not installed; the message names it and the fix."""
 
 
@@ -36,3 +38,4 @@ def require_train_extra() -> None:
             raise TrainExtraMissing(
                 f"the PPO task needs the package {package!r} of Olaf's `train` extra ({e}); "
                 f"install it with: {INSTALL_HINT}") from None
+

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from olaf.rl.config import UPDATE_KINDS, PPOConfig
+from olaf.plan.workload import UPDATE_KINDS, PPOConfig
 from olaf.rl.envs import env_shape
 from olaf.rl.flat import get_flat_grad, get_flat_params, set_flat_params
 from olaf.rl.network import ActorCritic

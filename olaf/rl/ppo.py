@@ -17,7 +17,7 @@ default). :func:`ppo_loss` computes them with torch so that autograd gives
 ``∇_θ L``; ``tests/test_rl_ppo.py`` checks loss and gradient against an
 independent numpy implementation. A non-finite loss raises :class:`NonFiniteLoss`.
 
-:class:`~olaf.rl.config.PPOConfig` holds the hyperparameters.
+:class:`~olaf.plan.workload.PPOConfig` holds the hyperparameters.
 """
 
 from __future__ import annotations

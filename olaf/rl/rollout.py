@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from stable_baselines3.common.buffers import RolloutBuffer
 
-from olaf.rl.config import PPOConfig
+from olaf.plan.workload import PPOConfig
 from olaf.rl.envs import make_vec_env
 from olaf.rl.network import ActorCritic
 from olaf.rl.ppo import Batch, NonFiniteLoss

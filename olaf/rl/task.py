@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from olaf.hosts.learning import Generation
-from olaf.rl.config import PPOTaskSpec
+from olaf.plan.workload import PPOTaskSpec
 from olaf.rl.learner import PPOLearner
 from olaf.rl.network import check_fits
 

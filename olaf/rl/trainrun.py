@@ -2,7 +2,7 @@
 the files it leaves in the run directory.
 
 The job is an ``olaf run`` (:func:`olaf.topologies.emulation.run_once`: Mininet, BMv2 switches,
-controller, PS, workers) whose workers run PPO (:class:`olaf.rl.config.TrainJob`).
+controller, PS, workers) whose workers run PPO (:class:`olaf.plan.workload.TrainJob`).
 :class:`TrainMonitor` follows the host logs while they are written and ends the run when every
 worker has a reward and the **mean worker reward** (:mod:`olaf.rl.progress`) reaches the target.
 :func:`write_training_outputs` then writes, beside the AoM report of ``olaf report``:

@@ -9,6 +9,6 @@ from __future__ import annotations
 
 from olaf.sim.backend import run_ns3, simulate
 from olaf.sim.build import SimUnavailable
-from olaf.sim.scenario import ClusterGroup, Link, Scenario, TxControl
+from olaf.sim.scenario import ClusterGroup, Link, Scenario
 
-__all__ = ["ClusterGroup", "Link", "Scenario", "SimUnavailable", "TxControl", "run_ns3", "simulate"]
+__all__ = ["ClusterGroup", "Link", "Scenario", "SimUnavailable", "run_ns3", "simulate"]

@@ -32,8 +32,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-EXTERN = ROOT / "p4src" / "extern"
+from olaf.paths import source_root
+
+EXTERN = (source_root() or Path(__file__).resolve().parents[2]) / "p4src" / "extern"
+"""The OlafQueue core shared with BMv2 (a source checkout's ``p4src/extern``)."""
 CPP = Path(__file__).resolve().parent / "cpp"
 SOURCES = (
     EXTERN / "olaf_queue_core.cpp",
@@ -134,6 +136,9 @@ def build_library(verbose: bool = False) -> Path:
     Raises:
         SimUnavailable: ns3 missing, no compiler, or a compile/link error (with its output).
     """
+    if not EXTERN.is_dir():
+        raise SimUnavailable(f"the simulation is compiled from the OlafQueue core in p4src/extern, which this install "
+                             f"lacks ({EXTERN}): install Olaf from a source checkout (`pip install -e '.[ns3]'`)")
     ns3 = find_ns3()
     cxx = _compiler()
     out_dir = cache_dir() / cache_key(ns3, cxx)

@@ -28,7 +28,16 @@ from typing import Literal, Optional
 from pydantic import Field, model_validator
 
 from olaf.configfile import FileModel
-from olaf.constants import ELEMENT_LEN, IPV4_HEADER_LEN, MAX_G_JUMBO, SEGMENTS, UDP_HEADER_LEN, UPDATE_HEADER_LEN
+from olaf.constants import (
+    DEFAULT_ACTIVITY_WINDOW_MS,
+    ELEMENT_LEN,
+    IPV4_HEADER_LEN,
+    MAX_G_JUMBO,
+    SEGMENTS,
+    UDP_HEADER_LEN,
+    UPDATE_HEADER_LEN,
+)
+from olaf.plan.tx import TxParams
 
 PPP_HEADER_LEN = 2
 """Bytes ns-3's point-to-point device puts in front of an IPv4 datagram (PPP)."""
@@ -87,14 +96,6 @@ class ClusterGroup(FileModel):
         return self
 
 
-class TxControl(FileModel):
-    """Worker transmission control (paper §5; used by the ``olaf_tc`` discipline)."""
-
-    delta_t_ms: float = Field(default=400.0, gt=0, description="timer threshold Δ̄_T, ms")
-    v_per_s: float = Field(default=2.5, ge=0, description="slope v of f, 1/s")
-    q_max: Optional[int] = Field(default=None, ge=1, description="Q_max instead of the ACK's")
-
-
 class Scenario(FileModel):
     """One simulated run. Bad values raise :class:`olaf.configfile.ConfigError` through
     :func:`olaf.configfile.validate` (or pydantic's ValidationError when built directly).
@@ -114,8 +115,10 @@ class Scenario(FileModel):
     queue_size: dict[str, int] = Field(default_factory=dict, description="Q_max per switch, segments")
     uplinks: dict[str, Link] = Field(default_factory=dict, description="each switch's link toward the PS")
     access: Link = Field(default=Link(gbps=1.0), description="worker links; also every link's ACK direction")
-    tc: TxControl = TxControl()
-    activity_window_ms: float = Field(default=200.0, ge=0)
+    tc: TxParams = Field(default=TxParams(), description="transmission control (paper §5): on with queue olaf_tc or "
+                         "tc.enabled")
+    activity_window_ms: float = Field(default=DEFAULT_ACTIVITY_WINDOW_MS, ge=0, description="window for counting active "
+                                      "clusters, ms")
     reward_threshold: Optional[float] = Field(default=None, ge=0, description="reward filter T; None = off")
     segments: int = Field(default=SEGMENTS, ge=1, le=0xFFFF, description="physical segments per switch")
     device_queue_packets: int = Field(default=100, ge=1, description="DropTail of every device (not the Olaf queue)")
@@ -192,7 +195,8 @@ class Scenario(FileModel):
 
     @property
     def transmission_control(self) -> bool:
-        return self.queue == "olaf_tc"
+        """Workers apply paper §5: ``queue: olaf_tc`` or ``tc.enabled``."""
+        return self.queue == "olaf_tc" or self.tc.enabled
 
     @property
     def generation_end_ns(self) -> Optional[int]:

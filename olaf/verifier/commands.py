@@ -9,7 +9,7 @@ from typing import Optional
 
 import click
 
-from olaf.cli import FiniteFloat
+from olaf.clitypes import FiniteFloat
 
 # Exit codes of `olaf verify` (docs/verifier.md): 2 is click's usage error.
 VERIFY_EXIT = {"verified": 0, "violated": 1, "unknown": 3}

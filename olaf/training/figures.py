@@ -2,7 +2,7 @@
 §8.2 Figs. 7 and 8).
 
 Each figure is a set of *arms* (training jobs that differ in one thing) run one after the other,
-``--seeds`` times each, through the emulated network (:func:`olaf.rl.train_cli.run_training`).
+``--seeds`` times each, through the emulated network (:func:`olaf.training.job.run_training`).
 Into ``--out`` (default ``results/train-FIG``) go every job's run directory
 (``<arm>-s<seed>/``), ``curves.csv`` (arm, seed, x, mean worker reward), ``runs.csv`` (one row
 per job), ``FIG.png`` (mean curve per arm over seeds, the band their min–max) and ``FIG.md`` (the
@@ -108,7 +108,7 @@ def _iterations_to(curve: list[tuple[float, float]], target: float) -> Optional[
 def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: Path, build: Path,
             console: Console) -> dict[str, Any]:
     """Run figure ``fig``'s jobs and write its files into ``out``; returns the table's data."""
-    from olaf.rl.train_cli import build_spec, run_training  # noqa: PLC0415
+    from olaf.training.job import build_spec, run_training  # noqa: PLC0415
 
     jobs = arms(fig, rates)
     # fig8 compares rewards at the end of equal budgets: its jobs do not stop at the target

@@ -1,0 +1,127 @@
+"""``olaf train``: distributed PPO through the emulated Olaf network (``make train``), and
+``olaf train compare FIG``: the paper's training figures (:mod:`olaf.training.figures`).
+
+The command-line layer only: options → the job (:mod:`olaf.training.job`: a
+:class:`~olaf.topologies.spec.RunSpec` with a :class:`~olaf.plan.workload.TrainJob`) → its run.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from olaf.clitypes import FiniteFloat
+from olaf.constants import SEGMENTS
+from olaf.hosts.modes import Mode
+from olaf.paths import build_dir
+from olaf.plan.workload import DEFAULT_ENV, PPOConfig, TrainJob
+from olaf.topologies.spec import QUEUES, TOPOLOGIES
+from olaf.training.job import build_spec, run_training
+
+
+def _term_as_interrupt(signum, frame):  # noqa: ARG001
+    raise KeyboardInterrupt
+
+
+def _hidden(value: str) -> tuple[int, ...]:
+    try:
+        widths = tuple(int(x) for x in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: comma-separated layer widths, e.g. 24 or 32,32",
+                                 param_hint="--hidden") from None
+    if not widths or min(widths) < 1:
+        raise click.BadParameter(f"{value!r}: every width must be >= 1", param_hint="--hidden")
+    return widths
+
+
+def train_options(f):
+    """The job's options (shared by ``olaf train`` and ``olaf train compare``)."""
+    opts = [
+        click.option("--env", default=DEFAULT_ENV, show_default=True,
+                     help="Gymnasium environment id with discrete actions (CartPole-v1 for quick runs)."),
+        click.option("--hidden", default="24", show_default=True, callback=lambda c, p, v: _hidden(v),
+                     help="Trunk widths of the shared actor-critic network (must fit a 1500 B frame)."),
+        click.option("--n-steps", default=PPOConfig.n_steps, show_default=True, type=click.IntRange(1),
+                     help="PPO rollout steps per environment and iteration."),
+        click.option("--n-envs", default=PPOConfig.n_envs, show_default=True, type=click.IntRange(1),
+                     help="Environments per worker."),
+        click.option("--ps-step", type=click.Choice(["paper", "sgd", "adam"]), default=TrainJob.ps_step,
+                     show_default=True, help="The PS's optimizer step (paper §2.1 or an alternative)."),
+        click.option("--ps-lr", type=FiniteFloat(min=0, min_open=True), default=TrainJob.ps_lr, show_default=True,
+                     help="The PS's step size γ."),
+        click.option("--reward-gate/--no-reward-gate", "ps_gate", default=TrainJob.ps_gate, show_default=True,
+                     help="Paper §2.1's reward gating at the PS."),
+        click.option("--mode", type=click.Choice([m.value for m in Mode]), default="async", show_default=True,
+                     help="Training mode (paper Fig. 2)."),
+        click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=TrainJob.ack_wait_ms, show_default=True,
+                     help="How long a worker waits for the ACK's weights after an update, ms."),
+        click.option("--topo", default="tor", show_default=True, type=click.Choice(TOPOLOGIES)),
+        click.option("--clusters", default=9, show_default=True, type=click.IntRange(1, 100),
+                     help="Clusters (multihop: per edge switch)."),
+        click.option("--workers-per-cluster", default=3, show_default=True, type=click.IntRange(1, 16)),
+        click.option("--queue-size", default=8, show_default=True, type=click.IntRange(1, SEGMENTS)),
+        click.option("--tc/--no-tc", default=False, show_default=True, help="Worker transmission control (paper §5)."),
+        click.option("--seed", default=1, show_default=True, type=int),
+        click.option("--bmv2-log-level", default="warn", show_default=True,
+                     type=click.Choice(["trace", "debug", "info", "warn", "error", "off"])),
+        click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(),
+                     show_default=True),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+@click.group("train", invoke_without_command=True)
+@train_options
+@click.option("--queue", default="olaf", show_default=True, type=click.Choice(QUEUES))
+@click.option("--rate-pps", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Bottleneck toward the PS, packets/s (0 = none: the ideal reference).")
+@click.option("--ideal", is_flag=True, help="The ideal reference job: no bottleneck (the same as --rate-pps 0).")
+@click.option("--target", type=FiniteFloat(), help="Mean worker reward that ends the job [default: per env].")
+@click.option("--budget-s", default=1800.0, show_default=True, type=FiniteFloat(min=0, min_open=True),
+              help="Wall-time budget of the job, s.")
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True)
+@click.pass_context
+def train_cmd(ctx: click.Context, build: Path, results: Path, **kw: Any) -> None:
+    """Train PPO workers through the Mininet + BMv2 network until a reward target or a budget (root).
+
+    Writes a run directory (results/latest): the AoM report of `olaf run`, progress.csv,
+    rewards.csv, training.json, reward_time.png, reward_updates.png.
+    """
+    if kw.pop("ideal"):
+        if ctx.invoked_subcommand is not None:
+            raise click.UsageError("--ideal sets one job's bottleneck; `compare` sets every job's (its figures have "
+                                   "an ideal arm where the paper has one): drop --ideal")
+        if kw["rate_pps"]:
+            raise click.BadParameter(f"--ideal means no bottleneck, but --rate-pps is {kw['rate_pps']}: give one of "
+                                     "them", param_hint="--ideal")
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"build": build, "results": results, **kw}
+        return
+    from olaf.topologies.emulation import preflight  # noqa: PLC0415
+    from olaf.topologies.rundir import new_run_dir  # noqa: PLC0415
+
+    spec = build_spec(**kw)
+    preflight(build)
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    console = Console()
+    out = new_run_dir(results, f"train-{spec.topo}-{spec.queue}")
+    r = run_training(spec, out, build, console)
+    t = "not reached" if not r["reached"] else f"reached in {r['time_to_target_s']:.0f} s"
+    console.print(f"target {r['target']:g} {t}; final mean worker reward {r['final_mean_worker_reward']}; "
+                  f"{r['ps_updates']} worker updates at the PS; results: {out}")
+
+
+def _register_compare() -> None:
+    from olaf.training.figures import compare_cmd  # noqa: PLC0415
+
+    train_cmd.add_command(compare_cmd)
+
+
+_register_compare()
