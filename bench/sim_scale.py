@@ -18,13 +18,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from olaf.sim import Scenario, run_ns3
+from olaf.plan.plan import RunPlan
+from olaf.sim import run_ns3
 
 
-def scenario(clusters: int, duration_s: float, queue: str) -> Scenario:
+def scenario(clusters: int, duration_s: float, queue: str) -> RunPlan:
     half = clusters // 2
     cap = {"pps": 12 * clusters}
-    return Scenario(topology="multihop", queue=queue, duration_s=duration_s, records=False,
+    return RunPlan(topology="multihop", queue=queue, duration_s=duration_s, records=False,
                     groups=[{"name": "S1", "clusters": half, "workers_per_cluster": 10, "period_ms": 100,
                              "jitter_ms": 10, "switch": "s1"},
                             {"name": "S2", "clusters": clusters - half, "workers_per_cluster": 10, "period_ms": 100,

@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from olaf.sim import Scenario, simulate
+from olaf.plan.plan import RunPlan
+from olaf.sim import simulate
 
 
-def scenario(queue: str, duration_s: float) -> Scenario:
-    return Scenario(topology="tor", queue=queue, duration_s=duration_s, records=False,
+def scenario(queue: str, duration_s: float) -> RunPlan:
+    return RunPlan(topology="tor", queue=queue, duration_s=duration_s, records=False,
                     groups=[{"clusters": 100, "workers_per_cluster": 10, "period_ms": 100, "jitter_ms": 10}],
                     uplinks={"s1": {"pps": 1200}})
 

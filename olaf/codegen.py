@@ -79,8 +79,12 @@ SCHEMAS = {
         "Clusters, engine, transmission model and query of `olaf verify`; docs/verifier.md."),
     Path("docs/schemas/experiment.schema.json"): _schema(
         "olaf.experiments.spec", "ExperimentSpec", "Olaf experiment spec (experiments/*.yaml)",
-        "Scenario, parameters, sweeps, seeds, per-backend settings and the paper's numbers of "
+        "Base run plan, parameters, sweeps, seeds, per-backend settings and the paper's numbers of "
         "`olaf experiment`; docs/experiments.md."),
+    Path("docs/schemas/plan.schema.json"): _schema(
+        "olaf.plan.plan", "RunPlan", "Olaf run plan",
+        "One run on any backend: topology, cluster groups, queues, links, workload, transmission control, "
+        "faults, duration or updates, seed; docs/architecture.md."),
 }
 
 def _wireshark_lua() -> str:

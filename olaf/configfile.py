@@ -31,6 +31,11 @@ class ConfigError(ValueError):
         self.path = path
         self.message = message
 
+    @property
+    def field(self) -> str:
+        """The field's location (the same as ``path``)."""
+        return self.path
+
 
 class FileModel(BaseModel):
     """Base of the configuration file models: unknown keys are errors, values are checked

@@ -51,7 +51,7 @@ def test_mininet_and_ns3_agree(build, tmp_path):
 
     mn = experiment("mininet", tmp_path / "mininet", build)
     ns = experiment("ns3", tmp_path / "ns3", build)
-    scenario = plan(load_spec(SPEC), "ns3")[0].scenario
+    scenario = plan(load_spec(SPEC), "ns3")[0].plan
     wire_ms = 1000.0 / scenario.uplink("s1").pps  # one update's serialisation on ns-3's bottleneck link
     for p_mn, p_ns in zip(mn["points"], ns["points"]):
         assert p_mn["point"] == p_ns["point"]

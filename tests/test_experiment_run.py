@@ -18,7 +18,7 @@ pytest.importorskip("cppyy", reason="the ns-3 simulation needs the ns3 package (
 
 SPEC = {
     "name": "small", "title": "small ToR", "reproduces": "Table 1 (§8.1)", "scaling": "tiny",
-    "scenario": {"topology": "tor", "duration_s": 3, "queue_size": {"s1": 2},
+    "plan": {"topology": "tor", "duration_s": 3, "queue_size": {"s1": 2},
                  "groups": [{"name": "all", "clusters": 3, "workers_per_cluster": 2, "period_ms": 50,
                              "jitter_ms": 10}]},
     "sweep": {"queue": ["fifo", "olaf"], "load.s1": [2]},
@@ -99,7 +99,7 @@ def test_reproduction_doc(experiment, tmp_path):
 
 def test_a_run_that_cannot_finish_in_its_duration_reports_what_completed(sim, tmp_path):
     spec = {"name": "short", "title": "t",
-            "scenario": {"topology": "tor", "duration_s": 2, "updates_per_worker": 50,
+            "plan": {"topology": "tor", "duration_s": 2, "updates_per_worker": 50,
                          "groups": [{"clusters": 2, "workers_per_cluster": 2, "period_ms": 100}]}}
     path = tmp_path / "short.yaml"
     path.write_text(yaml.safe_dump(spec))
@@ -115,9 +115,9 @@ def test_a_run_that_cannot_finish_in_its_duration_reports_what_completed(sim, tm
 
 def test_ctrl_c_keeps_what_completed(sim, tmp_path, monkeypatch):
     """Ctrl-C during the second run: the first run's results are written and reported."""
-    from olaf.experiments import backends
+    from olaf.backends.ns3 import Ns3Backend
 
-    real, calls = backends.run, []
+    real, calls = Ns3Backend.run, []
 
     def run_then_interrupt(*a, **kw):
         calls.append(1)
@@ -125,7 +125,7 @@ def test_ctrl_c_keeps_what_completed(sim, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*a, **kw)
 
-    monkeypatch.setattr(backends, "run", run_then_interrupt)
+    monkeypatch.setattr(Ns3Backend, "run", run_then_interrupt)
     path = tmp_path / "small.yaml"
     path.write_text(yaml.safe_dump(SPEC, sort_keys=False))
     r = CliRunner().invoke(main, ["experiment", str(path), "--out", str(tmp_path / "out")])

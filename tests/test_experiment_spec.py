@@ -12,15 +12,15 @@ from click.testing import CliRunner
 
 from olaf.cli import main
 from olaf.configfile import ConfigError, validate
-from olaf.experiments.params import parameters, scenario_with
+from olaf.experiments.params import parameters, plan_with
 from olaf.experiments.spec import ExperimentSpec, load_spec, plan
-from olaf.sim.scenario import Scenario
+from olaf.plan.plan import RunPlan
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "experiments").rglob("*.yaml"))
 
 BASE = {"name": "t", "title": "t",
-        "scenario": {"topology": "multihop", "duration_s": 2,
+        "plan": {"topology": "multihop", "duration_s": 2,
                      "groups": [{"name": "S1", "clusters": 2, "workers_per_cluster": 2, "period_ms": 100,
                                  "switch": "s1"},
                                 {"name": "S2", "clusters": 2, "workers_per_cluster": 2, "period_ms": 100,
@@ -53,8 +53,8 @@ def test_unknown_field_and_out_of_range_values_name_the_field():
     assert error(sweeps={"queue": ["fifo"]}).startswith("sweeps: unknown field")
     assert error(seeds=[]).startswith("seeds: ")
     assert error(seeds=[1, 1]).startswith("seeds: ") and "distinct" in error(seeds=[1, 1])
-    msg = error(scenario={**BASE["scenario"], "queue": "red"})
-    assert msg.startswith("scenario.queue: ") and "'olaf', 'olaf_tc' or 'fifo'" in msg
+    msg = error(plan={**BASE["plan"], "queue": "red"})
+    assert msg.startswith("plan.queue: ") and "'olaf', 'olaf_tc' or 'fifo'" in msg
     assert error(name="Bad Name").startswith("name: ")
     msg = error(table={"columns": [{"metric": "aom_avg_ms.S3", "label": "x"}]})
     assert "table.columns: unknown metric(s) aom_avg_ms.S3" in msg and "aom_avg_ms.S2" in msg
@@ -65,26 +65,26 @@ def test_a_point_that_is_no_valid_scenario_names_the_point_and_field():
     with pytest.raises(ConfigError) as e:
         plan(s, "ns3")
     assert "sweep point queue_size.s1=0 (ns3)" in str(e.value) and "queue_size.s1" in str(e.value)
-    with pytest.raises(ConfigError, match="backend: 'qemu': use one of ns3, mininet"):
+    with pytest.raises(ConfigError, match="backend: 'qemu': use one of local, mininet, ns3"):
         plan(s, "qemu")
 
 
 def test_load_and_alpha_set_capacities_from_the_offered_load():
-    base = spec().scenario
-    s = scenario_with(base, [("load.s1", 2), ("load.s2", 1), ("load.s3", 8)])
+    base = spec().plan
+    s = plan_with(base, [("load.s1", 2), ("load.s2", 1), ("load.s3", 8)])
     # each edge carries 2 clusters x 2 workers x 10 updates/s = 40/s, s3 both (80/s)
     assert s.uplink("s1").pps == pytest.approx(20) and s.uplink("s2").pps == pytest.approx(40)
     assert s.uplink("s3").pps == pytest.approx(10)
-    s = scenario_with(s, [("alpha", 0.25)])
+    s = plan_with(s, [("alpha", 0.25)])
     assert s.uplink("s1").pps == pytest.approx(10)
     # order matters: loads first, then the period (Table 3 keeps Table 2's capacities)
-    s = scenario_with(base, [("load.s3", 8), ("groups.S2.period_ms", 300)])
+    s = plan_with(base, [("load.s3", 8), ("groups.S2.period_ms", 300)])
     assert s.uplink("s3").pps == pytest.approx(10) and s.groups[1].period_ms == 300
-    s = scenario_with(base, [("uplinks.s1.gbps", 1), ("uplinks.s1.pps", 7)])  # one unit replaces the other
+    s = plan_with(base, [("uplinks.s1.gbps", 1), ("uplinks.s1.pps", 7)])  # one unit replaces the other
     assert s.uplink("s1").pps == 7 and s.uplink("s1").gbps is None
     with pytest.raises(ConfigError, match="alpha: must be a number > 0"):
-        scenario_with(base, [("alpha", 0)])
-    assert "alpha" not in parameters(validate(Scenario, {"duration_s": 1, "groups": [{"clusters": 1,
+        plan_with(base, [("alpha", 0)])
+    assert "alpha" not in parameters(validate(RunPlan, {"duration_s": 1, "groups": [{"clusters": 1,
                                                                                    "workers_per_cluster": 1}]}))
 
 
@@ -92,15 +92,15 @@ def test_backend_set_comes_first_and_wins():
     s = spec(set={"duration_s": 5, "load.s3": 4},
              backends={"mininet": {"set": {"groups.*.workers_per_cluster": 1, "duration_s": 3}, "seeds": [7]}})
     ns3, mn = plan(s, "ns3"), plan(s, "mininet")
-    assert ns3[0].scenario.duration_s == 5 and mn[0].scenario.duration_s == 3
-    assert mn[0].seed == 7 and mn[0].scenario.seed == 7
+    assert ns3[0].plan.duration_s == 5 and mn[0].plan.duration_s == 3
+    assert mn[0].seed == 7 and mn[0].plan.seed == 7
     # the load is computed on the backend's scenario: half the workers, half the capacity
-    assert mn[0].scenario.uplink("s3").pps == pytest.approx(ns3[0].scenario.uplink("s3").pps / 2)
+    assert mn[0].plan.uplink("s3").pps == pytest.approx(ns3[0].plan.uplink("s3").pps / 2)
 
 
 @pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
 def test_committed_specs_plan_on_both_backends(path: Path):
-    from olaf.experiments.backends import check_mininet
+    from olaf.backends.mininet import run_spec
 
     s = load_spec(path)
     assert s.paper and s.scaling and s.reproduces
@@ -109,17 +109,17 @@ def test_committed_specs_plan_on_both_backends(path: Path):
         assert len(runs) == len(s.points()) * len(s.seeds_for(backend))
         if backend == "mininet" and "mininet" in s.backends:
             for r in runs:
-                check_mininet(r.scenario)
+                run_spec(r.plan)
     for row in s.paper:  # every paper row matches a sweep point
         assert any(all(p[k] == v for k, v in row.point.items()) for p in s.points()), row.label
 
 
 def test_mininet_mapping_keeps_groups_queues_rates_and_updates(tmp_path):
-    from olaf.experiments.backends import run_spec
+    from olaf.backends.mininet import run_spec
 
     s = load_spec(ROOT / "experiments" / "table3.yaml")
     r = next(r for r in plan(s, "mininet") if r.point["queue"] == "olaf_tc")
-    rs = run_spec(r.scenario)
+    rs = run_spec(r.plan)
     assert (rs.topo, rs.queue, rs.tc) == ("multihop", "olaf", True)
     assert [(g.name, g.clusters, g.workers_per_cluster, g.period_ms, g.switch) for g in rs.groups] == [
         ("S1", 5, 2, 100, "s1"), ("S2", 5, 2, 300, "s2")]
@@ -131,22 +131,27 @@ def test_mininet_mapping_keeps_groups_queues_rates_and_updates(tmp_path):
     w = rs.worker_config(d, "w20", 9, tmp_path, tmp_path / "start_ns")  # last worker: S2
     assert w.schedule.period_ms == 300 and w.tx.enabled and d.hosts["w20"].switch == "s2"
     t1 = load_spec(ROOT / "experiments" / "table1-fig6.yaml")
-    rs1 = run_spec(plan(t1, "mininet")[0].scenario)
+    rs1 = run_spec(plan(t1, "mininet")[0].plan)
     assert rs1.updates_per_worker == 500 and rs1.switch_queues()["s1"].rate_pps == 360
     w = rs1.worker_config(rs1.deployment(), "w1", 0, tmp_path, tmp_path / "start_ns")
     assert w.schedule.max_updates == 500 and w.schedule.duration_s is None
 
 
 def test_mininet_refuses_what_it_cannot_emulate():
-    from olaf.experiments.backends import run_spec
+    from olaf.backends.mininet import run_spec
 
-    s = validate(Scenario, {"duration_s": 1, "segments": 16, "groups": [{"clusters": 1, "workers_per_cluster": 1}]})
-    with pytest.raises(ConfigError, match="segments: 16: the P4 build has 64"):
+    s = validate(RunPlan, {"duration_s": 1, "segments": 16, "groups": [{"clusters": 1, "workers_per_cluster": 1}]})
+    with pytest.raises(ConfigError, match="segments: the mininet backend cannot honour it: 16: the P4 build has 64"):
         run_spec(s)
-    s = validate(Scenario, {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
+    s = validate(RunPlan, {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
                             "uplinks": {"s1": {"pps": 0.4}}})
-    with pytest.raises(ConfigError, match=r"uplinks.s1: 0.4 packets/s"):
+    with pytest.raises(ConfigError, match=r"uplinks.s1: the mininet backend cannot honour it: 0.4 packets/s"):
         run_spec(s)
+    s = validate(RunPlan, {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
+                            "uplinks": {"s1": {"pps": 10, "delay_us": 100}}})
+    with pytest.raises(ConfigError, match=r"uplinks.s1.delay_us: the mininet backend cannot honour it: veth") as e:
+        run_spec(s)
+    assert e.value.field == "uplinks.s1.delay_us"
 
 
 def test_cli_bad_spec_exits_2_naming_the_field(tmp_path):

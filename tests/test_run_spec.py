@@ -39,7 +39,8 @@ def test_deployment_and_host_configs(tmp_path):
 
 
 def test_groups_queues_rates_and_updates(tmp_path):
-    from olaf.topologies.spec import WorkerGroup, group_start_file
+    from olaf.hosts.runlog import group_start_file
+    from olaf.topologies.spec import WorkerGroup
 
     spec = RunSpec(topo="multihop", groups=(WorkerGroup("S1", 2, 3, 100, 10, "s1"),
                                             WorkerGroup("S2", 1, 2, 300, 0, "s2", start_ms=50)),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from olaf.configfile import ConfigError, validate
-from olaf.sim.scenario import Scenario
+from olaf.plan.plan import RunPlan
 
 pytest.importorskip("cppyy", reason="the ns-3 simulation needs the ns3 package (pip install 'olaf-drl[ns3]')")
 
@@ -25,9 +25,9 @@ def sim_ok():
         pytest.skip(str(e))
 
 
-def tor(queue: str) -> Scenario:
+def tor(queue: str) -> RunPlan:
     """9 clusters x 3 workers at 20 updates/s (540/s) into a 200 packets/s uplink, queue 8 (paper §8.1 shape)."""
-    return validate(Scenario, {"topology": "tor", "queue": queue, "duration_s": 8, "seed": 3,
+    return validate(RunPlan, {"topology": "tor", "queue": queue, "duration_s": 8, "seed": 3,
                                "groups": [{"clusters": 9, "workers_per_cluster": 3, "period_ms": 50, "jitter_ms": 10}],
                                "uplinks": {"s1": {"pps": 200}}})
 
@@ -86,7 +86,7 @@ def test_multihop_tc_sees_tightest_bottleneck(sim_ok, tmp_path) -> None:
     (multi-hop rule), and Olaf_TC workers then skip updates."""
     from olaf.sim.backend import run_ns3
 
-    s = validate(Scenario, {
+    s = validate(RunPlan, {
         "topology": "multihop", "queue": "olaf_tc", "duration_s": 6, "grads": 16, "activity_window_ms": 1000,
         "groups": [{"name": "S1", "clusters": 5, "workers_per_cluster": 4, "period_ms": 100, "jitter_ms": 10, "switch": "s1"},
                    {"name": "S2", "clusters": 5, "workers_per_cluster": 4, "period_ms": 300, "jitter_ms": 10, "switch": "s2"}],
@@ -115,7 +115,7 @@ def test_multihop_tc_sees_tightest_bottleneck(sim_ok, tmp_path) -> None:
 def test_scenario_errors_name_the_field(patch: dict, field: str) -> None:
     raw = {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}], **patch}
     with pytest.raises(ConfigError) as e:
-        validate(Scenario, raw)
+        validate(RunPlan, raw)
     assert field in str(e.value)
 
 

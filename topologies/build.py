@@ -24,6 +24,7 @@ import numpy as np
 
 from olaf.controller.config import Deployment, HostConf, LinkConf, SwitchConf, validate
 from olaf.controller.olaf_params import QueueParams
+from olaf.plan.topology import EDGE_SWITCHES, SWITCHES
 
 PS_IP = "10.0.0.100"
 
@@ -89,9 +90,6 @@ class Placement:
     workers_per_cluster: int
 
 
-EDGES = {"tor": ("s1",), "multihop": ("s1", "s2")}
-"""Edge switches (where workers attach) of each shape."""
-SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2", "s3")}
 MAX_CLUSTERS_PER_SWITCH = 250
 MAX_WORKERS_PER_CLUSTER = 16
 
@@ -111,12 +109,12 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
         ValueError: an unknown shape or edge switch, or more than 250 clusters on one
             edge switch / 16 workers per cluster (the message names the limit).
     """
-    if topo not in EDGES:
-        raise ValueError(f"topology {topo!r}: use one of {', '.join(EDGES)}")
-    per_edge: dict[str, int] = dict.fromkeys(EDGES[topo], 0)
+    if topo not in EDGE_SWITCHES:
+        raise ValueError(f"topology {topo!r}: use one of {', '.join(EDGE_SWITCHES)}")
+    per_edge: dict[str, int] = dict.fromkeys(EDGE_SWITCHES[topo], 0)
     for g in groups:
         if g.switch not in per_edge:
-            raise ValueError(f"switch {g.switch!r} is not an edge switch of {topo} ({', '.join(EDGES[topo])})")
+            raise ValueError(f"switch {g.switch!r} is not an edge switch of {topo} ({', '.join(EDGE_SWITCHES[topo])})")
         if not 1 <= g.workers_per_cluster <= MAX_WORKERS_PER_CLUSTER:
             raise ValueError(f"workers_per_cluster={g.workers_per_cluster} must be in 1..{MAX_WORKERS_PER_CLUSTER}")
         if g.clusters < 1:
@@ -127,7 +125,7 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
             raise ValueError(f"clusters={n} behind {sw} must be in 1..{MAX_CLUSTERS_PER_SWITCH}")
     hosts: dict[str, HostConf] = {}
     clusters: dict[int, tuple[str, ...]] = {}
-    next_port = dict.fromkeys(EDGES[topo], 1)
+    next_port = dict.fromkeys(EDGE_SWITCHES[topo], 1)
     for g in groups:
         for _ in range(g.clusters):
             first = len(hosts) + 1

@@ -26,40 +26,35 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Protocol
+from typing import Any, Optional
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+from olaf.backends import base as backend_base
+from olaf.backends.base import RunMonitor
 from olaf.bmv2 import SwitchStartError, missing_p4_tools
 from olaf.controller import config as cfgmod
 from olaf.controller.controller import OlafController
 from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.hosts.argv import ps_argv, worker_argv
+from olaf.hosts.runlog import group_start_file, write_start_file
+from olaf.plan.faults import parse_fault
 from olaf.report.commands import report_run
-from olaf.topologies.faults import FaultInjector, parse_fault
+from olaf.topologies.faults import FaultInjector
 from olaf.topologies.rundir import copy_program, generation_progress, give_back, write_json_atomic, write_run_json
-from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec, group_start_file
+from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec
 
 log = logging.getLogger(__name__)
 
 
-class RunMonitor(Protocol):
-    """Watches a run while it goes (``olaf train``: the workers' rewards)."""
-
-    def poll(self, elapsed_s: float) -> tuple[str, bool]:
-        """Called about once a second with the seconds since t0: a text for the progress line, and
-        whether the run has reached its goal and should stop now."""
-        ...
-
-
-class RunFailed(click.ClickException):
+class RunFailed(click.ClickException, backend_base.RunFailed):
     """The run did not complete; the message says what failed and where its log is."""
 
 
-class RunInterrupted(RunFailed):
+class RunInterrupted(RunFailed, backend_base.RunInterrupted):
     """Ctrl-C or SIGTERM stopped the run; its partial report is written."""
 
 
@@ -138,8 +133,8 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
             t0 = time.time_ns() + 1_000_000_000
             for gi, g in enumerate(spec.cluster_groups()):
                 if g.start_ms > 0:
-                    _write_start(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
-            _write_start(start_file, t0)
+                    write_start_file(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
+            write_start_file(start_file, t0)
             write_run_json(out, spec, t0, None if spec.interactive else t0 + int(duration * 1e9))
             try:
                 if spec.interactive:
@@ -228,12 +223,6 @@ def _stop_generation(net: Any, ctl: OlafController, workers: list, spec: RunSpec
     while any(_queued(sc.counters) for sc in ctl.switches.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.5)
-
-
-def _write_start(path: Path, t_ns: int) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(str(t_ns))
-    tmp.replace(path)
 
 
 def _signalled(workers: dict[str, Any]) -> set[str]:

@@ -16,38 +16,11 @@ run"): real kills of the real processes, to show what the run does about them.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import time
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
-FAULT_RE = re.compile(r"^(?:switch-restart:(?P<switch>[A-Za-z0-9_-]+)|(?P<ps>ps-kill))@(?P<at>\d+(?:\.\d+)?)$")
-FAULT_FORMS = "switch-restart:<switch>@<seconds> or ps-kill@<seconds>"
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One fault: ``kind`` (``switch-restart`` or ``ps-kill``), its ``switch`` and the time ``at_s``
-    after t0 (s)."""
-
-    kind: str
-    at_s: float
-    switch: Optional[str] = None
-
-
-def parse_fault(text: str) -> Fault:
-    """A :class:`Fault` from ``switch-restart:s1@5`` or ``ps-kill@3``.
-
-    Raises:
-        ValueError: another form (the message gives the accepted ones).
-    """
-    m = FAULT_RE.match(text.strip())
-    if m is None:
-        raise ValueError(f"{text!r}: use {FAULT_FORMS}")
-    if m["ps"]:
-        return Fault("ps-kill", float(m["at"]))
-    return Fault("switch-restart", float(m["at"]), m["switch"])
+from olaf.plan.faults import Fault
 
 
 def add_counters(a: Any, b: Any) -> Any:

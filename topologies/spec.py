@@ -18,24 +18,23 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Mapping, Optional
 
-from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, MAX_G_JUMBO, SEGMENTS
+from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, MAX_G_JUMBO, SEGMENTS
 from olaf.controller import config as cfgmod
 from olaf.fixedpoint import reward_to_fixed
-from olaf.hosts.modes import Mode, ModeParams
+from olaf.hosts import jobconfig
 from olaf.hosts.ps import PsConfig
+from olaf.hosts.runlog import group_start_file
 from olaf.hosts.schedule import ScheduleSpec
-from olaf.hosts.task import TaskParams
-from olaf.hosts.trust import TrustPolicy
 from olaf.hosts.worker import WorkerConfig
+from olaf.plan.faults import parse_fault
+from olaf.plan.topology import EDGE_QUEUE_SIZE, EDGE_SWITCHES, SWITCHES, TOPOLOGIES
 from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, TxParams
 from olaf.plan.workload import TrainJob
-from olaf.topologies.build import EDGES, SWITCHES, Placement, QueueSetup, deployment, worker_seed
-from olaf.topologies.faults import parse_fault
+from olaf.topologies.build import Placement, QueueSetup, deployment, worker_seed
 
 INTERACTIVE_DURATION_S = 10 * 24 * 3600
 """How long workers run in interactive mode (``duration_s = 0``): until the CLI exits."""
 
-TOPOLOGIES = ("tor", "multihop")
 QUEUES = ("olaf", "fifo")
 BMV2_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
 
@@ -117,8 +116,8 @@ class RunSpec:
     workers_per_cluster: int = 3
     period_ms: float = 50.0
     jitter_ms: float = 10.0
-    queue_size: int = 8
-    edge_queue_size: int = 5
+    queue_size: int = DEFAULT_QUEUE_SIZE
+    edge_queue_size: int = EDGE_QUEUE_SIZE
     rate_pps: int = 200
     edge_rate_pps: int = 0
     grads: int = 16
@@ -188,8 +187,8 @@ class RunSpec:
         names = [g.name for g in self.groups]
         need(len(set(names)) == len(names), "groups", "group names must be unique")
         for g in self.groups:
-            need(g.switch in EDGES[self.topo], "groups", f"{g.name}: switch {g.switch!r} is not an edge switch of "
-                 f"{self.topo}; use one of {', '.join(EDGES[self.topo])}")
+            need(g.switch in EDGE_SWITCHES[self.topo], "groups", f"{g.name}: switch {g.switch!r} is not an edge switch of "
+                 f"{self.topo}; use one of {', '.join(EDGE_SWITCHES[self.topo])}")
             need(g.clusters >= 1 and g.workers_per_cluster >= 1, "groups", f"{g.name}: clusters and "
                  "workers_per_cluster must be >= 1")
             need(g.period_ms > 0 and 0 <= g.jitter_ms <= g.period_ms, "groups", f"{g.name}: need period_ms > 0 and "
@@ -210,7 +209,7 @@ class RunSpec:
         if self.groups:
             return self.groups
         return tuple(WorkerGroup(f"S{i + 1}", self.clusters, self.workers_per_cluster, self.period_ms,
-                                 self.jitter_ms, sw) for i, sw in enumerate(EDGES[self.topo]))
+                                 self.jitter_ms, sw) for i, sw in enumerate(EDGE_SWITCHES[self.topo]))
 
     def group_of_cluster(self, cluster_id: int) -> tuple[int, WorkerGroup]:
         """Index and group of ``cluster_id`` (clusters are numbered in group order)."""
@@ -267,20 +266,10 @@ class RunSpec:
                           reward_threshold=thr, activity_window_ns=window_ns)
 
     def ps_config(self, d: cfgmod.Deployment, hosts_dir: Path) -> PsConfig:
-        """The PS of deployment ``d``, logging into ``hosts_dir`` (a training job: its step and mode;
-        sync rounds wait for every worker of the run)."""
-        t = self.training
+        """The PS of deployment ``d``, logging into ``hosts_dir`` (:func:`olaf.hosts.jobconfig.ps_config`)."""
         workers = sorted((h for n, h in d.hosts.items() if h.worker_id is not None), key=lambda h: h.worker_id or 0)
-        # the PS trusts the deployment's workers only, and the first worker's INIT (olaf/hosts/trust.py)
-        trust = TrustPolicy(allowed_sources=frozenset(h.ip for h in workers),
-                            init_from=workers[0].ip if workers else None)
-        if t is None:
-            return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps", trust=trust)
-        n = sum(len(ws) for ws in d.clusters.values())
-        modes = ModeParams(mode=Mode(t.mode), aggr_k=t.aggr_k, aggr_t_ms=t.aggr_t_ms,
-                           sync_workers=n if t.mode == "sync" else None, round_timeout_ms=t.round_timeout_ms)
-        return PsConfig(bind_ip=d.hosts[d.ps].ip, out_dir=hosts_dir, name="ps", lr=t.ps_lr, step=t.ps_step,
-                        gate=t.ps_gate, modes=modes, trust=trust)
+        return jobconfig.ps_config(self.training, bind_ip=d.hosts[d.ps].ip, worker_ips=[h.ip for h in workers],
+                                   out_dir=hosts_dir)
 
     def worker_config(self, d: cfgmod.Deployment, worker: str, cluster_id: int, hosts_dir: Path,
                       start_file: Path) -> WorkerConfig:
@@ -292,20 +281,12 @@ class RunSpec:
             duration: Optional[float] = None if not self.interactive else INTERACTIVE_DURATION_S
         else:
             duration = INTERACTIVE_DURATION_S if self.interactive else self.duration_s
-        cfg = WorkerConfig(
-            ps_ip=d.hosts[d.ps].ip, bind_ip=h.ip,
+        return jobconfig.worker_config(
+            self.training, ps_ip=d.hosts[d.ps].ip, bind_ip=h.ip,
             schedule=ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, duration_s=duration,
                                   max_updates=self.updates_per_worker),
-            task=TaskParams(num_weights=self.grads, task_seed=self.seed),
+            num_weights=self.grads, task_seed=self.seed,
             tx=TxParams(enabled=self.tc, delta_t_ms=self.tc_delta_t_ms, v_per_s=self.tc_v_per_s, q_max=self.tc_q_max),
             seed=worker_seed(self.seed, h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
             start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
             out_dir=hosts_dir, name=worker)
-        if self.training is None:
-            return cfg
-        return replace(cfg, task_kind="ppo", ppo=self.training.task, ack_wait_ms=self.training.ack_wait_ms)
-
-
-def group_start_file(start_file: Path, group_index: int) -> Path:
-    """The start file of the workers of group ``group_index`` when it starts after t0."""
-    return start_file.with_name(f"{start_file.name}.g{group_index}")

@@ -1,4 +1,4 @@
-"""``olaf experiment SPEC --backend ns3|mininet [--out DIR]`` (registered in :mod:`olaf.cli`).
+"""``olaf experiment SPEC --backend NAME [--out DIR]`` (registered in :mod:`olaf.cli`).
 
 Exit status: 0 every run completed; 1 some run failed, could not finish in its duration or
 the experiment was interrupted (the message lists what completed); 2 a bad spec or option
@@ -14,10 +14,11 @@ from typing import Optional
 import click
 from rich.console import Console
 
+from olaf import backends
 from olaf.configfile import ConfigError
 from olaf.experiments.outputs import write_outputs
 from olaf.experiments.runner import run_experiment, write_results
-from olaf.experiments.spec import BACKENDS, load_spec
+from olaf.experiments.spec import load_spec
 from olaf.paths import build_dir
 
 
@@ -31,8 +32,9 @@ def _term_as_interrupt(signum, frame):  # noqa: ARG001
 
 @click.command("experiment")
 @click.argument("spec_path", metavar="SPEC", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--backend", type=click.Choice(BACKENDS), default="ns3", show_default=True,
-              help="ns3: the simulation (fast, paper scale); mininet: Mininet + BMv2 (root, P4 toolchain).")
+@click.option("--backend", type=click.Choice(backends.names()), default="ns3", show_default=True,
+              help="A registered backend (olaf.backends): ns3, the simulation (fast, paper scale); mininet, "
+                   "Mininet + BMv2 (root, P4 toolchain); local, loopback hosts without a switch.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Results directory [default: results/experiments/<name>/<backend>].")
 @click.option("--seeds", "n_seeds", type=click.IntRange(min=1), help="Run only the first N seeds of the spec.")
@@ -59,11 +61,7 @@ def experiment_cmd(spec_path: Path, backend: str, out_dir: Optional[Path], n_see
         spec = spec.model_copy(update={"seeds": spec.seeds[:n_seeds], "backends": {
             k: b.model_copy(update={"seeds": b.seeds[:n_seeds] if b.seeds else None}) for k, b in spec.backends.items()}})
     out = out_dir or Path("results") / "experiments" / spec.name / backend
-    if backend == "mininet":
-        from olaf.topologies.emulation import preflight  # noqa: PLC0415
-
-        preflight(build)
-        signal.signal(signal.SIGTERM, _term_as_interrupt)
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
     from olaf.sim.build import SimUnavailable  # noqa: PLC0415
 
     try:

@@ -39,9 +39,9 @@ from typing import Any, Optional
 import numpy as np
 
 from olaf.aom import Delivery, aggregations_per_delivery, peak_aom_gap, peak_aoms
+from olaf.plan.plan import RunPlan
 from olaf.report.report import deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import load_run
-from olaf.sim.scenario import Scenario
 
 RUN_METRICS = ("sent", "generated", "skipped", "delivered", "aggregated", "dropped", "loss_pct", "aom_avg_ms",
                "aom_peak_ms", "jain", "aggregations_mean", "completed_pct")
@@ -49,7 +49,7 @@ GROUP_METRICS = ("aom_avg_ms", "aom_peak_ms", "loss_pct", "aom_peak_periods", "a
 PAIRED_METRICS = ("aom_reduction_pct",)
 
 
-def metric_names(s: Scenario) -> list[str]:
+def metric_names(s: RunPlan) -> list[str]:
     """Every metric an experiment on scenarios shaped like ``s`` reports."""
     names = [*RUN_METRICS, *PAIRED_METRICS, *(f"{m}.{g.name}" for g in s.groups for m in GROUP_METRICS)]
     if len(s.groups) > 1:
@@ -84,7 +84,7 @@ def _largest_gap(avgs: dict[str, tuple[Optional[float], float]]) -> Optional[flo
     return max(gaps) if gaps else None
 
 
-def run_metrics(run_dir: Path, s: Scenario) -> RunMetrics:
+def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
     """Report the run in ``run_dir`` (``summary.json``/``summary.csv`` are (re)written) and
     compute its metrics for scenario ``s``.
 

@@ -1,4 +1,4 @@
-"""Experiment parameters: names for the fields of a :class:`~olaf.sim.scenario.Scenario` that a
+"""Experiment parameters: names for the fields of a :class:`~olaf.plan.plan.RunPlan` that a
 spec may set or sweep, and two derived ones.
 
 Names (the allowed set depends on the topology and the groups of the base scenario;
@@ -13,7 +13,7 @@ Names (the allowed set depends on the topology and the groups of the base scenar
   ``<field>`` one of ``clusters``, ``workers_per_cluster``, ``period_ms``, ``jitter_ms``,
   ``start_ms``;
 * derived: ``load.<switch>`` — offered load through the switch over its uplink capacity
-  (sets ``uplinks.<switch>.pps = offered / load``, :meth:`Scenario.offered_pps`: the paper's
+  (sets ``uplinks.<switch>.pps = offered / load``, :meth:`RunPlan.offered_pps`: the paper's
   "offered load / capacity", e.g. Table 1's 60 Gbit/s into 40, 20, 5 Gbit/s = 1.5, 3, 12);
   ``alpha`` (multihop) — paper Fig. 10's α = x1/x2: sets s1's uplink to α times s2's
   (in s2's unit, pps or Gbit/s).
@@ -28,7 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 from olaf.configfile import ConfigError, validate
-from olaf.sim.scenario import SWITCHES, Scenario
+from olaf.plan.plan import RunPlan
+from olaf.plan.topology import SWITCHES
 
 SCALARS = ("queue", "grads", "duration_s", "updates_per_worker", "activity_window_ms", "reward_threshold", "segments",
            "device_queue_packets", "linger_ms")
@@ -38,7 +39,7 @@ TC_FIELDS = ("delta_t_ms", "v_per_s", "q_max")
 Value = Any
 
 
-def parameters(base: Scenario) -> list[str]:
+def parameters(base: RunPlan) -> list[str]:
     """Every parameter name allowed for ``base`` (its topology's switches, its groups' names)."""
     sw = SWITCHES[base.topology]
     names = list(SCALARS)
@@ -53,7 +54,7 @@ def parameters(base: Scenario) -> list[str]:
     return names
 
 
-def check_names(base: Scenario, names: list[str]) -> None:
+def check_names(base: RunPlan, names: list[str]) -> None:
     """Raise ValueError naming the first unknown parameter and listing the allowed ones."""
     allowed = parameters(base)
     for n in names:
@@ -67,16 +68,15 @@ def _set_link(link: dict[str, Any], field: str, value: Value) -> None:
         link.pop("gbps" if field == "pps" else "pps", None)
 
 
-def _uplink(raw: dict[str, Any], s: Scenario, switch: str) -> dict[str, Any]:
+def _uplink(raw: dict[str, Any], s: RunPlan, switch: str) -> dict[str, Any]:
     ups = raw.setdefault("uplinks", {})
-    if switch not in ups:
-        link = s.uplink(switch)
-        ups[switch] = {"delay_us": link.delay_us, **({"pps": link.pps} if link.pps is not None else {"gbps": link.gbps})}
+    if switch not in ups:  # the access link's: its capacity, and its delay only where the plan sets one
+        ups[switch] = s.uplink(switch).model_dump(exclude_unset=True)
     return ups[switch]
 
 
 def apply(raw: dict[str, Any], name: str, value: Value) -> dict[str, Any]:
-    """``raw`` (a Scenario as a dict, changed in place and returned) with parameter ``name`` set.
+    """``raw`` (a RunPlan as a dict, changed in place and returned) with parameter ``name`` set.
 
     Raises:
         ConfigError: the scenario is invalid before a derived parameter can be computed, or
@@ -89,7 +89,7 @@ def apply(raw: dict[str, Any], name: str, value: Value) -> dict[str, Any]:
         raw.setdefault("queue_size", {})[rest] = value
     elif head == "uplinks":
         sw, _, field = rest.partition(".")
-        _set_link(_uplink(raw, validate(Scenario, raw), sw), field, value)
+        _set_link(_uplink(raw, validate(RunPlan, raw), sw), field, value)
     elif head == "access":
         _set_link(raw.setdefault("access", {}), rest, value)
     elif head == "tc":
@@ -102,7 +102,7 @@ def apply(raw: dict[str, Any], name: str, value: Value) -> dict[str, Any]:
     elif head in ("load", "alpha"):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ConfigError(name, f"must be a number > 0, got {value!r}")
-        s = validate(Scenario, raw)
+        s = validate(RunPlan, raw)
         if head == "load":
             _set_link(_uplink(raw, s, rest), "pps", s.offered_pps(rest) / value)
         else:
@@ -114,15 +114,38 @@ def apply(raw: dict[str, Any], name: str, value: Value) -> dict[str, Any]:
     return raw
 
 
-def scenario_with(base: Scenario, settings: list[tuple[str, Value]]) -> Scenario:
-    """``base`` with every ``(name, value)`` applied in order, validated.
+def _unset(raw: dict[str, Any], path: str) -> None:
+    """Delete ``path`` from ``raw``, and every mapping it leaves empty (so that is not set either)."""
+    keys = path.split(".")
+    chain: list[dict[str, Any]] = [raw]
+    for key in keys[:-1]:
+        nxt = chain[-1].get(key)
+        if not isinstance(nxt, dict):
+            break
+        chain.append(nxt)
+    if len(chain) != len(keys) or keys[-1] not in chain[-1]:
+        raise ConfigError(path, "is not set in the plan (nothing to leave out)")
+    del chain[-1][keys[-1]]
+    for node, key in zip(reversed(chain[:-1]), reversed(keys[:-1])):
+        if node[key]:
+            break
+        del node[key]
+
+
+def plan_with(base: RunPlan, settings: list[tuple[str, Value]], unset: tuple[str, ...] = ()) -> RunPlan:
+    """``base`` without the fields ``unset`` (dotted paths, e.g. ``access`` or ``uplinks.s1.delay_us``:
+    they return to their defaults), then with every ``(name, value)`` applied in order, validated.
+    Only the fields set in ``base`` and by ``settings`` are set in the result (``model_fields_set``),
+    so a backend refuses exactly what the plan asks for.
 
     Raises:
-        ConfigError: the result is not a valid scenario (the message names the scenario
-            field, e.g. ``queue_size.s1``).
+        ConfigError: an ``unset`` path that is not set, or a result that is not a valid plan (the
+            message names the field, e.g. ``queue_size.s1``).
     """
-    raw = base.model_dump(mode="python", exclude_none=True)
+    raw = base.model_dump(mode="python", exclude_unset=True)
+    for path in unset:
+        _unset(raw, path)
     for name, value in settings:
         apply(raw, name, value)
-    return validate(Scenario, raw)
+    return validate(RunPlan, raw)
 

@@ -30,7 +30,8 @@ from typing import Any, Optional
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from olaf.experiments import backends
+from olaf import backends
+from olaf.backends.base import Backend, BackendOptions, RunFailed, RunInterrupted
 from olaf.experiments.metrics import RunMetrics, metric_names, run_metrics
 from olaf.experiments.spec import ExperimentSpec, PlannedRun, plan, point_label, same_value
 from olaf.experiments.stats import estimate
@@ -110,7 +111,7 @@ def aggregate(spec: ExperimentSpec, runs: list[RunRecord]) -> list[dict[str, Any
     """Per point: its parameters, the runs' count, each metric's mean/CI95 and the pooled
     aggregation-count histogram."""
     _pair_reductions(spec, runs)
-    names = metric_names(spec.scenario)
+    names = metric_names(spec.plan)
     out = []
     for i, point in enumerate(spec.points()):
         rs = [r for r in runs if r.index == i and r.status != "failed"]
@@ -138,7 +139,7 @@ def write_results(res: ExperimentResult) -> list[dict[str, Any]]:
     tmp = res.out / ".results.json.tmp"
     tmp.write_text(json.dumps(doc, indent=1))
     tmp.replace(res.out / "results.json")
-    names = metric_names(res.spec.scenario)
+    names = metric_names(res.spec.plan)
     with open(res.out / "results.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["point", *res.spec.sweep, "runs", *(f"{m}_{s}" for m in names for s in ("mean", "ci95"))])
@@ -177,13 +178,16 @@ def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Co
     otherwise they are deleted once the run's metrics are computed.
 
     Raises:
-        olaf.configfile.ConfigError: a point is not a valid scenario for the backend.
+        olaf.configfile.ConfigError: a point is not a valid plan, or the backend refuses it (``PlanRefused``,
+            naming the field) — checked for every run before the first starts.
         olaf.sim.build.SimUnavailable: ns3 missing (the message has the install command).
     """
     planned = plan(spec, backend)
-    if backend == "mininet":
-        for pr in planned:
-            backends.check_mininet(pr.scenario)
+    runner = backends.get(backend, BackendOptions(console=console, build=build, quiet=True, progress=False,
+                                                  report=False, plots=False))
+    for pr in planned:
+        runner.check(pr.plan)
+    runner.preflight()
     out.mkdir(parents=True, exist_ok=True)
     if spec_path is not None:
         shutil.copyfile(spec_path, out / "spec.yaml")
@@ -201,7 +205,7 @@ def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Co
                 if rec is None:
                     if run_dir.exists():
                         shutil.rmtree(run_dir)
-                    rec = _one(backend, pr, run_dir, console, build, keep_logs)
+                    rec = _one(runner, pr, run_dir, keep_logs)
                 rec.run_dir = str(rel)
                 res.runs.append(rec)
                 if rec.status != "ok":
@@ -216,22 +220,14 @@ def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Co
     return res
 
 
-def _one(backend: str, pr: PlannedRun, run_dir: Path, console: Console, build: Optional[Path],
-         keep_logs: bool) -> RunRecord:
-    failures: tuple[type[Exception], ...] = (RunDirError, OSError)
-    interrupted: tuple[type[Exception], ...] = ()
-    if backend == "mininet":
-        from olaf.topologies.emulation import RunFailed, RunInterrupted  # noqa: PLC0415 (needs the p4 extra)
-
-        failures += (RunFailed,)
-        interrupted = (RunInterrupted,)
+def _one(runner: Backend, pr: PlannedRun, run_dir: Path, keep_logs: bool) -> RunRecord:
     t0 = time.perf_counter()
     try:
-        backends.run(backend, pr.scenario, run_dir, console=console, build=build)
-        m = run_metrics(run_dir, pr.scenario)
-    except interrupted:
-        raise KeyboardInterrupt from None  # the emulation caught Ctrl-C: stop the experiment too
-    except failures as e:
+        runner.run(pr.plan, run_dir)
+        m = run_metrics(run_dir, pr.plan)
+    except RunInterrupted:
+        raise KeyboardInterrupt from None  # the backend caught Ctrl-C: stop the experiment too
+    except (RunFailed, RunDirError, OSError) as e:
         return RunRecord(pr.index, pr.point, pr.seed, "", "failed", error=str(getattr(e, "message", e)),
                          wall_s=time.perf_counter() - t0)
     (run_dir / METRICS_FILE).write_text(json.dumps({"values": m.values, "agg_hist": m.agg_hist,

@@ -1,13 +1,14 @@
 """The experiment spec (YAML): :class:`ExperimentSpec`, and its expansion into runs.
 
-An experiment is a base :class:`~olaf.sim.scenario.Scenario` (topology, cluster groups,
-queue discipline, queues, links, load, duration or updates per worker), parameters set on
+An experiment is a base run plan (``plan``, a :class:`~olaf.plan.plan.RunPlan`: topology, cluster
+groups, queue discipline, queues, links, load, duration or updates per worker), parameters set on
 it (``set``), sweeps (``sweep``: each parameter over a list; several sweeps form their
 Cartesian product, the first varying slowest) and repetitions (``seeds``). Parameter names
-are :mod:`olaf.experiments.params`'s. ``backends.<ns3|mininet>.set`` adapts the scenario to
+are :mod:`olaf.experiments.params`'s. ``backends.<name>.set`` adapts the plan to
 one backend (e.g. fewer workers per cluster for BMv2), applied *before* ``set``, so derived
 parameters (``load.<switch>``, ``alpha``) scale the capacities to it; a key the backend sets
-is not set again by ``set``. ``paper`` holds the paper's numbers, ``table`` and ``figure``
+is not set again by ``set``; ``backends.<name>.unset`` leaves out plan fields that
+backend cannot honour (it refuses them otherwise). ``paper`` holds the paper's numbers, ``table`` and ``figure``
 what to print and plot beside them (:mod:`olaf.experiments.outputs`).
 
 JSON Schema: ``docs/schemas/experiment.schema.json`` (``olaf codegen generate``). Every
@@ -25,12 +26,12 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from olaf.backends import names as backend_names
 from olaf.configfile import ConfigError, FileModel, load
 from olaf.experiments.metrics import metric_names
-from olaf.experiments.params import check_names, scenario_with
-from olaf.sim.scenario import Scenario
+from olaf.experiments.params import check_names, plan_with
+from olaf.plan.plan import RunPlan
 
-BACKENDS = ("ns3", "mininet")
 Scalar = Union[bool, int, float, str, None]
 
 
@@ -38,8 +39,10 @@ class BackendSetup(FileModel):
     """How the experiment runs on one backend."""
 
     set: dict[str, Scalar] = Field(default_factory=dict, description="parameters applied before the spec's `set`")
+    unset: list[str] = Field(default_factory=list, description="plan fields this backend cannot honour, left out "
+                             "of its runs (dotted paths, e.g. access or uplinks.s1.delay_us); say why in `note`")
     seeds: Optional[list[int]] = Field(default=None, min_length=1, description="replace the spec's seeds")
-    note: str = Field(default="", description="how the scenario is scaled for this backend")
+    note: str = Field(default="", description="how the plan is scaled for this backend")
 
 
 class Column(FileModel):
@@ -95,13 +98,14 @@ class ExperimentSpec(FileModel):
     reproduces: str = Field(default="", description="the paper's result, e.g. 'Table 1 and Fig. 6 (§8.1)'")
     description: str = ""
     scaling: str = Field(default="", description="how the paper's rates were scaled and which ratios are kept")
-    scenario: Scenario
-    set: dict[str, Scalar] = Field(default_factory=dict, description="parameters applied to the scenario, in order")
+    plan: RunPlan = Field(description="the base run plan (docs/schemas/plan.schema.json)")
+    set: dict[str, Scalar] = Field(default_factory=dict, description="parameters applied to the plan, in order")
     sweep: dict[str, list[Scalar]] = Field(default_factory=dict, description="parameter -> values (product of all)")
     seeds: list[int] = Field(default_factory=lambda: [1], min_length=1, description="one run per seed and point")
     baseline: dict[str, Scalar] = Field(default_factory=lambda: dict[str, Scalar](queue="fifo"),
                                         description="the point that aom_reduction_pct compares with (one parameter)")
-    backends: dict[Literal["ns3", "mininet"], BackendSetup] = Field(default_factory=dict)
+    backends: dict[str, BackendSetup] = Field(default_factory=dict, description="per backend (olaf.backends): "
+                                              "settings, fields left out, seeds")
     table: Optional[Table] = None
     paper: list[PaperRow] = Field(default_factory=list)
     figure: Optional[Figure] = None
@@ -109,7 +113,7 @@ class ExperimentSpec(FileModel):
     @field_validator("set", "sweep")
     @classmethod
     def _known_parameters(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        base = info.data.get("scenario")
+        base = info.data.get("plan")
         if base is not None:
             check_names(base, list(v))
         if info.field_name == "sweep":
@@ -121,8 +125,10 @@ class ExperimentSpec(FileModel):
     @field_validator("backends")
     @classmethod
     def _backend_parameters(cls, v: dict[str, BackendSetup], info: ValidationInfo) -> dict[str, BackendSetup]:
-        base = info.data.get("scenario")
+        base = info.data.get("plan")
         for name, b in v.items():
+            if name not in backend_names():
+                raise ValueError(f"{name}: unknown backend; use one of {', '.join(backend_names())}")
             if base is not None:
                 try:
                     check_names(base, list(b.set))
@@ -139,11 +145,11 @@ class ExperimentSpec(FileModel):
 
     @model_validator(mode="after")
     def _cross(self) -> ExperimentSpec:
-        names = [g.name for g in self.scenario.groups]
+        names = [g.name for g in self.plan.groups]
         if len(set(names)) != len(names):
-            raise ValueError(f"scenario.groups: names must be unique (got {', '.join(names)}); "
+            raise ValueError(f"plan.groups: names must be unique (got {', '.join(names)}); "
                              "parameters name groups by them")
-        metrics = metric_names(self.scenario)
+        metrics = metric_names(self.plan)
         if len(self.baseline) != 1:
             raise ValueError("baseline: give exactly one parameter and its baseline value, e.g. {queue: fifo}")
         for where, ms in [("table.columns", [c.metric for c in self.table.columns] if self.table else []),
@@ -181,12 +187,12 @@ class ExperimentSpec(FileModel):
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run of an experiment: its point (index and values), seed and scenario."""
+    """One run of an experiment: its point (index and values), seed and plan."""
 
     index: int
     point: dict[str, Scalar]
     seed: int
-    scenario: Scenario
+    plan: RunPlan
 
     @property
     def slug(self) -> str:
@@ -214,20 +220,20 @@ def same_value(a: Scalar, b: Scalar) -> bool:
 
 
 def plan(spec: ExperimentSpec, backend: str) -> list[PlannedRun]:
-    """Every run of ``spec`` on ``backend`` (points × seeds, in order), each scenario validated.
+    """Every run of ``spec`` on ``backend`` (points × seeds, in order), each plan validated.
 
     Raises:
-        ConfigError: a point gives an invalid scenario; the message names the point and the
-            scenario field.
+        ConfigError: a point gives an invalid plan; the message names the point and the
+            plan field.
     """
-    if backend not in BACKENDS:
-        raise ConfigError("backend", f"{backend!r}: use one of {', '.join(BACKENDS)}")
+    if backend not in backend_names():
+        raise ConfigError("backend", f"{backend!r}: use one of {', '.join(backend_names())}")
     setup = spec.backends.get(backend, BackendSetup())  # type: ignore[call-overload]
     fixed = [*setup.set.items(), *((k, v) for k, v in spec.set.items() if k not in setup.set)]
     runs = []
     for i, point in enumerate(spec.points()):
         try:
-            s = scenario_with(spec.scenario, [*fixed, *point.items()])
+            s = plan_with(spec.plan, [*fixed, *point.items()], tuple(setup.unset))
         except ConfigError as e:
             raise ConfigError(f"sweep point {point_label(point)} ({backend})", str(e)) from None
         for seed in spec.seeds_for(backend):

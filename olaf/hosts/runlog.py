@@ -113,6 +113,18 @@ class StartFileError(ValueError):
     """A start file whose content is not a CLOCK_REALTIME time in ns."""
 
 
+def write_start_file(path: Path, t_ns: int) -> None:
+    """Write ``t0`` (CLOCK_REALTIME ns) into ``path`` atomically: a waiting host never reads half a number."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(str(t_ns))
+    tmp.replace(path)
+
+
+def group_start_file(start_file: Path, group_index: int) -> Path:
+    """The start file of the workers of cluster group ``group_index`` when the group starts after t0."""
+    return start_file.with_name(f"{start_file.name}.g{group_index}")
+
+
 def wait_for_start_file(path: Path | str, stop: threading.Event) -> Optional[int]:
     """Wait until ``path`` exists; return the integer (ns) in it, ``time.time_ns()`` if it is
     empty, None if ``stop`` was set first.

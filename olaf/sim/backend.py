@@ -1,4 +1,4 @@
-"""Run a :class:`~olaf.sim.scenario.Scenario` in ns-3: :func:`run_ns3`.
+"""Run a :class:`~olaf.plan.plan.RunPlan` in ns-3: :func:`run_ns3`.
 
 Python is the control plane here, C++ the data plane (:mod:`olaf.sim.build`):
 this module creates the switches, hosts and links of the scenario's network
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
+from olaf.plan.plan import RunPlan
 from olaf.sim import build
-from olaf.sim.scenario import Scenario
 from olaf.sim.topology import PS_IP, Network, WorkerHost, ip_int, network
 from olaf.topologies.build import worker_seed
 
@@ -33,7 +33,7 @@ class SimRun:
     (link transmissions, every hop), ``sim_end_ns``; ``setup_s``: building the network.
     """
 
-    scenario: Scenario
+    scenario: RunPlan
     net: Network
     sim: Any
     switch_index: dict[str, int]
@@ -43,7 +43,7 @@ class SimRun:
     setup_s: float
 
 
-def _queue_params(ns: Any, s: Scenario, switch: str) -> Any:
+def _queue_params(ns: Any, s: RunPlan, switch: str) -> Any:
     q = ns.QueueParams()
     q.discipline = s.discipline
     q.segments = s.segments
@@ -54,7 +54,7 @@ def _queue_params(ns: Any, s: Scenario, switch: str) -> Any:
     return q
 
 
-def _link(ns: Any, s: Scenario, up_bps: float, delay_us: float) -> Any:
+def _link(ns: Any, s: RunPlan, up_bps: float, delay_us: float) -> Any:
     lp = ns.LinkParams()
     lp.up_bps = up_bps
     lp.down_bps = s.access.bps(s.grads)
@@ -63,7 +63,7 @@ def _link(ns: Any, s: Scenario, up_bps: float, delay_us: float) -> Any:
     return lp
 
 
-def _worker_params(ns: Any, s: Scenario, w: WorkerHost) -> Any:
+def _worker_params(ns: Any, s: RunPlan, w: WorkerHost) -> Any:
     g = s.groups[w.group]
     p = ns.WorkerParams()
     p.ip = ip_int(w.ip)
@@ -83,13 +83,13 @@ def _worker_params(ns: Any, s: Scenario, w: WorkerHost) -> Any:
     return p
 
 
-def stop_time_ns(s: Scenario) -> int:
-    """Simulated time to run: the end of every worker's schedule (:meth:`Scenario.schedule_end_ns`)
+def stop_time_ns(s: RunPlan) -> int:
+    """Simulated time to run: the end of every worker's schedule (:meth:`RunPlan.schedule_end_ns`)
     plus ``linger_ms`` for the last ACKs."""
     return s.schedule_end_ns() + round(s.linger_ms * NS_PER_MS)
 
 
-def simulate(s: Scenario, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
+def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     """Build and run ``s``; the results stay in the returned :class:`SimRun`.
 
     Raises:
@@ -129,7 +129,7 @@ def simulate(s: Scenario, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     return SimRun(s, net, sim, sw, workers, ps, stats, setup_s)
 
 
-def _write_tables(sim: Any, s: Scenario, net: Network, name: str, idx: int, up_port: dict[str, int],
+def _write_tables(sim: Any, s: RunPlan, net: Network, name: str, idx: int, up_port: dict[str, int],
                   child_port: dict[tuple[str, str], int], access_port: dict[str, int]) -> None:
     """Worker table, routes and multicast groups of switch ``name`` (module docstring of
     :mod:`olaf.sim.topology`)."""
@@ -155,7 +155,7 @@ def _write_tables(sim: Any, s: Scenario, net: Network, name: str, idx: int, up_p
                 sim.AddReplica(idx, cid, port, 0)
 
 
-def run_ns3(scenario: Scenario, out_dir: Path | str, *, report: bool = True, plots: bool = True) -> Path:
+def run_ns3(scenario: RunPlan, out_dir: Path | str, *, report: bool = True, plots: bool = True) -> Path:
     """Simulate ``scenario`` and write its run directory ``out_dir`` (created if missing).
 
     The directory has the layout of an emulated run (:mod:`olaf.sim.rundir`), so

@@ -18,7 +18,7 @@ Layout (as ``topologies/rundir.py`` documents for emulated runs):
   path), so the report follows each cluster's packets hop by hop (``fates``); left out
   (``run.json`` says why) for networks beyond the emulation's sizes.
 
-Without records (``Scenario.records`` false) the host logs are not written; the
+Without records (``RunPlan.records`` false) the host logs are not written; the
 counters are, with the workers' totals in ``hosts/workers.summary.json``.
 """
 

@@ -1,4 +1,4 @@
-"""The network of a :class:`~olaf.sim.scenario.Scenario`: hosts, switches, links and the
+"""The network of a :class:`~olaf.plan.plan.RunPlan`: hosts, switches, links and the
 switch tables, computed in Python (the controller's role) and written into the C++
 simulation (:mod:`olaf.sim.backend`).
 
@@ -17,7 +17,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from olaf.sim.scenario import PARENT, Scenario
+from olaf.plan.plan import RunPlan
+from olaf.plan.topology import PARENT
 from olaf.topologies.build import PS_IP, worker_ip  # noqa: F401  (PS_IP re-exported)
 
 
@@ -57,7 +58,7 @@ class Network:
         return out
 
 
-def network(s: Scenario) -> Network:
+def network(s: RunPlan) -> Network:
     """Hosts and switch graph of ``s`` (clusters numbered in group order, workers from 1)."""
     parent: dict[str, str | None] = dict(PARENT[s.topology])
     workers: list[WorkerHost] = []

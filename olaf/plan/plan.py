@@ -1,11 +1,13 @@
-"""What one simulated run is: :class:`Scenario` (topology, cluster groups, queues, links, load).
+"""What one run is, on any backend: :class:`RunPlan` (topology, cluster groups, queues, links,
+load, workload, transmission control, faults, seed). JSON Schema: ``docs/schemas/plan.schema.json``.
 
-Topologies (paper §8):
+Topologies (paper §8, :mod:`olaf.plan.topology`): ``tor`` (every cluster behind ``s1``, whose
+uplink to the PS is the bottleneck) and ``multihop`` (paper Fig. 9: groups behind the edge
+switches ``s1`` and ``s2``, uplinked to the core ``s3``, which connects the PS).
 
-* ``tor`` — every cluster behind one switch ``s1`` whose uplink to the PS is the
-  bottleneck (the §8.1 testbed shape);
-* ``multihop`` — paper Fig. 9: cluster groups behind the edge switches ``s1``
-  and ``s2``, both uplinked to the core ``s3``, which connects the PS.
+A backend (:mod:`olaf.backends`) runs a plan; a field *set* in a plan that the backend cannot
+honour (pydantic's ``model_fields_set``, not a default) is refused by the backend's ``check``
+with the field's path, never dropped.
 
 Every switch runs the queue discipline on its port toward the PS with its own
 queue size (``queue_size``, segments) and its own uplink (``uplinks``: capacity
@@ -19,11 +21,15 @@ at ``access.gbps``.
 Queue disciplines: ``olaf`` (the OlafQueue), ``olaf_tc`` (the OlafQueue and the
 workers' transmission control, paper §5), ``fifo`` (the tail-drop FIFO baseline
 of the same size).
+
+Workloads (``workload.kind``): ``bandit`` (the numpy contextual bandit of every worker:
+the network experiments) and ``ppo`` (PPO on a Gymnasium environment: a training job,
+:class:`~olaf.plan.workload.TrainJob`; ``grads`` must be its parameter count).
 """
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, model_validator
 
@@ -37,18 +43,13 @@ from olaf.constants import (
     UDP_HEADER_LEN,
     UPDATE_HEADER_LEN,
 )
+from olaf.plan.faults import parse_fault
+from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT, SWITCHES
 from olaf.plan.tx import TxParams
+from olaf.plan.workload import TrainJob
 
 PPP_HEADER_LEN = 2
 """Bytes ns-3's point-to-point device puts in front of an IPv4 datagram (PPP)."""
-
-SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2", "s3")}
-EDGE_SWITCHES = {"tor": ("s1",), "multihop": ("s1", "s2")}
-PARENT: dict[str, dict[str, Optional[str]]] = {"tor": {"s1": None}, "multihop": {"s1": "s3", "s2": "s3", "s3": None}}
-"""The next switch toward the PS (None: the switch attached to the PS)."""
-DEFAULT_QUEUE_SIZE = {"tor": {"s1": 8}, "multihop": {"s1": 5, "s2": 5, "s3": 8}}
-"""Paper §8.1 (queue 8) and §8.3 (SW1/SW2 5, SW3 8)."""
-
 
 def update_frame_bytes(grads: int) -> int:
     """On-wire bytes of one update on a simulated link: PPP (2) + IPv4 (20) + UDP (8) + 26 + 4·G."""
@@ -96,8 +97,25 @@ class ClusterGroup(FileModel):
         return self
 
 
-class Scenario(FileModel):
-    """One simulated run. Bad values raise :class:`olaf.configfile.ConfigError` through
+class BanditWorkload(FileModel):
+    """Every worker runs the numpy contextual bandit (:mod:`olaf.hosts.task`) with ``grads`` weights."""
+
+    kind: Literal["bandit"] = "bandit"
+
+
+class PPOWorkload(FileModel):
+    """Every worker runs PPO (:mod:`olaf.rl`, the ``ppo`` task), the PS the job's step and mode."""
+
+    kind: Literal["ppo"] = "ppo"
+    job: TrainJob = Field(default_factory=TrainJob, description="the training job (olaf.plan.workload.TrainJob)")
+
+
+Workload = Annotated[Union[BanditWorkload, PPOWorkload], Field(discriminator="kind")]
+"""What the workers run (``kind``: ``bandit`` or ``ppo``)."""
+
+
+class RunPlan(FileModel):
+    """One run. Bad values raise :class:`olaf.configfile.ConfigError` through
     :func:`olaf.configfile.validate` (or pydantic's ValidationError when built directly).
 
     At least one of ``duration_s`` (generation window from each worker's start, s) and
@@ -125,9 +143,12 @@ class Scenario(FileModel):
     linger_ms: float = Field(default=500.0, ge=0, description="simulated time after the last generation")
     seed: int = Field(default=1, ge=0)
     records: bool = Field(default=True, description="per-update logs (off: counters only, for scale runs)")
+    workload: Workload = Field(default_factory=BanditWorkload, description="what the workers run")
+    faults: list[str] = Field(default_factory=list, description="faults injected during the run: "
+                              "switch-restart:<switch>@<s>, ps-kill@<s> (olaf.plan.faults)")
 
     @model_validator(mode="after")
-    def _check(self) -> Scenario:
+    def _check(self) -> RunPlan:
         if self.duration_s is None and self.updates_per_worker is None:
             raise ValueError("give duration_s or updates_per_worker (or both: updates within a time limit)")
         switches, edges = SWITCHES[self.topology], EDGE_SWITCHES[self.topology]
@@ -145,6 +166,13 @@ class Scenario(FileModel):
                 raise ValueError(f"queue_size.{sw}: {q} must be in 1..segments ({self.segments})")
         if self.num_clusters > 0xFFFF:
             raise ValueError(f"{self.num_clusters} clusters: cluster ids are 16 bit (at most 65535)")
+        for i, text in enumerate(self.faults):
+            fault = parse_fault(text)
+            if fault.switch is not None and fault.switch not in switches:
+                raise ValueError(f"faults[{i}]: {text}: {self.topology} has switches {', '.join(switches)}")
+        if isinstance(self.workload, PPOWorkload) and self.grads != self.workload.job.num_params:
+            raise ValueError(f"grads: {self.grads}, but the training job's updates carry its "
+                             f"{self.workload.job.num_params} parameters: set grads to that")
         if self.num_workers > 250 * 250:
             raise ValueError(f"{self.num_workers} workers: at most {250 * 250} (addressing 10.0.x.y)")
         return self

@@ -1,0 +1,46 @@
+"""The backends that run a :class:`~olaf.plan.plan.RunPlan`, by name.
+
+=========  =============================================================================
+``local``  real ``olaf ps`` / ``olaf worker`` processes over loopback UDP, no switch (the
+           ideal network: the reference of a training job)
+``mininet`` Mininet + BMv2 switches with the OlafQueue extern, the P4Runtime controller and
+           the same host processes (root, the P4 toolchain)
+``ns3``    the ns-3 simulation: the OlafQueue core as a QueueDisc, synthetic C++ workers
+           (paper scale, deterministic per seed)
+=========  =============================================================================
+
+Adding a backend is one module with a class that follows :class:`~olaf.backends.base.Backend`
+and one line in :data:`REGISTRY` (``docs/architecture.md``). Backends are imported when
+asked for, so listing them needs neither Mininet nor ns-3.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from olaf.backends.base import Backend, BackendOptions
+
+REGISTRY: dict[str, str] = {
+    "local": "olaf.backends.local:LocalBackend",
+    "mininet": "olaf.backends.mininet:MininetBackend",
+    "ns3": "olaf.backends.ns3:Ns3Backend",
+}
+"""Backend name → ``module:class``."""
+
+
+def names() -> tuple[str, ...]:
+    """The registered backends' names."""
+    return tuple(REGISTRY)
+
+
+def get(name: str, options: BackendOptions | None = None) -> Backend:
+    """The backend ``name`` with ``options``.
+
+    Raises:
+        ValueError: no backend of that name (the message lists them).
+    """
+    target = REGISTRY.get(name)
+    if target is None:
+        raise ValueError(f"unknown backend {name!r}; use one of {', '.join(REGISTRY)}")
+    module, cls = target.split(":")
+    return getattr(importlib.import_module(module), cls)(options or BackendOptions())

@@ -1,0 +1,165 @@
+"""What a backend is: the :class:`Backend` protocol, its options, its result, and the refusal of
+plan fields it cannot honour.
+
+A backend runs a :class:`~olaf.plan.plan.RunPlan` into a run directory that ``olaf report``
+reads. Before anything starts, :meth:`Backend.check` refuses every field *set in the plan*
+(pydantic's ``model_fields_set``, recursively; a default is never refused) that the backend
+cannot honour, with the field's path and the reason (:class:`PlanRefused`), and a workload it
+cannot run. :func:`refuse_set` is the helper every backend uses for that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Protocol
+
+from pydantic import BaseModel
+from rich.console import Console
+
+from olaf.configfile import ConfigError
+from olaf.plan.plan import RunPlan
+
+
+class PlanRefused(ConfigError):
+    """A backend cannot run a plan as given. ``field`` is the plan field's path (``uplinks.s1.delay_us``,
+    ``workload``); the message says why and what to do."""
+
+    def __init__(self, backend: str, field: str, reason: str) -> None:
+        super().__init__(field, f"the {backend} backend cannot honour it: {reason}")
+        self.backend = backend
+
+
+class RunFailed(RuntimeError):
+    """A run did not complete (a host or switch failed, or it could not start); the message says
+    what and where its logs are. Backends raise subclasses; what was collected stays in the run
+    directory."""
+
+
+class RunInterrupted(RunFailed):
+    """Ctrl-C or SIGTERM stopped the run; its partial report is written."""
+
+
+class RunMonitor(Protocol):
+    """Watches a run while it goes (``olaf train``: the workers' rewards)."""
+
+    def poll(self, elapsed_s: float) -> tuple[str, bool]:
+        """Called about once a second with the seconds since t0: a text for the progress line, and
+        whether the run has reached its goal and should stop now."""
+        ...
+
+
+@dataclass
+class BackendOptions:
+    """How to run, not what: options of the backends (each reads the ones it knows).
+
+    Attributes:
+        console: where progress and tables go.
+        build: the P4 build directory (mininet: ``olaf.json``, ``olaf.p4info.txt``, ``olaf_queue.so``).
+        quiet: no report tables on the console.
+        progress: the backend's own progress line (off under a caller's progress bar).
+        report: write the report (``summary.json``, ...) into the run directory after the run.
+        plots: the report's plots too.
+        bmv2_log_level: mininet: the switches' log level.
+        pcap: mininet: capture every switch port into ``<run>/pcap/``.
+        admission: mininet: ``olafctl`` asks the AoM verifier before growing a cluster.
+    """
+
+    console: Console = field(default_factory=Console)
+    build: Optional[Path] = None
+    quiet: bool = True
+    progress: bool = False
+    report: bool = True
+    plots: bool = False
+    bmv2_log_level: str = "warn"
+    pcap: bool = False
+    admission: bool = False
+
+
+@dataclass
+class RunResult:
+    """A finished run.
+
+    Attributes:
+        backend: the backend's name.
+        out: the run directory.
+        status: ``ok``, ``incomplete`` (workers could not generate their updates in the
+            deadline: ``run.json``'s ``incomplete``) or ``stopped`` (the monitor ended it early).
+        elapsed_s: wall-clock seconds of the run (simulated seconds for ``ns3``).
+        summary: the report's ``summary.json`` content, None without a report.
+    """
+
+    backend: str
+    out: Path
+    status: str = "ok"
+    elapsed_s: float = 0.0
+    summary: Optional[dict[str, Any]] = None
+
+
+class Backend(Protocol):
+    """A way to run a plan. ``name`` is its registry name (:mod:`olaf.backends`)."""
+
+    name: str
+    description: str
+
+    def preflight(self) -> None:
+        """Say what this machine lacks for this backend, before any run starts.
+
+        Raises:
+            RuntimeError: what is missing and how to get it (root, tools, build outputs, packages).
+        """
+        ...
+
+    def check(self, plan: RunPlan) -> None:
+        """Refuse what this backend cannot honour.
+
+        Raises:
+            PlanRefused: a field set in the plan (named) or the workload.
+        """
+        ...
+
+    def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
+        """Run ``plan`` into the run directory ``out`` (created), after :meth:`check`.
+
+        Raises:
+            PlanRefused: as :meth:`check`.
+            RunFailed: the run failed (:class:`RunInterrupted`: stopped by Ctrl-C or SIGTERM).
+            RuntimeError: the backend is not usable on this machine (the message says what to install).
+        """
+        ...
+
+
+def set_paths(model: BaseModel, prefix: str = "") -> list[str]:
+    """Paths of every field set in ``model`` (pydantic's ``model_fields_set``), recursively: a set
+    sub-model contributes its own set fields (``uplinks.s1.delay_us``), a set mapping of models
+    ``<field>.<key>.<sub>``; a set list or scalar is its own path."""
+    out: list[str] = []
+    for name in sorted(model.model_fields_set):
+        value = getattr(model, name)
+        path = f"{prefix}{name}"
+        if isinstance(value, BaseModel):
+            inner = set_paths(value, path + ".")
+            out += inner or [path]
+        elif isinstance(value, dict) and value and all(isinstance(v, BaseModel) for v in value.values()):
+            for k, v in value.items():
+                out += set_paths(v, f"{path}.{k}.") or [f"{path}.{k}"]
+        else:
+            out.append(path)
+    return out
+
+
+def refuse_set(backend: str, plan: RunPlan, refused: dict[str, str]) -> None:
+    """Raise :class:`PlanRefused` for the first set field that matches a key of ``refused``.
+
+    ``refused`` maps a path pattern to the reason: ``"access"`` matches ``access`` and every
+    path under it, ``"uplinks.*.delay_us"`` matches any key in the ``*`` position.
+
+    Raises:
+        PlanRefused: the first such field, in path order.
+    """
+    for path in set_paths(plan):
+        parts = path.split(".")
+        for pattern, reason in refused.items():
+            pat = pattern.split(".")
+            if len(parts) >= len(pat) and all(p in ("*", q) for p, q in zip(pat, parts)):
+                raise PlanRefused(backend, path, reason)

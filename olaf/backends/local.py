@@ -1,0 +1,227 @@
+"""The ``local`` backend: real ``olaf ps`` and ``olaf worker`` processes on this host over
+loopback UDP, no switch — the ideal network (nothing lost, aggregated or delayed), the
+reference a training job through the switch is compared with.
+
+Every host has its own loopback address (Linux routes all of 127/8 to ``lo``): the PS at
+``127.<a>.0.100`` and worker ``w<i>`` at ``127.<a>.<i // 250 + 1>.<i % 250 + 1>`` — the layout
+of the emulated network with a random ``a`` (32..249) per run, so concurrent runs do not
+collide. Workers are numbered 1..N in cluster-group order (worker_id ``i``, clusters in
+group order) and seeded as on every backend (:func:`olaf.topologies.build.worker_seed`).
+
+The run: the PS, then the workers (command lines from :mod:`olaf.hosts.argv`, one OpenMP
+thread each); once every host has written its log (all up: torch and the environments
+loaded) the start files get ``t0`` = now + 1 s (a group with ``start_ms`` its own). The
+run ends when every worker's schedule has ended (its updates or its ``duration_s``), when
+the monitor says its goal is reached, or at the deadline (``updates_per_worker`` without a
+duration: :data:`DEADLINE_SLACK` times the nominal schedule + 5 s; workers not done then make
+the run ``incomplete``). Workers are stopped first, the PS last (it ACKs their last
+updates); then ``run.json`` and the report are written as for the other backends.
+
+Refused when set in the plan (:data:`REFUSED`): everything about a network this backend does
+not have — switches and their queues, links, transmission control (it needs the switches'
+queue status), faults.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from olaf.backends.base import BackendOptions, RunFailed, RunInterrupted, RunMonitor, RunResult, refuse_set
+from olaf.hosts import jobconfig
+from olaf.hosts.argv import ps_argv, worker_argv
+from olaf.hosts.runlog import group_start_file, write_start_file
+from olaf.hosts.schedule import ScheduleSpec
+from olaf.plan.plan import PPOWorkload, RunPlan
+from olaf.plan.tx import TxParams
+
+_NO_NETWORK = "the local backend has no switch or links (loopback only): run it on mininet or ns3"
+REFUSED = {
+    "topology": _NO_NETWORK,
+    "queue": _NO_NETWORK,
+    "queue_size": _NO_NETWORK,
+    "uplinks": _NO_NETWORK,
+    "access": _NO_NETWORK,
+    "reward_threshold": "the reward filter is the switch's: " + _NO_NETWORK,
+    "activity_window_ms": "the active-cluster count is the switch's: " + _NO_NETWORK,
+    "segments": _NO_NETWORK,
+    "device_queue_packets": _NO_NETWORK,
+    "linger_ms": "a local run ends when its workers stopped",
+    "tc": "transmission control needs the switches' queue status in the ACKs: " + _NO_NETWORK,
+    "faults": "no switch to restart here; faults run on the mininet backend",
+}
+DEADLINE_SLACK = 1.25
+"""A run of ``updates_per_worker`` without a duration gets this many times its nominal schedule
+(plus 5 s) before it is stopped as incomplete."""
+STARTUP_TIMEOUT_S = 300.0
+"""Hang guard: every host must have written its log this long after its launch (torch loads)."""
+OLAF = [sys.executable, "-m", "olaf.cli"]
+
+
+class LocalRunFailed(RunFailed):
+    """A host process of a local run failed (exited early or did not come up); the message has its
+    command and the end of its stderr."""
+
+
+def _name(p: subprocess.Popen[Any]) -> str:
+    args = p.args if isinstance(p.args, (list, tuple)) else [p.args]
+    return " ".join(map(str, list(args)[3:5]))
+
+
+def _failed(p: subprocess.Popen[Any], what: str) -> LocalRunFailed:
+    err = p.stderr.read() if p.stderr else ""
+    return LocalRunFailed(f"{_name(p)} {what} (exit {p.returncode}): {err[-2000:]}")
+
+
+class LocalBackend:
+    """Loopback processes, no switch: the ideal network."""
+
+    name = "local"
+    description = "real PS and worker processes over loopback UDP, no switch (the ideal network)"
+
+    def __init__(self, options: BackendOptions) -> None:
+        self.options = options
+
+    def preflight(self) -> None:
+        """Nothing beyond Olaf itself (a training workload checks the ``train`` extra in its workers)."""
+
+    def check(self, plan: RunPlan) -> None:
+        refuse_set(self.name, plan, REFUSED)
+
+    def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
+        """Run ``plan`` on loopback into ``out`` (``hosts/`` logs, ``run.json``, the report).
+
+        Raises:
+            PlanRefused: see :meth:`check`.
+            LocalRunFailed: a host exited with an error or did not come up.
+        """
+        from olaf.report.commands import report_run  # noqa: PLC0415
+        from olaf.topologies.build import worker_seed  # noqa: PLC0415
+        from olaf.topologies.rundir import generation_progress  # noqa: PLC0415
+
+        self.check(plan)
+        hosts_dir, start_file = out / "hosts", out / "start_ns"
+        hosts_dir.mkdir(parents=True, exist_ok=True)
+        a = random.randrange(32, 250)
+        ps_ip = f"127.{a}.0.100"
+        job = plan.workload.job if isinstance(plan.workload, PPOWorkload) else None
+        workers = []
+        wid = 0
+        for gi, g in enumerate(plan.groups):
+            first = sum(x.clusters for x in plan.groups[:gi])
+            schedule = ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, duration_s=plan.duration_s,
+                                    max_updates=plan.updates_per_worker)
+            for c in range(g.clusters):
+                for _ in range(g.workers_per_cluster):
+                    wid += 1
+                    workers.append(jobconfig.worker_config(
+                        job, ps_ip=ps_ip, bind_ip=f"127.{a}.{wid // 250 + 1}.{wid % 250 + 1}", schedule=schedule,
+                        num_weights=plan.grads, task_seed=plan.seed, tx=TxParams(),
+                        seed=worker_seed(plan.seed, wid), cluster_id=first + c, worker_id=wid,
+                        start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
+                        out_dir=hosts_dir, name=f"w{wid}"))
+        ps = jobconfig.ps_config(job, bind_ip=ps_ip, worker_ips=[w.bind_ip for w in workers], out_dir=hosts_dir)
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+        def popen(args: list[str]) -> subprocess.Popen[str]:
+            return subprocess.Popen(OLAF + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+
+        procs = [popen(["ps", *ps_argv(ps)])]
+        tick = threading.Event()
+        partial = False
+        t0 = 0
+        stopped_early: Optional[float] = None
+        t_start = time.monotonic()
+        try:
+            self._wait_up([ps.log_path], procs, tick)
+            procs += [popen(["worker", *worker_argv(w)]) for w in workers]
+            self._wait_up([w.log_path for w in workers], procs, tick)
+            t0 = time.time_ns() + 1_000_000_000
+            for gi, g in enumerate(plan.groups):
+                if g.start_ms > 0:
+                    write_start_file(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
+            write_start_file(start_file, t0)
+            end_s = plan.schedule_end_ns() / 1e9
+            deadline_s = plan.duration_s if plan.duration_s is not None else DEADLINE_SLACK * end_s + 5
+            self._write_run_json(out, plan, t0, t0 + round(min(end_s, deadline_s) * 1e9), {})
+            while True:
+                elapsed = (time.time_ns() - t0) / 1e9
+                for p in procs:
+                    if p.poll() not in (None, 0):
+                        raise _failed(p, "exited during the run")
+                if all(p.poll() is not None for p in procs[1:]):
+                    break
+                if monitor is not None and elapsed >= 0:
+                    text, stop = monitor.poll(elapsed)
+                    if self.options.progress and text:
+                        self.options.console.print(f"{elapsed:6.0f} s  {text}")
+                    if stop:
+                        stopped_early = elapsed
+                        break
+                if elapsed >= deadline_s + 2:  # the workers' own linger is over
+                    break
+                tick.wait(1.0)
+        except KeyboardInterrupt:
+            partial = True
+        finally:
+            self._stop(procs)
+        t_end = time.time_ns()
+        extra: dict[str, Any] = {}
+        if partial:
+            extra["partial"] = True
+        if stopped_early is not None:
+            extra["stopped_early_s"] = stopped_early
+        prog = generation_progress(hosts_dir)
+        last = max((p["last_gen_ns"] for p in prog.values() if p["last_gen_ns"] is not None), default=t0)
+        if plan.updates_per_worker is not None:
+            short = {w: p["generated"] for w, p in prog.items() if p["generated"] < plan.updates_per_worker}
+            if short and stopped_early is None:
+                extra["incomplete"] = {"updates_per_worker": plan.updates_per_worker,
+                                       "deadline_s": plan.duration_s, "generated": short}
+        self._write_run_json(out, plan, t0, max(t0, min(last, t_end)) if plan.updates_per_worker else t_end, extra)
+        summary = report_run(out, plots=self.options.plots, quiet=self.options.quiet) if self.options.report else None
+        status = "incomplete" if "incomplete" in extra else "stopped" if stopped_early is not None else "ok"
+        if partial:
+            raise RunInterrupted(f"interrupted; hosts stopped, partial report in {out}")
+        return RunResult(self.name, out, status, time.monotonic() - t_start, summary)
+
+    def _write_run_json(self, out: Path, plan: RunPlan, t0: int, t_end: int, extra: dict[str, Any]) -> None:
+        from olaf.provenance import provenance  # noqa: PLC0415
+        from olaf.topologies.rundir import write_json_atomic  # noqa: PLC0415
+
+        write_json_atomic(out / "run.json", {"backend": self.name, "t_start_ns": t0, "t_end_ns": t_end,
+                                             "plan": plan.model_dump(mode="json"), **extra,
+                                             "provenance": provenance()})
+
+    @staticmethod
+    def _wait_up(paths: list[Path], procs: list[subprocess.Popen[str]], tick: threading.Event) -> None:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while not all(p.exists() for p in paths):
+            for p in procs:
+                if p.poll() is not None:
+                    raise _failed(p, "exited during start-up")
+            if time.monotonic() > deadline:
+                raise LocalRunFailed(f"hosts not up within {STARTUP_TIMEOUT_S:.0f} s: "
+                                     + ", ".join(str(x) for x in paths if not x.exists())[:500])
+            tick.wait(0.1)
+
+    @staticmethod
+    def _stop(procs: list[subprocess.Popen[str]]) -> None:
+        """Workers first, the PS last (it ACKs their last updates); SIGKILL after 30 s each."""
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+            for p in group:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()

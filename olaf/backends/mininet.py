@@ -1,0 +1,133 @@
+"""The ``mininet`` backend: the plan emulated with Mininet and BMv2 switches running the Olaf
+P4 program, the P4Runtime controller and real ``olaf ps`` / ``olaf worker`` processes
+(:func:`olaf.topologies.emulation.run_once`, root and the P4 toolchain).
+
+The plan becomes the emulation's :class:`~olaf.topologies.spec.RunSpec` (:func:`run_spec`):
+its cluster groups, per-switch queue sizes and uplink rates (BMv2 egress rates in packets/s:
+a capacity in Gbit/s is converted with the Ethernet frame of an update), the workload
+(a training job), transmission control and faults. What the emulation cannot express is
+refused by the field's name when it is set in the plan (:data:`REFUSED`): veth links are not
+shaped and add no delay (``uplinks.*.delay_us``, ``access``); ns-3's device queues, its
+linger time and counters-only mode have no equivalent; the P4 build's number of segments is
+fixed. An experiment that runs on both backends says in its spec which of these the Mininet
+runs leave out (``backends.mininet.unset``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
+from olaf.constants import ELEMENT_LEN, ETH_HEADER_LEN, IPV4_HEADER_LEN, SEGMENTS, UDP_HEADER_LEN, UPDATE_HEADER_LEN
+from olaf.paths import build_dir
+from olaf.plan.plan import PPOWorkload, RunPlan
+
+REFUSED = {
+    "uplinks.*.delay_us": "veth links add no propagation delay",
+    "access": "veth links are not shaped (the access links' capacity and delay)",
+    "device_queue_packets": "BMv2's egress queue toward the PS is the rate-limited one; there are no device queues",
+    "linger_ms": "an emulated run ends when its workers stopped and their last ACKs came back",
+}
+DEADLINE_SLACK = 1.25
+"""A run of ``updates_per_worker`` without a duration gets this many times its nominal schedule
+(plus 5 s) before it is stopped as incomplete."""
+
+
+def ethernet_frame_bytes(grads: int) -> int:
+    """Bytes of an update frame on a veth link: Ethernet 14 + IPv4 20 + UDP 8 + 26 + 4·G."""
+    return ETH_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + UPDATE_HEADER_LEN + ELEMENT_LEN * grads
+
+
+def _rate_pps(p: RunPlan, switch: str) -> int:
+    if switch not in p.uplinks:
+        return 0  # the access link's capacity: unshaped veth, unlimited
+    link = p.uplinks[switch]
+    pps = link.pps if link.pps is not None else link.gbps * 1e9 / (8 * ethernet_frame_bytes(p.grads))  # type: ignore[operator]
+    if pps < 1:
+        raise PlanRefused("mininet", f"uplinks.{switch}", f"{pps:.3g} packets/s: BMv2 rates are whole packets/s "
+                          "(>= 1); scale the plan (an experiment: backends.mininet.set)")
+    return round(pps)
+
+
+def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
+    """The emulated run of plan ``p`` (a :class:`~olaf.topologies.spec.RunSpec`), checked.
+
+    Raises:
+        PlanRefused: a field the emulation cannot express (named), or sizes its builders refuse.
+    """
+    from olaf.topologies.spec import RunSpec, RunSpecError, WorkerGroup  # noqa: PLC0415
+
+    o = options or BackendOptions()
+    refuse_set("mininet", p, REFUSED)
+    if p.segments != SEGMENTS:
+        raise PlanRefused("mininet", "segments", f"{p.segments}: the P4 build has {SEGMENTS} segments")
+    if not p.records:
+        raise PlanRefused("mininet", "records", "the hosts always log every update")
+    groups = tuple(WorkerGroup(g.name, g.clusters, g.workers_per_cluster, g.period_ms, g.jitter_ms, g.switch,
+                               g.start_ms) for g in p.groups)
+    if p.updates_per_worker is not None and p.duration_s is None:
+        duration = DEADLINE_SLACK * p.schedule_end_ns() / 1e9 + 5
+    else:
+        assert p.duration_s is not None
+        duration = p.duration_s
+    job = p.workload.job if isinstance(p.workload, PPOWorkload) else None
+    try:
+        spec = RunSpec(topo=p.topology, queue=p.discipline, duration_s=duration, groups=groups,
+                       updates_per_worker=p.updates_per_worker, queue_sizes=dict(p.queue_sizes),
+                       rates_pps={sw: _rate_pps(p, sw) for sw in p.switches}, grads=p.grads,
+                       reward_threshold=p.reward_threshold, activity_window_ms=p.activity_window_ms,
+                       tc=p.transmission_control, tc_delta_t_ms=p.tc.delta_t_ms, tc_v_per_s=p.tc.v_per_s,
+                       tc_q_max=p.tc.q_max, seed=p.seed, bmv2_log_level=o.bmv2_log_level, pcap=o.pcap,
+                       admission=o.admission, training=job, faults=tuple(p.faults))
+        spec.deployment()
+    except RunSpecError as e:
+        raise PlanRefused("mininet", e.field, str(e).split(": ", 1)[1]) from None
+    return spec
+
+
+class MininetBackend:
+    """Mininet + BMv2: the real data plane and host programs, on this machine."""
+
+    name = "mininet"
+    description = "Mininet + BMv2 switches with the OlafQueue extern, P4Runtime controller, real hosts (root)"
+
+    def __init__(self, options: BackendOptions) -> None:
+        self.options = options
+
+    def preflight(self) -> None:
+        """Root, the P4 tools, the build outputs and Mininet.
+
+        Raises:
+            olaf.topologies.emulation.RunFailed: what is missing and how to get it.
+        """
+        from olaf.topologies.emulation import preflight  # noqa: PLC0415
+
+        preflight(self.options.build or build_dir())
+
+    def check(self, plan: RunPlan) -> None:
+        run_spec(plan, self.options)
+
+    def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
+        """Emulate ``plan`` into ``out``.
+
+        Raises:
+            PlanRefused: see :meth:`check`.
+            olaf.topologies.emulation.RunFailed: cannot start (what is missing) or the run failed.
+        """
+        import time  # noqa: PLC0415
+
+        from olaf.topologies.emulation import run_once  # noqa: PLC0415 (Mininet on first use)
+
+        spec = run_spec(plan, self.options)
+        build = self.options.build or build_dir()
+        self.preflight()
+        out.mkdir(parents=True, exist_ok=True)
+        t = time.monotonic()
+        summary = run_once(spec, out, build, self.options.console, progress=self.options.progress,
+                           quiet=self.options.quiet, monitor=monitor)
+        meta = json.loads((out / "run.json").read_text())
+        status = "incomplete" if meta.get("incomplete") else "stopped" if meta.get("stopped_early_s") is not None else "ok"
+        return RunResult(self.name, out, status, time.monotonic() - t, summary)
+

@@ -1,0 +1,62 @@
+"""The ``ns3`` backend: the plan as it is, simulated (:func:`olaf.sim.backend.run_ns3`).
+
+Refuses, when set in the plan: ``workload`` (ns-3's workers are synthetic C++ applications
+with no learning task, docs/simulation.md) and ``faults`` (the simulation injects none). It
+takes no monitor: a simulation runs to its end in simulated time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
+from olaf.plan.plan import RunPlan
+
+REFUSED = {
+    "workload": "ns-3's workers are synthetic C++ applications (reward U(-1, 0), no learning task; "
+                "docs/simulation.md): run a training workload on the local or mininet backend",
+    "faults": "the simulation injects no faults: run them on the mininet backend",
+}
+
+
+class Ns3Backend:
+    """Paper-scale simulation, deterministic per seed."""
+
+    name = "ns3"
+    description = "ns-3 simulation: the OlafQueue core as a QueueDisc, synthetic workers (fast, paper scale)"
+
+    def __init__(self, options: BackendOptions) -> None:
+        self.options = options
+
+    def preflight(self) -> None:
+        """Load (and on first use compile) the simulation library.
+
+        Raises:
+            olaf.sim.build.SimUnavailable: ns-3 or a compiler missing (the message has the install command).
+        """
+        from olaf.sim.build import load  # noqa: PLC0415
+
+        load()
+
+    def check(self, plan: RunPlan) -> None:
+        refuse_set(self.name, plan, REFUSED)
+
+    def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
+        """Simulate ``plan`` into ``out``.
+
+        Raises:
+            PlanRefused: see :meth:`check`; a monitor (a simulation cannot be watched in wall time).
+            olaf.sim.build.SimUnavailable: ns-3 missing (the message has the install command).
+        """
+        self.check(plan)
+        if monitor is not None:
+            raise PlanRefused(self.name, "monitor", "a simulation runs to its end; it cannot be stopped on a goal")
+        from olaf.sim.backend import run_ns3  # noqa: PLC0415 (ns-3 and cppyy load on first use)
+
+        run_ns3(plan, out, report=self.options.report and plan.records, plots=self.options.plots)
+        meta = json.loads((out / "run.json").read_text())
+        summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
+        status = "incomplete" if meta.get("incomplete") else "ok"
+        return RunResult(self.name, out, status, float(meta.get("sim", {}).get("sim_end_ns", 0)) / 1e9, summary)

@@ -1,0 +1,49 @@
+"""The host configurations of a job: the PS and the workers that every backend with real host
+processes (Mininet, local) starts, from the job's parts.
+
+One place decides how a training job (:class:`~olaf.plan.workload.TrainJob`) changes a host:
+the PS takes its step, ``γ``, gating and mode (sync rounds wait for every worker of the job);
+a worker runs the ``ppo`` task and waits ``ack_wait_ms`` for the ACK's weights. Without a job
+the workers run the ``bandit`` task with ``num_weights`` weights. The PS trusts the job's
+workers only, and the first worker's INIT (:mod:`olaf.hosts.trust`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from olaf.hosts.modes import Mode, ModeParams
+from olaf.hosts.ps import PsConfig
+from olaf.hosts.schedule import ScheduleSpec
+from olaf.hosts.task import TaskParams
+from olaf.hosts.trust import TrustPolicy
+from olaf.hosts.worker import WorkerConfig
+from olaf.plan.tx import TxParams
+from olaf.plan.workload import TrainJob
+
+
+def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str], out_dir: Path,
+              name: str = "ps") -> PsConfig:
+    """The PS at ``bind_ip`` of a job whose workers (in worker-id order) are at ``worker_ips``."""
+    trust = TrustPolicy(allowed_sources=frozenset(worker_ips), init_from=worker_ips[0] if worker_ips else None)
+    if job is None:
+        return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, trust=trust)
+    modes = ModeParams(mode=Mode(job.mode), aggr_k=job.aggr_k, aggr_t_ms=job.aggr_t_ms,
+                       sync_workers=len(worker_ips) if job.mode == Mode.SYNC.value else None,
+                       round_timeout_ms=job.round_timeout_ms)
+    return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, lr=job.ps_lr, step=job.ps_step, gate=job.ps_gate,
+                    modes=modes, trust=trust)
+
+
+def worker_config(job: Optional[TrainJob], *, ps_ip: str, bind_ip: str, schedule: ScheduleSpec, num_weights: int,
+                  task_seed: int, tx: TxParams, seed: int, cluster_id: int, worker_id: Optional[int],
+                  start_file: Optional[Path], out_dir: Path, name: str) -> WorkerConfig:
+    """One worker of a job: the bandit of ``num_weights`` weights (``task_seed``), or the job's PPO task."""
+    cfg = WorkerConfig(ps_ip=ps_ip, bind_ip=bind_ip, schedule=schedule,
+                       task=TaskParams(num_weights=num_weights, task_seed=task_seed), tx=tx, seed=seed,
+                       cluster_id=cluster_id, worker_id=worker_id, start_file=start_file, out_dir=out_dir, name=name)
+    if job is None:
+        return cfg
+    return replace(cfg, task_kind="ppo", ppo=job.task, ack_wait_ms=job.ack_wait_ms)

@@ -1,0 +1,127 @@
+"""The backend registry and protocol (olaf.backends): every backend refuses, by the field's path,
+what a plan sets and it cannot honour (never a default); the same small ToR plan runs on
+``local`` and ``ns3`` (and on ``mininet`` in its tier) into run directories that one
+``olaf report`` reads, with the accounting closed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from olaf import backends
+from olaf.backends.base import BackendOptions, PlanRefused, set_paths
+from olaf.cli import main
+from olaf.configfile import ConfigError, validate
+from olaf.plan.plan import RunPlan
+from olaf.plan.workload import PPOConfig, PPOTaskSpec, TrainJob
+
+SMALL = {"updates_per_worker": 30, "seed": 5,
+         "groups": [{"name": "all", "clusters": 2, "workers_per_cluster": 2, "period_ms": 40, "jitter_ms": 5}]}
+
+
+def plan(**kw) -> RunPlan:
+    return validate(RunPlan, {**SMALL, **kw})
+
+
+def test_registry_lists_the_backends_and_names_them_on_a_typo():
+    assert set(backends.names()) == {"local", "mininet", "ns3"}
+    for name in backends.names():
+        b = backends.get(name)
+        assert b.name == name and b.description
+    with pytest.raises(ValueError, match="unknown backend 'qemu'; use one of local, mininet, ns3"):
+        backends.get("qemu")
+
+
+def test_set_paths_are_what_the_plan_sets_not_its_defaults():
+    p = plan(uplinks={"s1": {"pps": 100, "delay_us": 50}}, tc={"v_per_s": 1.0})
+    assert set_paths(p) == ["groups", "seed", "tc.v_per_s", "updates_per_worker", "uplinks.s1.delay_us",
+                            "uplinks.s1.pps"]
+    assert "access" not in set_paths(p) and "workload" not in set_paths(p)
+
+
+@pytest.mark.parametrize(("backend", "fields", "path", "reason"), [
+    ("local", {"uplinks": {"s1": {"pps": 100}}}, "uplinks.s1.pps", "no switch or links"),
+    ("local", {"queue": "fifo"}, "queue", "no switch or links"),
+    ("local", {"tc": {"enabled": True}}, "tc.enabled", "queue status"),
+    ("local", {"faults": ["ps-kill@1"]}, "faults", "mininet"),
+    ("ns3", {"faults": ["switch-restart:s1@1"]}, "faults", "injects no faults"),
+    ("mininet", {"uplinks": {"s1": {"pps": 100, "delay_us": 300}}}, "uplinks.s1.delay_us", "no propagation delay"),
+    ("mininet", {"access": {"gbps": 1}}, "access.gbps", "not shaped"),
+    ("mininet", {"linger_ms": 10}, "linger_ms", "last ACKs"),
+    ("mininet", {"segments": 16}, "segments", "the P4 build has 64"),
+])
+def test_each_backend_refuses_a_set_field_it_cannot_honour_by_name(backend, fields, path, reason):
+    with pytest.raises(PlanRefused, match=reason) as e:
+        backends.get(backend).check(plan(**fields))
+    assert e.value.field == path and e.value.backend == backend
+    assert str(e.value).startswith(f"{path}: the {backend} backend cannot honour it")
+
+
+def test_ns3_refuses_a_training_workload_because_its_workers_are_synthetic():
+    job = TrainJob(task=PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(hidden=(8,))), num_params=67)
+    p = plan(grads=67, workload={"kind": "ppo", "job": job})
+    with pytest.raises(PlanRefused, match="synthetic C.. applications") as e:
+        backends.get("ns3").check(p)
+    assert e.value.field == "workload.job"
+    backends.get("local").check(p)  # the local backend runs it
+    backends.get("mininet").check(p)
+
+
+def test_defaults_are_never_refused():
+    for name in backends.names():
+        backends.get(name).check(plan())
+
+
+def test_a_training_plan_must_carry_the_jobs_parameter_count():
+    with pytest.raises(ConfigError, match="grads: 16, but the training job's updates carry its 341 parameters"):
+        plan(workload={"kind": "ppo"})
+
+
+def _accounting(out) -> dict:
+    s = json.loads((out / "summary.json").read_text())
+    o = s["overall"]
+    assert o["generated"] == 4 * 30, o
+    assert o["generated"] == o["sent"] + o["skipped"]
+    assert o["sent"] == o["delivered"] + o["aggregated"] + o["dropped"], o
+    return o
+
+
+def test_the_same_plan_on_local_and_ns3_reports_alike(tmp_path, sim):
+    p = plan()
+    opts = BackendOptions(quiet=True, report=True, plots=False)
+    local = backends.get("local", opts).run(p, tmp_path / "local")
+    ns3 = backends.get("ns3", opts).run(p, tmp_path / "ns3")
+    assert (local.status, ns3.status) == ("ok", "ok")
+    lo, no = _accounting(tmp_path / "local"), _accounting(tmp_path / "ns3")
+    assert lo["delivered"] == lo["sent"]  # no switch: nothing aggregated or lost
+    assert no["sent"] == 120
+    for name, out in (("local", tmp_path / "local"), ("ns3", tmp_path / "ns3")):
+        meta = json.loads((out / "run.json").read_text())
+        assert meta.get("backend", "mininet") == name
+        r = CliRunner().invoke(main, ["report", str(out), "--no-plots"])
+        assert r.exit_code == 0, r.output
+
+
+def test_experiment_takes_any_registered_backend_and_an_unset_list(tmp_path):
+    """A spec that sets link delays runs on a backend that refuses them only with backends.<name>.unset."""
+    import yaml
+
+    spec = {"name": "local-small", "title": "t", "plan": {**SMALL, "uplinks": {"s1": {"pps": 500, "delay_us": 30}}},
+            "seeds": [1]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    r = CliRunner().invoke(main, ["experiment", str(path), "--backend", "local", "--out", str(tmp_path / "a")])
+    assert r.exit_code == 2 and "uplinks.s1.delay_us: the local backend cannot honour it" in r.output, r.output
+    spec["backends"] = {"local": {"unset": ["uplinks.s1"]}}
+    path.write_text(yaml.safe_dump(spec))
+    r = CliRunner().invoke(main, ["experiment", str(path), "--backend", "local", "--out", str(tmp_path / "b")])
+    assert r.exit_code == 0, r.output
+    res = json.loads((tmp_path / "b" / "results.json").read_text())
+    (run,) = res["runs"]
+    assert run["status"] == "ok" and run["metrics"]["sent"] == 120 and run["metrics"]["delivered"] == 120
+    spec["backends"] = {"local": {"unset": ["access"]}}
+    path.write_text(yaml.safe_dump(spec))
+    r = CliRunner().invoke(main, ["experiment", str(path), "--backend", "local", "--out", str(tmp_path / "c")])
+    assert r.exit_code == 2 and "access: is not set in the plan" in r.output, r.output
