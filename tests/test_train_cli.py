@@ -23,3 +23,37 @@ def test_train_option_errors_name_the_option_and_start_nothing(tmp_path, args, n
     assert "Traceback" not in r.output
     assert "--mtu" not in r.output  # `olaf train` has no --mtu: the emulated links have a 1500 B MTU
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--backend", "ns3"], "--backend: the ns3 backend cannot honour it: ns-3's workers are synthetic"),
+    (["--backend", "local", "--rate-pps", "4"], "--rate-pps: the local backend cannot honour it"),
+    (["--backend", "local", "--queue", "fifo"], "--queue: the local backend cannot honour it"),
+    (["--backend", "local", "--tc"], "--tc: the local backend cannot honour it"),
+])
+def test_a_backend_that_cannot_run_the_job_refuses_it_naming_the_option(tmp_path, args, needle):
+    r = CliRunner().invoke(main, ["train", "--env", "CartPole-v1", "--results", str(tmp_path / "results"), *args])
+    assert r.exit_code == 2, r.output
+    assert needle in " ".join(r.output.split()), r.output
+    assert not (tmp_path / "results").exists()
+
+
+def test_local_backend_trains_cartpole_and_writes_the_training_outputs(tmp_path):
+    """`olaf train --backend local`: real PS and workers over loopback; every worker iterates and the PS
+    applies updates (progress per update, not a reward within a time)."""
+    import json
+
+    r = CliRunner().invoke(main, ["train", "--backend", "local", "--env", "CartPole-v1", "--clusters", "2",
+                                  "--workers-per-cluster", "1", "--target", "1e9", "--budget-s", "25",
+                                  "--results", str(tmp_path / "results")])
+    assert r.exit_code == 0, r.output
+    (run,) = [p for p in (tmp_path / "results").iterdir() if p.name != "latest"]
+    assert run.name.endswith("train-local-tor-olaf")
+    t = json.loads((run / "training.json").read_text())
+    assert t["job"]["backend"] == "local" and t["ps_updates"] >= 2 and not t["worker_errors"], t
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["backend"] == "local" and meta["plan"]["workload"]["kind"] == "ppo"
+    for f in ("progress.csv", "rewards.csv", "summary.json"):
+        assert (run / f).exists(), f
+    s = json.loads((run / "summary.json").read_text())["overall"]
+    assert s["sent"] == s["delivered"] and s["delivered"] >= 2  # no switch: every update reaches the PS

@@ -24,7 +24,7 @@ import numpy as np
 
 from olaf.controller.config import Deployment, HostConf, LinkConf, SwitchConf, validate
 from olaf.controller.olaf_params import QueueParams
-from olaf.plan.topology import EDGE_SWITCHES, SWITCHES
+from olaf.plan.topology import EDGE_SWITCHES, MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER, SWITCHES
 
 PS_IP = "10.0.0.100"
 
@@ -90,8 +90,6 @@ class Placement:
     workers_per_cluster: int
 
 
-MAX_CLUSTERS_PER_SWITCH = 250
-MAX_WORKERS_PER_CLUSTER = 16
 
 
 def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, QueueSetup], *, num_grads: int = 16,

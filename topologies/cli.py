@@ -16,6 +16,7 @@ from rich.console import Console
 from olaf.clitypes import FiniteFloat
 from olaf.constants import MAX_G_JUMBO, SEGMENTS
 from olaf.paths import build_dir
+from olaf.plan.topology import MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER
 from olaf.topologies.rundir import new_run_dir
 from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES, TOPOLOGIES, RunSpec, RunSpecError
 
@@ -42,10 +43,10 @@ def spec_options(f):
         click.option("--topo", default=d.topo, show_default=True, type=click.Choice(TOPOLOGIES)),
         click.option("--duration", "duration_s", default=d.duration_s, show_default=True,
                      type=FiniteFloat(min=0), help="Seconds of updates; 0 opens the Mininet CLI."),
-        click.option("--clusters", default=d.clusters, show_default=True, type=click.IntRange(1, 250),
+        click.option("--clusters", default=d.clusters, show_default=True, type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH),
                      help="Clusters (multihop: per edge switch)."),
         click.option("--workers-per-cluster", default=d.workers_per_cluster, show_default=True,
-                     type=click.IntRange(1, 16)),
+                     type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
         click.option("--period-ms", default=d.period_ms, show_default=True,
                      type=FiniteFloat(min=0, min_open=True)),
         click.option("--jitter-ms", default=d.jitter_ms, show_default=True, type=FiniteFloat(min=0)),

@@ -14,13 +14,16 @@ from typing import Any
 import click
 from rich.console import Console
 
+from olaf import backends
+from olaf.backends.base import BackendOptions, PlanRefused
 from olaf.clitypes import FiniteFloat
 from olaf.constants import SEGMENTS
 from olaf.hosts.modes import Mode
 from olaf.paths import build_dir
+from olaf.plan.topology import MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER, TOPOLOGIES
 from olaf.plan.workload import DEFAULT_ENV, PPOConfig, TrainJob
-from olaf.topologies.spec import QUEUES, TOPOLOGIES
-from olaf.training.job import build_spec, run_training
+from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES
+from olaf.training.job import build_plan, option_of, run_training
 
 
 def _term_as_interrupt(signum, frame):  # noqa: ARG001
@@ -60,14 +63,15 @@ def train_options(f):
         click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=TrainJob.ack_wait_ms, show_default=True,
                      help="How long a worker waits for the ACK's weights after an update, ms."),
         click.option("--topo", default="tor", show_default=True, type=click.Choice(TOPOLOGIES)),
-        click.option("--clusters", default=9, show_default=True, type=click.IntRange(1, 100),
+        click.option("--clusters", default=9, show_default=True, type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH),
                      help="Clusters (multihop: per edge switch)."),
-        click.option("--workers-per-cluster", default=3, show_default=True, type=click.IntRange(1, 16)),
-        click.option("--queue-size", default=8, show_default=True, type=click.IntRange(1, SEGMENTS)),
+        click.option("--workers-per-cluster", default=3, show_default=True,
+                     type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
+        click.option("--queue-size", type=click.IntRange(1, SEGMENTS),
+                     help="Q_max of the switch attached to the PS [default: the topology's, paper §8]."),
         click.option("--tc/--no-tc", default=False, show_default=True, help="Worker transmission control (paper §5)."),
         click.option("--seed", default=1, show_default=True, type=int),
-        click.option("--bmv2-log-level", default="warn", show_default=True,
-                     type=click.Choice(["trace", "debug", "info", "warn", "error", "off"])),
+        click.option("--bmv2-log-level", default="warn", show_default=True, type=click.Choice(BMV2_LOG_LEVELS)),
         click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(),
                      show_default=True),
     ]
@@ -87,9 +91,12 @@ def train_options(f):
               help="Wall-time budget of the job, s.")
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
               show_default=True)
+@click.option("--backend", type=click.Choice(backends.names()), default="mininet", show_default=True,
+              help="Where the job runs (olaf.backends); ns3 refuses it: its workers are synthetic.")
 @click.pass_context
-def train_cmd(ctx: click.Context, build: Path, results: Path, **kw: Any) -> None:
-    """Train PPO workers through the Mininet + BMv2 network until a reward target or a budget (root).
+def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw: Any) -> None:
+    """Train PPO workers until a reward target or a budget: through the Mininet + BMv2 network
+    (--backend mininet, root) or over loopback without a switch (--backend local: the ideal network).
 
     Writes a run directory (results/latest): the AoM report of `olaf run`, progress.csv,
     rewards.csv, training.json, reward_time.png, reward_updates.png.
@@ -104,15 +111,21 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, **kw: Any) -> None
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"build": build, "results": results, **kw}
         return
-    from olaf.topologies.emulation import preflight  # noqa: PLC0415
     from olaf.topologies.rundir import new_run_dir  # noqa: PLC0415
 
-    spec = build_spec(**kw)
-    preflight(build)
+    options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
+                             bmv2_log_level=kw.pop("bmv2_log_level"))
+    plan = build_plan(**kw)
+    runner = backends.get(backend, options)
+    try:
+        runner.check(plan)
+    except PlanRefused as e:
+        raise click.BadParameter(e.message, param_hint=option_of(e.path)) from None
+    runner.preflight()
     signal.signal(signal.SIGTERM, _term_as_interrupt)
-    console = Console()
-    out = new_run_dir(results, f"train-{spec.topo}-{spec.queue}")
-    r = run_training(spec, out, build, console)
+    console = options.console
+    out = new_run_dir(results, f"train-{backend}-{plan.topology}-{plan.discipline}")
+    r = run_training(plan, backend, out, options)
     t = "not reached" if not r["reached"] else f"reached in {r['time_to_target_s']:.0f} s"
     console.print(f"target {r['target']:g} {t}; final mean worker reward {r['final_mean_worker_reward']}; "
                   f"{r['ps_updates']} worker updates at the PS; results: {out}")

@@ -39,6 +39,8 @@ from rich.console import Console
 from olaf.experiments.stats import Estimate, estimate
 
 FIGURES = ("fig2", "fig3", "fig7", "fig8")
+BACKEND = "mininet"
+"""The figures' jobs run through the emulated switches (their ideal arms too, as in the paper's testbed)."""
 QUICK = {"env": "CartPole-v1", "clusters": 2, "workers_per_cluster": 2, "budget_s": 120.0}
 """``--quick``: a CartPole job of 4 workers, 2 minutes at most (tests, a first look)."""
 PAPER_FIG8 = {"high": 82.0, "low": 86.5}
@@ -108,11 +110,15 @@ def _iterations_to(curve: list[tuple[float, float]], target: float) -> Optional[
 def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: Path, build: Path,
             console: Console) -> dict[str, Any]:
     """Run figure ``fig``'s jobs and write its files into ``out``; returns the table's data."""
-    from olaf.training.job import build_spec, run_training  # noqa: PLC0415
+    from olaf.backends.base import BackendOptions  # noqa: PLC0415
+    from olaf.training.job import build_plan, run_training  # noqa: PLC0415
 
+    base = dict(base)
+    options = BackendOptions(console=console, build=build, quiet=True, progress=True, report=True, plots=True,
+                             bmv2_log_level=base.pop("bmv2_log_level", "warn"))
     jobs = arms(fig, rates)
     # fig8 compares rewards at the end of equal budgets: its jobs do not stop at the target
-    specs = {(a.label, s): build_spec(**{**base, **a.options, "seed": s}, stop_at_target=fig != "fig8")
+    specs = {(a.label, s): build_plan(**{**base, **a.options, "seed": s}, stop_at_target=fig != "fig8")
              for a in jobs for s in range(1, seeds + 1)}
     out.mkdir(parents=True, exist_ok=True)
     by_iteration = fig in ("fig2", "fig3")
@@ -124,9 +130,9 @@ def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: P
         if run_dir.exists():
             raise click.ClickException(f"{run_dir} exists: pass another --out or remove it")
         run_dir.mkdir(parents=True)
-        results[(label, seed)] = run_training(spec, run_dir, build, console, quiet=True)
+        results[(label, seed)] = run_training(spec, BACKEND, run_dir, options)
         curves[(label, seed)] = _curve(run_dir, by_iteration)
-    target = next(iter(specs.values())).training.target  # type: ignore[union-attr]
+    target = next(iter(specs.values())).workload.job.target  # type: ignore[union-attr]
     _write_runs(out, results, curves, target, by_iteration)
     rows = _table(fig, jobs, results, curves, target, by_iteration, rates)
     _plot(out / f"{fig}.png", fig, jobs, curves, target, by_iteration)
@@ -310,5 +316,5 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
     if quick:
         base.update(QUICK)
     arms(fig, rate_list)  # the rate checks, before anything starts
-    preflight(build)
+    preflight(build)  # the figures run on the mininet backend
     compare(fig, base, rate_list, seeds, out or results / f"train-{fig}", build, Console())

@@ -1,7 +1,8 @@
 """A training job (``olaf train``): its plan from the command's options and its run with a
-:class:`~olaf.rl.trainrun.TrainMonitor`.
+:class:`~olaf.rl.trainrun.TrainMonitor` on any backend that runs a training workload
+(``local``: the ideal network; ``mininet``: through the switches).
 
-:func:`build_spec` checks the environment before anything starts (unknown id, continuous
+:func:`build_plan` checks the environment before anything starts (unknown id, continuous
 actions, a network that does not fit the frame, a missing ``train`` extra: each a one-line
 error naming the option and the fix); :func:`run_training` runs it and writes the training
 outputs (``training.json``, curves) beside the run's report.
@@ -15,12 +16,15 @@ from pathlib import Path
 from typing import Any, Optional
 
 import click
-from rich.console import Console
 
+from olaf import backends
+from olaf.backends.base import BackendOptions, PlanRefused, RunFailed
+from olaf.configfile import ConfigError, validate
 from olaf.constants import MTU, max_model_elements
 from olaf.hosts.modes import Mode
+from olaf.plan.plan import PPOWorkload, RunPlan
+from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT
 from olaf.plan.workload import PPOConfig, PPOTaskSpec, TrainJob
-from olaf.topologies.spec import RunSpec, RunSpecError
 
 DEFAULT_TARGETS = {"LunarLander-v3": 0.0, "CartPole-v1": 150.0}
 """Mean worker reward that ends a job when ``--target`` is not given (LunarLander: from about
@@ -60,58 +64,102 @@ def check_task(env_id: str, hidden: tuple[int, ...], mtu: int) -> int:
     return n
 
 
-def build_spec(*, env: str, hidden: tuple[int, ...], target: Optional[float], budget_s: float,
-               stop_at_target: bool = True, **kw: Any) -> RunSpec:
-    """The RunSpec of a training job from ``olaf train``'s options (also used by the figures).
+PLAN_OPTIONS = {"topology": "--topo", "groups": "--clusters/--workers-per-cluster", "queue": "--queue",
+                "queue_size": "--queue-size", "uplinks": "--rate-pps", "tc": "--tc", "seed": "--seed",
+                "duration_s": "--budget-s", "grads": "--hidden", "workload": "--backend"}
+"""The ``olaf train`` option behind each plan field (errors name the option)."""
+
+
+def option_of(field: str) -> str:
+    """The option of plan field ``field`` (a dotted path), for error messages."""
+    return PLAN_OPTIONS.get(field.split(".")[0].split("[")[0], field)
+
+
+def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], budget_s: float,
+               stop_at_target: bool = True, topo: str = "tor", clusters: int = 9, workers_per_cluster: int = 3,
+               queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: int = 0, tc: bool = False,
+               seed: int = 1, n_steps: int = PPOConfig.n_steps, n_envs: int = PPOConfig.n_envs,
+               ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
+               ps_gate: Optional[bool] = TrainJob.ps_gate, mode: str = "async",
+               ack_wait_ms: float = TrainJob.ack_wait_ms) -> RunPlan:
+    """The run plan of a training job from ``olaf train``'s options (also used by the figures).
+
+    Every worker iterates back to back (period 1 ms: the period only spaces a worker's
+    iterations) for ``budget_s`` seconds; ``clusters`` is per edge switch (multihop: S1 behind
+    s1, S2 behind s2). Only what differs from the plan's defaults is set in it (a bottleneck,
+    FIFO, a queue size, transmission control, the multihop topology), so a backend without a
+    network (``local``) refuses exactly those options.
 
     Raises:
-        click.BadParameter / click.ClickException: as :func:`check_task`, or a run parameter
-            out of range (naming its option).
+        click.BadParameter / click.ClickException: as :func:`check_task`, or a value out of range
+            (naming its option).
     """
     n = check_task(env, hidden, MTU)
     tgt = DEFAULT_TARGETS.get(env, 0.0) if target is None else target
     try:
-        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=PPOConfig(hidden=hidden, n_steps=kw.pop("n_steps"),
-                                                                  n_envs=kw.pop("n_envs"))),
-                       num_params=n, ps_step=kw.pop("ps_step"), ps_lr=kw.pop("ps_lr"), ps_gate=kw.pop("ps_gate"),
-                       mode=kw.pop("mode"), ack_wait_ms=kw.pop("ack_wait_ms"), target=tgt, stop_at_target=stop_at_target)
-        if job.mode == Mode.SYNC.value:  # workers wait for the round's ACK (docs/training.md)
-            job = replace(job, ack_wait_ms=max(job.ack_wait_ms, job.round_timeout_ms))
-        # back-to-back iterations: the period only spaces a worker's iterations, not its updates' due times
-        return RunSpec(duration_s=budget_s, period_ms=1.0, jitter_ms=0.0, grads=n, training=job, **kw)
-    except RunSpecError as e:
-        raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--" + e.field.replace("_", "-")) from None
+        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=PPOConfig(hidden=hidden, n_steps=n_steps, n_envs=n_envs)),
+                       num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, mode=mode,
+                       ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
+    if job.mode == Mode.SYNC.value:  # workers wait for the round's ACK (docs/training.md)
+        job = replace(job, ack_wait_ms=max(job.ack_wait_ms, job.round_timeout_ms))
+    raw: dict[str, Any] = {
+        "duration_s": budget_s, "grads": n, "seed": seed, "workload": {"kind": "ppo", "job": job},
+        "groups": [{"name": f"S{i + 1}", "clusters": clusters, "workers_per_cluster": workers_per_cluster,
+                    "period_ms": 1.0, "jitter_ms": 0.0, "switch": sw} for i, sw in enumerate(EDGE_SWITCHES[topo])]}
+    if topo != "tor":
+        raw["topology"] = topo
+    if queue != "olaf":
+        raw["queue"] = queue
+    root = next(sw for sw, up in PARENT[topo].items() if up is None)
+    if queue_size is not None and queue_size != DEFAULT_QUEUE_SIZE[topo][root]:
+        raw["queue_size"] = {root: queue_size}
+    if rate_pps:
+        raw["uplinks"] = {root: {"pps": rate_pps}}
+    if tc:
+        raw["tc"] = {"enabled": True}
+    try:
+        return validate(RunPlan, raw)
+    except ConfigError as e:
+        raise click.BadParameter(e.message, param_hint=option_of(e.path)) from None
 
 
-def run_training(spec: RunSpec, out: Path, build: Path, console: Console, *, quiet: bool = False) -> dict[str, Any]:
-    """One training job into the run directory ``out``; returns ``training.json``'s content.
+def run_training(plan: RunPlan, backend: str, out: Path, options: BackendOptions) -> dict[str, Any]:
+    """One training job on ``backend`` into the run directory ``out``; returns ``training.json``'s content.
 
     Raises:
-        olaf.topologies.emulation.RunFailed: the run failed (a host, a switch); what was
-            collected stays in ``out`` and its training files are written first.
+        click.BadParameter: the backend refuses the plan (naming the option behind the field).
+        olaf.backends.base.RunFailed: the run failed (a host, a switch); what was collected stays
+            in ``out`` and its training files are written first.
     """
     from olaf.rl.trainrun import TrainMonitor, write_training_outputs  # noqa: PLC0415
-    from olaf.topologies.emulation import RunFailed, run_once  # noqa: PLC0415
 
-    assert spec.training is not None
-    # one OpenMP/MKL thread per worker process (inherited through Mininet's hosts): 27 learners share 2 cores
+    assert isinstance(plan.workload, PPOWorkload)
+    job = plan.workload.job
+    runner = backends.get(backend, options)
+    try:
+        runner.check(plan)
+    except PlanRefused as e:
+        raise click.BadParameter(e.message, param_hint=option_of(e.path)) from None
+    # one OpenMP/MKL thread per worker process (inherited through Mininet's hosts): the learners share the cores
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    workers = [w for ws in spec.deployment().clusters.values() for w in ws]
-    monitor = TrainMonitor(out / "hosts", workers, spec.training.target, spec.training.window,
-                           spec.training.stop_at_target)
-    job = {"env": spec.training.task.env_id, "queue": spec.queue, "rate_pps": spec.rate_pps, "topo": spec.topo,
-           "clusters": spec.clusters, "workers_per_cluster": spec.workers_per_cluster, "mode": spec.training.mode,
-           "seed": spec.seed, "budget_s": spec.duration_s, "num_params": spec.training.num_params}
+    workers = [f"w{i}" for i in range(1, plan.num_workers + 1)]
+    monitor = TrainMonitor(out / "hosts", workers, job.target, job.window, job.stop_at_target)
+    g = plan.groups[0]
+    root = plan.root_switch
+    meta = {"env": job.task.env_id, "backend": backend, "queue": plan.discipline,
+            "rate_pps": plan.uplinks[root].pps if root in plan.uplinks else 0, "topo": plan.topology,
+            "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster, "mode": job.mode,
+            "seed": plan.seed, "budget_s": plan.duration_s, "num_params": job.num_params}
     try:
-        run_once(spec, out, build, console, monitor=monitor, quiet=quiet)
+        runner.run(plan, out, monitor)
     except RunFailed:
         if (out / "run.json").exists():
-            write_training_outputs(out, monitor, job)
+            write_training_outputs(out, monitor, meta)
         raise
-    result = write_training_outputs(out, monitor, job)
+    result = write_training_outputs(out, monitor, meta)
     if result["worker_errors"]:
         raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in result["worker_errors"].items())
                         + f" (what was collected is in {out})")
