@@ -8,24 +8,10 @@ of them go through this module only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
-from olaf.controller.p4rt import Replica, SwitchConnection, ip_str, mac_str, multicast_group_entry
-
-
-def group_id(cluster_id: int) -> int:
-    """PRE multicast group of a cluster (P4Runtime group ids start at 1)."""
-    return cluster_id + 1
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """``ack_rewrite`` entry of a worker replica (key egress_rid = worker_id)."""
-
-    src_mac: str
-    dst_mac: str
-    dst_ip: str
+from olaf.controller.entries import Replica, Rewrite, group_id
+from olaf.controller.p4rt import SwitchConnection, ip_str, mac_str, multicast_group_entry
 
 
 class AckMulticast:

@@ -6,19 +6,8 @@ through this class only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from olaf.controller.entries import Route
 from olaf.controller.p4rt import SwitchConnection, ip_str, mac_str
-
-
-@dataclass(frozen=True)
-class Route:
-    """One /32 ``ipv4_lpm`` entry: out of ``port`` with these Ethernet addresses."""
-
-    prefix: str
-    port: int
-    src_mac: str
-    dst_mac: str
 
 
 class Ipv4Forwarding:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
@@ -31,6 +30,8 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 from p4runtime_sh import bytes_utils
 from p4runtime_sh.context import Context, P4Type
 from p4runtime_sh.p4runtime import P4RuntimeWriteException
+
+from olaf.controller.entries import Replica
 
 log = logging.getLogger(__name__)
 
@@ -168,14 +169,6 @@ class Pipeline:
             elif fm.HasField("lpm"):
                 out[name] = (decode(fm.lpm.value), fm.lpm.prefix_len)
         return out
-
-
-@dataclass(frozen=True)
-class Replica:
-    """One PRE replica: egress port and egress_rid (P4Runtime ``Replica``)."""
-
-    port: int
-    rid: int
 
 
 def multicast_group_entry(group_id: int, replicas: Iterable[Replica]) -> p4runtime_pb2.PacketReplicationEngineEntry:

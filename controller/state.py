@@ -1,20 +1,48 @@
-"""Desired P4Runtime state of each switch, computed from a :class:`Deployment`.
+"""Desired state of each switch's tables, computed from a network: the one derivation of the
+Olaf switch tables.
 
-Pure functions (no switch needed): the controller diffs this against what the
-switch holds and writes only the difference (INSERT / MODIFY / DELETE), which
-is how clusters are regrouped at runtime without touching the queue.
+Pure functions (no switch, no P4Runtime import): the controller diffs this against what a BMv2
+switch holds and writes only the difference (INSERT / MODIFY / DELETE), which is how clusters
+are regrouped at runtime without touching the queue; the ns-3 backend programs its switches
+with the same state (:mod:`olaf.sim.backend`). The network is any object of the shape of
+:class:`olaf.controller.config.Deployment` (:class:`Network`), e.g. the shared layout of a run
+plan (:class:`olaf.plan.topology.Layout`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping, Optional, Protocol
 
-from olaf.controller.ack_multicast import Rewrite, group_id  # noqa: F401  (group_id re-exported)
-from olaf.controller.config import Deployment
-from olaf.controller.forwarding import Route
-from olaf.controller.p4rt import Replica
+from olaf.controller.entries import Replica, Rewrite, Route, group_id  # noqa: F401  (group_id re-exported)
+from olaf.controller.routing import Network as RoutedNetwork
 from olaf.controller.routing import next_hops
 from olaf.controller.update_identifier import WorkerEntry
+
+
+class _Host(Protocol):
+    @property
+    def ip(self) -> str: ...
+    @property
+    def mac(self) -> str: ...
+    @property
+    def switch(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def worker_id(self) -> Optional[int]: ...
+
+
+class Network(RoutedNetwork, Protocol):
+    """What the desired state is computed from: switches, hosts, links (:mod:`.routing`), the
+    clusters (id → worker host names) and the worker identity (``address_port`` | ``five_tuple``)."""
+
+    @property
+    def hosts(self) -> Mapping[str, _Host]: ...
+    @property
+    def clusters(self) -> Mapping[int, tuple[str, ...]]: ...
+    @property
+    def identity(self) -> str: ...
 
 
 @dataclass
@@ -34,8 +62,8 @@ class SwitchState:
     rewrites: dict[int, Rewrite] = field(default_factory=dict)
 
 
-def desired_state(d: Deployment, switch: str) -> SwitchState:
-    """The full desired state of ``switch`` for deployment ``d``."""
+def desired_state(d: Network, switch: str) -> SwitchState:
+    """The full desired state of ``switch`` in network ``d`` (a deployment or a layout)."""
     sw = d.switches[switch]
     hops = next_hops(d, switch)
     st = SwitchState()

@@ -5,14 +5,14 @@
 * :func:`multihop` — paper Fig. 9: clusters split over edge switches ``s1`` and
   ``s2``, both uplinked to ``s3``, which connects the PS (queue 5 on s1/s2 and
   8 on s3 in the paper, §8.3).
-* :func:`deployment` — either shape with any cluster groups (:class:`Placement`: clusters
-  and workers per cluster behind an edge switch) and per-switch queues and rates; the
+* :func:`deployment` — either shape with any cluster groups (:class:`~olaf.plan.topology.Placement`:
+  clusters and workers per cluster behind an edge switch) and per-switch queues and rates; the
   two above are its common cases.
 
-Addressing: PS 10.0.0.100; worker ``w<i>`` (i = 1..N, also its worker_id) at
-10.0.<i // 250 + 1>.<i % 250 + 1>; MACs derived from the IPs; switch ``s<k>``
-has P4Runtime port 50000 + k, Thrift port 9090 + k and device id k. Worker
-ports on a switch are 1, 2, …; uplinks and the PS port follow.
+Hosts, addresses, ports, links and clusters are the shared layout
+(:func:`olaf.plan.topology.layout`); a deployment adds the P4 switches' configuration (switch
+``s<k>`` has P4Runtime port 50000 + k, Thrift port 9090 + k and device id k) and the limits
+of an emulated network.
 """
 
 from __future__ import annotations
@@ -20,13 +20,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
-import numpy as np
-
+from olaf.constants import DEFAULT_ACTIVITY_WINDOW_NS
 from olaf.controller.config import Deployment, HostConf, LinkConf, SwitchConf, validate
 from olaf.controller.olaf_params import QueueParams
-from olaf.plan.topology import EDGE_SWITCHES, MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER, SWITCHES
-
-PS_IP = "10.0.0.100"
+from olaf.plan.topology import (
+    EDGE_SWITCHES,
+    MAX_CLUSTERS_PER_SWITCH,
+    MAX_WORKERS_PER_CLUSTER,
+    SWITCHES,
+    Placement,
+    layout,
+    switch_mac,
+)
 
 
 @dataclass(frozen=True)
@@ -44,57 +49,19 @@ class QueueSetup:
     depth: int = 64
 
 
-def mac_of(ip: str) -> str:
-    a, b, c, d = (int(x) for x in ip.split("."))
-    return f"00:00:{a:02x}:{b:02x}:{c:02x}:{d:02x}"
-
-
-def worker_ip(i: int) -> str:
-    return f"10.0.{i // 250 + 1}.{i % 250 + 1}"
-
-
-def worker_seed(run_seed: int, worker_id: int) -> int:
-    """The seed of worker ``worker_id``'s own draws (jitter, transmission control) in a run
-    seeded ``run_seed``: NumPy's ``SeedSequence([run_seed, worker_id])`` (32 bits), so the
-    workers of runs with different seeds draw independent streams (``run_seed + worker_id``
-    would share all but one worker's stream between seeds 1 and 2)."""
-    return int(np.random.SeedSequence([run_seed, worker_id]).generate_state(1, np.uint32)[0])
-
-
 def _switch(k: int, q: QueueSetup, num_grads: int, discipline: str, reward_threshold: Optional[int],
             activity_window_ns: int, port_base: int) -> SwitchConf:
     return SwitchConf(
         name=f"s{k}", grpc=f"127.0.0.1:{port_base + k}", device_id=k, thrift_port=9090 + k,
-        mac=f"00:00:00:00:{k:02x}:00",
+        mac=switch_mac(k),
         queue=QueueParams(queue_size=q.size, num_grads=num_grads, reward_threshold=reward_threshold,
                           activity_window_ns=activity_window_ns, discipline=discipline),
         rate_pps=q.rate_pps, depth=q.depth)
 
 
-def _workers(first: int, n: int, switch: str, first_port: int) -> dict[str, HostConf]:
-    out = {}
-    for j in range(n):
-        i = first + j
-        ip = worker_ip(i)
-        out[f"w{i}"] = HostConf(f"w{i}", ip, mac_of(ip), switch, first_port + j, worker_id=i)
-    return out
-
-
-@dataclass(frozen=True)
-class Placement:
-    """``clusters`` clusters of ``workers_per_cluster`` workers behind edge switch ``switch``
-    (one cluster group; paper §8.3's S1 and S2)."""
-
-    switch: str
-    clusters: int
-    workers_per_cluster: int
-
-
-
-
 def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, QueueSetup], *, num_grads: int = 16,
                discipline: str = "olaf", reward_threshold: Optional[int] = None,
-               activity_window_ns: int = 1_000_000_000, grpc_port_base: int = 50000) -> Deployment:
+               activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS, grpc_port_base: int = 50000) -> Deployment:
     """The deployment of ``topo`` (``tor`` or ``multihop``) with cluster groups ``groups`` and
     each switch's queue and bottleneck ``queues`` (a switch not in it gets ``QueueSetup()``).
 
@@ -107,44 +74,30 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
         ValueError: an unknown shape or edge switch, or more than 250 clusters on one
             edge switch / 16 workers per cluster (the message names the limit).
     """
-    if topo not in EDGE_SWITCHES:
-        raise ValueError(f"topology {topo!r}: use one of {', '.join(EDGE_SWITCHES)}")
-    per_edge: dict[str, int] = dict.fromkeys(EDGE_SWITCHES[topo], 0)
+    per_edge: dict[str, int] = dict.fromkeys(EDGE_SWITCHES.get(topo, ()), 0)
     for g in groups:
-        if g.switch not in per_edge:
-            raise ValueError(f"switch {g.switch!r} is not an edge switch of {topo} ({', '.join(EDGE_SWITCHES[topo])})")
         if not 1 <= g.workers_per_cluster <= MAX_WORKERS_PER_CLUSTER:
             raise ValueError(f"workers_per_cluster={g.workers_per_cluster} must be in 1..{MAX_WORKERS_PER_CLUSTER}")
         if g.clusters < 1:
             raise ValueError(f"clusters={g.clusters} must be >= 1")
-        per_edge[g.switch] += g.clusters
+        if g.switch in per_edge:
+            per_edge[g.switch] += g.clusters
     for sw, n in per_edge.items():
         if n > MAX_CLUSTERS_PER_SWITCH:
             raise ValueError(f"clusters={n} behind {sw} must be in 1..{MAX_CLUSTERS_PER_SWITCH}")
-    hosts: dict[str, HostConf] = {}
-    clusters: dict[int, tuple[str, ...]] = {}
-    next_port = dict.fromkeys(EDGE_SWITCHES[topo], 1)
-    for g in groups:
-        for _ in range(g.clusters):
-            first = len(hosts) + 1
-            hosts.update(_workers(first, g.workers_per_cluster, g.switch, next_port[g.switch]))
-            next_port[g.switch] += g.workers_per_cluster
-            clusters[len(clusters)] = tuple(f"w{first + j}" for j in range(g.workers_per_cluster))
+    lay = layout(topo, groups)
+    hosts = {n: HostConf(h.name, h.ip, h.mac, h.switch, h.port, worker_id=h.worker_id) for n, h in lay.hosts.items()}
+    links = tuple(LinkConf(x.a, x.port_a, x.b, x.port_b) for x in lay.links)
+    clusters = dict(lay.clusters)
     switches = {name: _switch(int(name[1:]), queues.get(name, QueueSetup()), num_grads, discipline, reward_threshold,
                               activity_window_ns, grpc_port_base) for name in SWITCHES[topo]}
-    if topo == "tor":
-        hosts["ps"] = HostConf("ps", PS_IP, mac_of(PS_IP), "s1", next_port["s1"])
-        links: tuple[LinkConf, ...] = ()
-    else:
-        hosts["ps"] = HostConf("ps", PS_IP, mac_of(PS_IP), "s3", 3)
-        links = (LinkConf("s1", next_port["s1"], "s3", 1), LinkConf("s2", next_port["s2"], "s3", 2))
-    return validate(Deployment(num_grads=num_grads, ps="ps", switches=switches, hosts=hosts, links=links,
+    return validate(Deployment(num_grads=num_grads, ps=lay.ps, switches=switches, hosts=hosts, links=links,
                                clusters=clusters))
 
 
 def tor(clusters: int = 9, workers_per_cluster: int = 3, *, queue: QueueSetup = QueueSetup(),
         num_grads: int = 16, discipline: str = "olaf", reward_threshold: Optional[int] = None,
-        activity_window_ns: int = 1_000_000_000, grpc_port_base: int = 50000) -> Deployment:
+        activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS, grpc_port_base: int = 50000) -> Deployment:
     """ToR star. Raises ValueError for sizes outside 1..250 clusters / 1..16 workers per cluster."""
     if not 1 <= clusters <= MAX_CLUSTERS_PER_SWITCH:
         raise ValueError(f"clusters={clusters} must be in 1..{MAX_CLUSTERS_PER_SWITCH}")
@@ -156,7 +109,7 @@ def tor(clusters: int = 9, workers_per_cluster: int = 3, *, queue: QueueSetup = 
 def multihop(clusters_per_edge: int = 5, workers_per_cluster: int = 2, *,
              edge_queue: QueueSetup = QueueSetup(size=5), core_queue: QueueSetup = QueueSetup(size=8),
              num_grads: int = 16, discipline: str = "olaf", reward_threshold: Optional[int] = None,
-             activity_window_ns: int = 1_000_000_000, grpc_port_base: int = 50000) -> Deployment:
+             activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS, grpc_port_base: int = 50000) -> Deployment:
     """Paper Fig. 9: s1, s2 (edge, clusters) → s3 (core) → PS.
 
     Clusters 0..k-1 hang off s1 (group S1), k..2k-1 off s2 (group S2).

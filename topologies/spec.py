@@ -27,10 +27,10 @@ from olaf.hosts.runlog import group_start_file
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.worker import WorkerConfig
 from olaf.plan.faults import parse_fault
-from olaf.plan.topology import EDGE_QUEUE_SIZE, EDGE_SWITCHES, SWITCHES, TOPOLOGIES
+from olaf.plan.topology import EDGE_QUEUE_SIZE, EDGE_SWITCHES, SWITCHES, TOPOLOGIES, Placement, worker_seed
 from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, TxParams
 from olaf.plan.workload import TrainJob
-from olaf.topologies.build import Placement, QueueSetup, deployment, worker_seed
+from olaf.topologies.build import QueueSetup, deployment
 
 INTERACTIVE_DURATION_S = 10 * 24 * 3600
 """How long workers run in interactive mode (``duration_s = 0``): until the CLI exits."""

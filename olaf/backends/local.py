@@ -40,6 +40,7 @@ from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.plan.plan import PPOWorkload, RunPlan
+from olaf.plan.topology import worker_seed
 from olaf.plan.tx import TxParams
 
 _NO_NETWORK = "the local backend has no switch or links (loopback only): run it on mininet or ns3"
@@ -103,7 +104,6 @@ class LocalBackend:
             LocalRunFailed: a host exited with an error or did not come up.
         """
         from olaf.report.commands import report_run  # noqa: PLC0415
-        from olaf.topologies.build import worker_seed  # noqa: PLC0415
         from olaf.topologies.rundir import generation_progress  # noqa: PLC0415
 
         self.check(plan)

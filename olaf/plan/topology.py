@@ -4,13 +4,25 @@
 * ``multihop`` — paper Fig. 9: edge switches ``s1`` and ``s2``, both uplinked to the core
   ``s3``, which connects the PS.
 
-The one definition of these shapes: the run plan validates against it, the Mininet
-builders (:mod:`olaf.topologies.build`) and the simulation (:mod:`olaf.sim.topology`) build it.
+The one definition of these shapes and of their layout (:func:`layout`: hosts, addresses,
+ports, links, clusters): the run plan validates against it, the Mininet builders
+(:mod:`olaf.topologies.build`) add the P4 switches' configuration to it, and the simulation
+(:mod:`olaf.sim.topology`) builds it in ns-3 and asks the controller's
+:func:`~olaf.controller.state.desired_state` for its switch tables.
+
+Addressing: PS 10.0.0.100; worker ``w<i>`` (i = 1..N, also its worker_id) at
+10.0.<i // 250 + 1>.<i % 250 + 1>; MACs derived from the IPs; switch ``s<k>``'s MAC
+00:00:00:00:<k>:00. Clusters are numbered 0.. and workers ``w1``.. in group order. Ports: the
+workers of an edge switch on 1, 2, …, then its uplink (multihop) or the PS (tor); ``s3`` has
+``s1`` on 1, ``s2`` on 2 and the PS on 3.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
 
 from olaf.constants import DEFAULT_QUEUE_SIZE as QUEUE_SIZE
 
@@ -27,3 +39,113 @@ MAX_CLUSTERS_PER_SWITCH = 250
 """Clusters behind one edge switch of an emulated network (worker addressing 10.0.x.y)."""
 MAX_WORKERS_PER_CLUSTER = 16
 """Workers of one cluster in an emulated network (the ACK multicast group's replicas)."""
+
+PS_IP = "10.0.0.100"
+PS_NAME = "ps"
+
+
+def worker_ip(i: int) -> str:
+    """IPv4 address of worker ``w<i>``."""
+    return f"10.0.{i // 250 + 1}.{i % 250 + 1}"
+
+
+def mac_of(ip: str) -> str:
+    """The MAC of the host with IPv4 address ``ip`` (00:00 then the address's four bytes)."""
+    a, b, c, d = (int(x) for x in ip.split("."))
+    return f"00:00:{a:02x}:{b:02x}:{c:02x}:{d:02x}"
+
+
+def switch_mac(k: int) -> str:
+    """The MAC of switch ``s<k>`` (source of the frames it sends)."""
+    return f"00:00:00:00:{k:02x}:00"
+
+
+def worker_seed(run_seed: int, worker_id: int) -> int:
+    """The seed of worker ``worker_id``'s own draws (jitter, transmission control) in a run
+    seeded ``run_seed``, on every backend: NumPy's ``SeedSequence([run_seed, worker_id])`` (32 bits),
+    so the workers of runs with different seeds draw independent streams (``run_seed + worker_id``
+    would share all but one worker's stream between seeds 1 and 2)."""
+    return int(np.random.SeedSequence([run_seed, worker_id]).generate_state(1, np.uint32)[0])
+
+
+@dataclass(frozen=True)
+class Placement:
+    """``clusters`` clusters of ``workers_per_cluster`` workers behind edge switch ``switch``
+    (one cluster group; paper §8.3's S1 and S2)."""
+
+    switch: str
+    clusters: int
+    workers_per_cluster: int
+
+
+@dataclass(frozen=True)
+class LayoutSwitch:
+    name: str
+    mac: str
+
+
+@dataclass(frozen=True)
+class LayoutHost:
+    """A host: its address, the switch port it is attached to, and its worker_id (None: the PS)."""
+
+    name: str
+    ip: str
+    mac: str
+    switch: str
+    port: int
+    worker_id: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class LayoutLink:
+    a: str
+    port_a: int
+    b: str
+    port_b: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Switches, hosts, links and clusters of a network (the shape :mod:`olaf.controller.routing`
+    and :func:`olaf.controller.state.desired_state` read). ``clusters``: cluster id → worker names."""
+
+    switches: Mapping[str, LayoutSwitch]
+    hosts: Mapping[str, LayoutHost]
+    links: tuple[LayoutLink, ...]
+    clusters: Mapping[int, tuple[str, ...]]
+    ps: str = PS_NAME
+    identity: str = "address_port"
+
+
+def layout(topo: str, groups: Sequence[Placement]) -> Layout:
+    """The layout of ``topo`` with cluster groups ``groups`` (module docstring), without the
+    limits of a P4 build (:func:`olaf.topologies.build.deployment` checks those).
+
+    Raises:
+        ValueError: an unknown topology, or a group behind a switch that is not an edge switch of it.
+    """
+    if topo not in EDGE_SWITCHES:
+        raise ValueError(f"topology {topo!r}: use one of {', '.join(EDGE_SWITCHES)}")
+    hosts: dict[str, LayoutHost] = {}
+    clusters: dict[int, tuple[str, ...]] = {}
+    next_port = dict.fromkeys(EDGE_SWITCHES[topo], 1)
+    for g in groups:
+        if g.switch not in next_port:
+            raise ValueError(f"switch {g.switch!r} is not an edge switch of {topo} ({', '.join(EDGE_SWITCHES[topo])})")
+        for _ in range(g.clusters):
+            first = len(hosts) + 1
+            for j in range(g.workers_per_cluster):
+                i = first + j
+                ip = worker_ip(i)
+                hosts[f"w{i}"] = LayoutHost(f"w{i}", ip, mac_of(ip), g.switch, next_port[g.switch] + j, worker_id=i)
+            next_port[g.switch] += g.workers_per_cluster
+            clusters[len(clusters)] = tuple(f"w{first + j}" for j in range(g.workers_per_cluster))
+    switches = {name: LayoutSwitch(name, switch_mac(int(name[1:]))) for name in SWITCHES[topo]}
+    root = next(sw for sw, up in PARENT[topo].items() if up is None)
+    if topo == "tor":
+        hosts[PS_NAME] = LayoutHost(PS_NAME, PS_IP, mac_of(PS_IP), root, next_port[root])
+        links: tuple[LayoutLink, ...] = ()
+    else:
+        hosts[PS_NAME] = LayoutHost(PS_NAME, PS_IP, mac_of(PS_IP), root, 3)
+        links = (LayoutLink("s1", next_port["s1"], "s3", 1), LayoutLink("s2", next_port["s2"], "s3", 2))
+    return Layout(switches, hosts, links, clusters)

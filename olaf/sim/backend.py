@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from olaf.controller.state import SwitchState, desired_state
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
 from olaf.plan.plan import RunPlan
+from olaf.plan.topology import worker_seed
 from olaf.sim import build
 from olaf.sim.topology import PS_IP, Network, WorkerHost, ip_int, network
-from olaf.topologies.build import worker_seed
 
 NS_PER_MS = 1_000_000
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
@@ -113,15 +114,25 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
         if parent is not None:
             child_port[(parent, name)] = ports >> 16
         sim.SetQueuePort(sw[name], up_port[name])
-        sim.AddRoute(sw[name], ip_int(PS_IP), 32, up_port[name])
     workers: dict[str, int] = {}
-    access_port: dict[str, int] = {}
+    # the layout's port numbers (BMv2's) -> the simulated switch's ports, per switch
+    port_of: dict[str, dict[int, int]] = {name: {} for name in net.switches}
+    lay = net.layout
+    for name in net.switches:
+        parent = net.parent[name]
+        if parent is None:
+            port_of[name][lay.hosts[lay.ps].port] = up_port[name]
+        else:
+            link = next(x for x in lay.links if x.a == name and x.b == parent)
+            port_of[name][link.port_a] = up_port[name]
+            port_of[parent][link.port_b] = child_port[(parent, name)]
     for w in net.workers:
         workers[w.name] = sim.AddWorker(w.name, _worker_params(ns, s, w))
-        access_port[w.name] = sim.Connect(workers[w.name], sw[w.switch], _link(ns, s, s.access.bps(s.grads),
-                                                                                s.access.delay_us)) >> 16
+        port_of[w.switch][lay.hosts[w.name].port] = sim.Connect(workers[w.name], sw[w.switch],
+                                                                _link(ns, s, s.access.bps(s.grads),
+                                                                      s.access.delay_us)) >> 16
     for name in net.switches:
-        _write_tables(sim, s, net, name, sw[name], up_port, child_port, access_port)
+        _write_tables(sim, desired_state(lay, name), sw[name], port_of[name])
     sim.SetScheduler(scheduler)
     setup_s = time.perf_counter() - t0
     st = sim.Run(stop_time_ns(s))
@@ -129,30 +140,19 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     return SimRun(s, net, sim, sw, workers, ps, stats, setup_s)
 
 
-def _write_tables(sim: Any, s: RunPlan, net: Network, name: str, idx: int, up_port: dict[str, int],
-                  child_port: dict[tuple[str, str], int], access_port: dict[str, int]) -> None:
-    """Worker table, routes and multicast groups of switch ``name`` (module docstring of
-    :mod:`olaf.sim.topology`)."""
-
-    def port_toward(w: WorkerHost) -> tuple[int, bool]:
-        if w.switch == name:
-            return access_port[w.name], True
-        path = net.path_to_ps(w.switch)
-        if name in path:  # w is below this switch: go down toward its edge
-            return child_port[(name, path[path.index(name) - 1])], False
-        return up_port[name], False
-
-    for cid, members in net.clusters.items():
-        down: set[int] = set()
-        for w in members:
-            sim.AddWorkerEntry(idx, ip_int(w.ip), w.worker_id, cid)
-            port, direct = port_toward(w)
-            sim.AddRoute(idx, ip_int(w.ip), 32, port)
-            if direct:
-                sim.AddReplica(idx, cid, port, ip_int(w.ip))
-            elif port != up_port[name] and port not in down:
-                down.add(port)
-                sim.AddReplica(idx, cid, port, 0)
+def _write_tables(sim: Any, st: SwitchState, idx: int, port_of: dict[int, int]) -> None:
+    """Program switch ``idx`` with the controller's desired state ``st``
+    (:func:`olaf.controller.state.desired_state`): worker table, /32 routes and, per cluster, the
+    multicast group's replicas — toward a worker rewritten to its address (``ack_rewrite``),
+    toward a switch unchanged. ``port_of`` maps the layout's ports to the simulated switch's."""
+    for ip, e in st.workers.items():
+        sim.AddWorkerEntry(idx, ip_int(ip), e.worker_id, e.cluster_id)
+    for ip, r in st.routes.items():
+        sim.AddRoute(idx, ip_int(ip), 32, port_of[r.port])
+    for cid, replicas in st.groups.items():
+        for rep in replicas:
+            rewrite = st.rewrites.get(rep.rid) if rep.rid else None
+            sim.AddReplica(idx, cid, port_of[rep.port], ip_int(rewrite.dst_ip) if rewrite else 0)
 
 
 def run_ns3(scenario: RunPlan, out_dir: Path | str, *, report: bool = True, plots: bool = True) -> Path:

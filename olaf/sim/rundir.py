@@ -33,11 +33,11 @@ import numpy as np
 from olaf.constants import ACK_PORT, UPDATE_PORT, Decision, EgressError, Malformed, Traffic
 from olaf.fixedpoint import INT32_MIN, reward_from_fixed
 from olaf.hosts.runlog import write_json
+from olaf.plan.topology import worker_seed
 from olaf.provenance import provenance
 from olaf.sim import build
 from olaf.sim.backend import SimRun
 from olaf.sim.topology import PS_IP, WorkerHost
-from olaf.topologies.build import worker_seed
 
 REASONS = ("tc_off", "no_status", "no_qmax", "uncongested", "draw")
 """Labels of olaf::sim::Reason (txcontrol.hpp), as olaf.hosts.txcontrol.Decision.reason."""
@@ -189,7 +189,8 @@ def switch_counters(run: SimRun) -> dict[str, Any]:
 def _write_network(s: Any, out: Path) -> Optional[str]:
     """``network.yaml`` of the scenario; returns why it was left out (None if written)."""
     from olaf.controller import config as cfgmod  # noqa: PLC0415
-    from olaf.topologies.build import Placement, QueueSetup, deployment  # noqa: PLC0415
+    from olaf.plan.topology import Placement  # noqa: PLC0415
+    from olaf.topologies.build import QueueSetup, deployment  # noqa: PLC0415
 
     try:
         d = deployment(s.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in s.groups],

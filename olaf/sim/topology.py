@@ -1,15 +1,10 @@
-"""The network of a :class:`~olaf.plan.plan.RunPlan`: hosts, switches, links and the
-switch tables, computed in Python (the controller's role) and written into the C++
-simulation (:mod:`olaf.sim.backend`).
+"""The network of a :class:`~olaf.plan.plan.RunPlan` as the simulation builds it: the shared
+layout (:func:`olaf.plan.topology.layout`: hosts, addresses, ports, links, clusters — the same
+as an emulated run's) with, per worker, its cluster and group, and the switch graph toward the PS.
 
-Addressing and ids follow the Mininet topologies (``topologies/build.py``): the PS at
-10.0.0.100, worker ``w<i>`` (i = 1..N, also its worker_id) at
-10.0.<i // 250 + 1>.<i % 250 + 1>; clusters are numbered 0.. in group order.
-
-Tables, as ``controller/state.py`` derives them for BMv2: every switch knows every
-worker (worker_table), has a /32 route to every host, and per cluster a multicast
-group with one replica per attached worker (rewritten to the worker's address) and
-one unchanged replica toward each next-hop switch that leads to other members.
+The switch tables are not derived here: :mod:`olaf.sim.backend` asks the controller's
+:func:`~olaf.controller.state.desired_state` for each switch's state on this layout and writes it
+into the C++ switch, as the P4Runtime controller writes it into BMv2.
 """
 
 from __future__ import annotations
@@ -18,8 +13,7 @@ import ipaddress
 from dataclasses import dataclass, field
 
 from olaf.plan.plan import RunPlan
-from olaf.plan.topology import PARENT
-from olaf.topologies.build import PS_IP, worker_ip  # noqa: F401  (PS_IP re-exported)
+from olaf.plan.topology import PARENT, PS_IP, Layout, Placement, layout  # noqa: F401  (PS_IP re-exported)
 
 
 def ip_int(ip: str) -> int:
@@ -40,14 +34,16 @@ class WorkerHost:
 
 @dataclass
 class Network:
-    """Hosts and switch graph of a scenario.
+    """Hosts and switch graph of a plan.
 
-    ``parent[s]``: the next switch from ``s`` toward the PS (None: ``s`` connects the PS).
+    ``parent[s]``: the next switch from ``s`` toward the PS (None: ``s`` connects the PS);
+    ``layout``: the shared layout (ports, links) the switch tables are computed on.
     """
 
     workers: list[WorkerHost]
     switches: tuple[str, ...]
     parent: dict[str, str | None]
+    layout: Layout
     clusters: dict[int, list[WorkerHost]] = field(default_factory=dict)
 
     def path_to_ps(self, switch: str) -> list[str]:
@@ -60,16 +56,17 @@ class Network:
 
 def network(s: RunPlan) -> Network:
     """Hosts and switch graph of ``s`` (clusters numbered in group order, workers from 1)."""
-    parent: dict[str, str | None] = dict(PARENT[s.topology])
+    lay = layout(s.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in s.groups])
     workers: list[WorkerHost] = []
     clusters: dict[int, list[WorkerHost]] = {}
     cid = 0
     for gi, g in enumerate(s.groups):
         for _ in range(g.clusters):
-            for _ in range(g.workers_per_cluster):
-                i = len(workers) + 1
-                w = WorkerHost(f"w{i}", i, worker_ip(i), cid, gi, g.switch)
+            for name in lay.clusters[cid]:
+                h = lay.hosts[name]
+                assert h.worker_id is not None
+                w = WorkerHost(name, h.worker_id, h.ip, cid, gi, h.switch)
                 workers.append(w)
                 clusters.setdefault(cid, []).append(w)
             cid += 1
-    return Network(workers, s.switches, parent, clusters)
+    return Network(workers, s.switches, dict(PARENT[s.topology]), lay, clusters)
