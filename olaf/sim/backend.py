@@ -123,9 +123,9 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
         if parent is None:
             port_of[name][lay.hosts[lay.ps].port] = up_port[name]
         else:
-            link = next(x for x in lay.links if x.a == name and x.b == parent)
-            port_of[name][link.port_a] = up_port[name]
-            port_of[parent][link.port_b] = child_port[(parent, name)]
+            hop = next(x for x in lay.links if x.a == name and x.b == parent)
+            port_of[name][hop.port_a] = up_port[name]
+            port_of[parent][hop.port_b] = child_port[(parent, name)]
     for w in net.workers:
         workers[w.name] = sim.AddWorker(w.name, _worker_params(ns, s, w))
         port_of[w.switch][lay.hosts[w.name].port] = sim.Connect(workers[w.name], sw[w.switch],
