@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from olaf.rundir.manifest import read_manifest
 from olaf.sim import Scenario, run_ns3
 
 
@@ -45,7 +46,7 @@ def main() -> None:
             t0 = time.perf_counter()
             out = run_ns3(scenario(c, a.duration, a.queue), Path(tmp) / "run")
             total = time.perf_counter() - t0
-            sim = json.loads((out / "run.json").read_text())["sim"]
+            sim = read_manifest(out).backend_info["sim"]
             w = json.loads((out / "hosts" / "workers.summary.json").read_text())
             ps = json.loads((out / "hosts" / "ps.summary.json").read_text())
         print(f"{c:8d} {10 * c:8d} {sim['wall_s']:11.1f} {total:12.1f} {sim['events']:11,d} {sim['packets']:10,d} "

@@ -46,6 +46,7 @@ from olaf.configfile import validate as validate_model
 from olaf.constants import DEFAULT_NUM_GRADS, DEFAULT_QUEUE_SIZE, MAX_CLUSTERS, MAX_G_JUMBO, MAX_WORKERS, SEGMENTS
 from olaf.controller.olaf_params import QueueParams
 from olaf.fixedpoint import reward_to_fixed
+from olaf.rundir.atomic import write_text_atomic
 
 __all__ = ["Admission", "ConfigError", "Deployment", "HostConf", "LinkConf", "NetworkFile", "SwitchConf", "load",
            "parse", "save", "validate"]
@@ -231,10 +232,7 @@ def load(path: Path) -> Deployment:
 def save(d: Deployment, path: Path) -> None:
     """Write ``d`` to ``path`` atomically (a temporary file renamed over it), so a reader
     such as ``olafctl`` never sees half a file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(yaml.safe_dump(d.to_dict(), sort_keys=False))
-    tmp.replace(path)
+    write_text_atomic(path, yaml.safe_dump(d.to_dict(), sort_keys=False))
 
 
 def _queue(q: QueueFile, path: str, num_grads: int) -> QueueParams:

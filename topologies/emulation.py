@@ -39,8 +39,9 @@ from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.report.commands import report_run
+from olaf.rundir.atomic import write_json, write_text_atomic
 from olaf.topologies.faults import FaultInjector, parse_fault
-from olaf.topologies.rundir import copy_program, generation_progress, give_back, write_json_atomic, write_run_json
+from olaf.topologies.rundir import copy_program, generation_progress, give_back, update_run_json, write_run_json
 from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec, group_start_file
 
 log = logging.getLogger(__name__)
@@ -138,8 +139,8 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
             t0 = time.time_ns() + 1_000_000_000
             for gi, g in enumerate(spec.cluster_groups()):
                 if g.start_ms > 0:
-                    _write_start(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
-            _write_start(start_file, t0)
+                    write_text_atomic(group_start_file(start_file, gi), str(t0 + round(g.start_ms * 1e6)))
+            write_text_atomic(start_file, str(t0))
             write_run_json(out, spec, t0, None if spec.interactive else t0 + int(duration * 1e9))
             try:
                 if spec.interactive:
@@ -166,19 +167,19 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                 partial = True
                 console.print("[yellow]interrupted[/]: stopping hosts, reading counters, writing a partial report")
                 write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
-                               faults=injector.done if injector else [])
+                               partial_reason="interrupted", faults=injector.done if injector else [])
             except PsDied as e:
                 partial, ps_died = True, str(e)
                 console.print(f"[red]{e}[/]: stopping the workers, reading counters, writing a partial report")
                 write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
-                               ps_died=str(e), faults=injector.done if injector else [])
+                               partial_reason=str(e), faults=injector.done if injector else [])
             net.stop_procs()
             if spec.updates_per_worker is not None and not partial and not spec.interactive:
                 _close_updates_run(out, spec, t0, hosts_dir)
             final = {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()}
-            write_json_atomic(out / "switch_counters.json", injector.counters(final) if injector else final)
+            write_json(out / "switch_counters.json", injector.counters(final) if injector else final, indent=1)
             if injector and injector.done and not partial:
-                _add_to_run_json(out, faults=injector.done)
+                update_run_json(out, faults=injector.done)
             net.check_switches()
             # workers the harness stopped (deadline, or the monitor's goal reached mid-iteration) did not fail
             stopped = _signalled(workers) if spec.updates_per_worker is not None or early is not None else set()
@@ -204,12 +205,6 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     return summary
 
 
-def _add_to_run_json(out: Path, **extra: Any) -> None:
-    meta = json.loads((out / "run.json").read_text())
-    meta.update(extra)
-    write_json_atomic(out / "run.json", meta)
-
-
 def _queued(counters: Any) -> int:
     """Segments in a switch's OlafQueue: APPENDs that neither departed nor were reclaimed."""
     fates, reclaimed = counters.token_fates(), counters.reclaimed()
@@ -228,12 +223,6 @@ def _stop_generation(net: Any, ctl: OlafController, workers: list, spec: RunSpec
     while any(_queued(sc.counters) for sc in ctl.switches.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.5)
-
-
-def _write_start(path: Path, t_ns: int) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(str(t_ns))
-    tmp.replace(path)
 
 
 def _signalled(workers: dict[str, Any]) -> set[str]:

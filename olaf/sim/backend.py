@@ -10,37 +10,19 @@ writes a run directory that ``olaf report`` reads like an emulated run's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
-from olaf.sim import build
+from olaf.sim import build, rundir
 from olaf.sim.scenario import Scenario
+from olaf.sim.simrun import SimRun
 from olaf.sim.topology import PS_IP, Network, WorkerHost, ip_int, network
 from olaf.topologies.build import worker_seed
 
 NS_PER_MS = 1_000_000
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
 """ns-3 event scheduler (bench/sim_speed.py compares them)."""
-
-
-@dataclass
-class SimRun:
-    """A finished simulation: the C++ object (results), node indices and run statistics.
-
-    ``stats``: ``wall_s`` (seconds in ns-3's event loop), ``events``, ``packets``
-    (link transmissions, every hop), ``sim_end_ns``; ``setup_s``: building the network.
-    """
-
-    scenario: Scenario
-    net: Network
-    sim: Any
-    switch_index: dict[str, int]
-    worker_index: dict[str, int]
-    ps_index: int
-    stats: dict[str, float]
-    setup_s: float
 
 
 def _queue_params(ns: Any, s: Scenario, switch: str) -> Any:
@@ -167,8 +149,6 @@ def run_ns3(scenario: Scenario, out_dir: Path | str, *, report: bool = True, plo
         olaf.sim.build.SimUnavailable: the ``ns3`` package is missing (the message
             has the install command) or the simulation library cannot be built.
     """
-    from olaf.sim import rundir
-
     out = Path(out_dir)
     run = simulate(scenario)
     rundir.write(run, out)
