@@ -373,3 +373,49 @@ def test_an_ns3_run_writes_a_valid_run_directory(sim, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["run"]["backend"] == "ns3" and summary["bad_records"] == {}
     assert summary["overall"]["sent"] == 4 * 30
+
+
+def test_training_monitor_and_outputs_read_the_logs_through_the_follower_and_reader(tmp_path):
+    """olaf train's monitor follows worker and PS logs as they grow (a line in two writes, a corrupt
+    line counted, not fatal) and its outputs take t0 from the manifest."""
+    from olaf.rl.trainrun import TrainMonitor, write_training_outputs
+
+    hosts = tmp_path / "hosts"
+    hosts.mkdir()
+    write_manifest(tmp_path, RunManifest(backend="mininet", t_start_ns=0, t_end_ns=10**9))
+    start = LOG_RECORDS[0].model_copy(update={"name": "w1"})
+
+    def gen(i, reward):
+        return GenRecord(ev="gen", t_ns=(i + 1) * 10**8, idx=i, late_ms=0.0, sent=True, seq=i + 1, reward=reward,
+                         folded=1, exp_reward=None, reason="tc_off", p_send=1.0, draw=None, delta_hat_ms=None, N=None,
+                         q_max=None, steps=32, episodes=1, env_steps=32 * (i + 1), saturated=1)
+
+    def upd(i, gr):
+        return UpdateRecord(ev="update", t_ns=(i + 1) * 10**8 + 5, src="10.0.0.1", cluster_id=0, worker_id=1, seq=i + 1,
+                            count=2, gen_ts=(i + 1) * 10**8, reward_sum=0, reward=0.0, init=False,
+                            outcome=Outcome.ACCEPTED, global_reward=gr)
+
+    mon = TrainMonitor(hosts, ["w1"], target=50.0, window=2)
+    w, ps = hosts / "w1.jsonl", hosts / "ps.jsonl"
+    w.write_text(start.line() + "\n" + gen(0, 10.0).line() + "\n")
+    ps.write_text(LOG_RECORDS[9].line() + "\n" + upd(0, 10.0).line() + "\n")
+    text, stop = mon.poll(0.5)
+    assert not stop and "reward 10.0" in text and "PS 2 updates" in text
+    half = gen(1, 90.0).line()
+    with open(w, "a") as f:
+        f.write("garbage\n" + half[:30])
+    assert mon.poll(1.0) == (text, False)  # the garbage counted, the half line waits for its rest
+    assert mon.history[-1][1].generations == 1 and mon._tracker.corrupt == 1
+    with open(w, "a") as f:
+        f.write(half[30:] + "\n")
+    with open(ps, "a") as f:
+        f.write(upd(1, 90.0).line() + "\n")
+    text, stop = mon.poll(1.5)
+    assert stop and mon.reached_s == 1.5 and "reward 50.0" in text and "global 90.0" in text
+    result = write_training_outputs(tmp_path, mon, {"env": "CartPole-v1"})
+    assert result["reached"] and result["ps_updates"] == 4 and result["ps_messages"] == 2
+    assert result["iterations"] == 2 and result["saturated_elements"] == 2
+    assert result["corrupt_log_lines"] == {"w1": 1}
+    rows = (tmp_path / "rewards.csv").read_text().splitlines()
+    assert rows[1:] == ["w1,0.100,0,32,10.000,1,0", "w1,0.200,1,64,90.000,1,2"]
+    assert json.loads((tmp_path / "training.json").read_text()) == result
