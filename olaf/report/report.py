@@ -34,12 +34,12 @@ first reaches it.
 from __future__ import annotations
 
 import csv
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+from pydantic import ValidationError
 
 from olaf.aom import (
     Delivery,
@@ -55,7 +55,7 @@ from olaf.aom import (
 from olaf.report.accounting import cluster_account
 from olaf.report.rundata import RunData, RunDirError
 from olaf.rundir.atomic import write_json
-from olaf.rundir.records import Outcome, UpdateRecord
+from olaf.rundir.records import Outcome, PsSummary, UpdateRecord
 
 NS_PER_MS = 1e6
 
@@ -288,15 +288,13 @@ def _ps_host_losses(run: RunData) -> dict[str, Any]:
     each reason). These explain the accounting's ``lost_at_host``. Empty without a summary."""
     path = run.ps_path.with_name(run.ps_path.name.removesuffix(".jsonl") + ".summary.json")
     try:
-        s = json.loads(path.read_text())
-    except (OSError, ValueError):
+        s = PsSummary.model_validate_json(path.read_bytes(), strict=True)
+    except (OSError, ValidationError):
         return {}
-    if not isinstance(s, dict):
-        return {}
-    per_cluster = s.get("per_cluster")
-    per: dict[str, Any] = per_cluster if isinstance(per_cluster, dict) else {}
-    return {"socket_drops": s.get("socket_drops"), "untrusted": s.get("untrusted"),
-            "untrusted_reasons": s.get("untrusted_reasons"), "malformed_total": s.get("malformed"),
-            "untrusted_by_cluster": {c: v.get("untrusted", 0) for c, v in per.items()
-                                     if isinstance(v, dict) and v.get("untrusted")}}
 
+    def given(key: str) -> Any:  # None for a counter this PS does not keep (a simulated one)
+        return getattr(s, key) if key in s.model_fields_set else None
+
+    return {"socket_drops": given("socket_drops"), "untrusted": given("untrusted"),
+            "untrusted_reasons": given("untrusted_reasons"), "malformed_total": s.malformed,
+            "untrusted_by_cluster": {c: v["untrusted"] for c, v in s.per_cluster.items() if v.get("untrusted")}}
