@@ -37,8 +37,8 @@ from olaf.rundir.records import (
     StopRecord,
     UntrustedRecord,
     UpdateRecord,
-    WorkersTotal,
     WorkerStart,
+    WorkersTotal,
     WorkerSummary,
 )
 

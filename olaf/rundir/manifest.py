@@ -217,7 +217,3 @@ def read_manifest(run_dir: Path | str) -> RunManifest:
         raise ManifestError(f"{path}: not JSON ({e.msg})") from None
     return parse_manifest(raw, str(path))
 
-
-def has_manifest(run_dir: Path | str) -> bool:
-    """Whether ``run_dir`` has a ``run.json``."""
-    return (Path(run_dir) / MANIFEST_FILE).exists()
