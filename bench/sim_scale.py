@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from olaf.plan.plan import RunPlan
+from olaf.rundir.manifest import read_manifest
 from olaf.sim import run_ns3
 
 
@@ -46,7 +47,7 @@ def main() -> None:
             t0 = time.perf_counter()
             out = run_ns3(scenario(c, a.duration, a.queue), Path(tmp) / "run")
             total = time.perf_counter() - t0
-            sim = json.loads((out / "run.json").read_text())["sim"]
+            sim = read_manifest(out).backend_info["sim"]
             w = json.loads((out / "hosts" / "workers.summary.json").read_text())
             ps = json.loads((out / "hosts" / "ps.summary.json").read_text())
         print(f"{c:8d} {10 * c:8d} {sim['wall_s']:11.1f} {total:12.1f} {sim['events']:11,d} {sim['packets']:10,d} "

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fcntl
 import functools
-import json
 import math
 import os
 import time
@@ -33,6 +32,8 @@ from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.fixedpoint import reward_to_fixed
 from olaf.paths import build_dir
+from olaf.rundir import REGROUPS_FILE
+from olaf.rundir.records import RegroupRecord
 
 DEFAULT_NETWORK = Path("results/latest/network.yaml")
 
@@ -140,9 +141,9 @@ class Ctx:
             click.echo(f"{name}: {ch}")
         cfgmod.save(self.ctl.d, self.network)
         # For the run's report: from now on, each worker's updates count for its new cluster.
-        record = {"t_ns": time.time_ns(), "clusters": {str(c): list(ws) for c, ws in self.ctl.d.clusters.items()}}
-        with open(self.network.parent / "regroups.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
+        record = RegroupRecord(t_ns=time.time_ns(), clusters={str(c): list(ws) for c, ws in self.ctl.d.clusters.items()})
+        with open(self.network.parent / REGROUPS_FILE, "a") as f:
+            f.write(record.line() + "\n")
 
     def close(self) -> None:
         if hasattr(self, "ctl"):

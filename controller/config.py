@@ -56,6 +56,7 @@ from olaf.controller.olaf_params import QueueParams
 from olaf.controller.routing import next_hops
 from olaf.fixedpoint import reward_to_fixed
 from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S
+from olaf.rundir.atomic import write_text_atomic
 
 __all__ = ["Admission", "ConfigError", "Deployment", "HostConf", "LinkConf", "NetworkFile", "SwitchConf", "load",
            "parse", "save", "validate"]
@@ -241,10 +242,7 @@ def load(path: Path) -> Deployment:
 def save(d: Deployment, path: Path) -> None:
     """Write ``d`` to ``path`` atomically (a temporary file renamed over it), so a reader
     such as ``olafctl`` never sees half a file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(yaml.safe_dump(d.to_dict(), sort_keys=False))
-    tmp.replace(path)
+    write_text_atomic(path, yaml.safe_dump(d.to_dict(), sort_keys=False))
 
 
 def _queue(q: QueueFile, path: str, num_grads: int) -> QueueParams:

@@ -1,5 +1,6 @@
 """Generated files: copies of :mod:`olaf.constants` for P4 and C++, the JSON Schemas of
-the configuration files, the Wireshark dissector, and the RTL drift check.
+the configuration files and of the run directory (:mod:`olaf.rundir`: manifest, host log
+records, summaries), the Wireshark dissector, and the RTL drift check.
 
 ``olaf codegen generate`` (``make generate``) writes the files of :data:`GENERATED`;
 ``olaf codegen check`` (and ``tests/test_constants.py``) fails if a committed copy
@@ -85,6 +86,25 @@ SCHEMAS = {
         "olaf.plan.plan", "RunPlan", "Olaf run plan",
         "One run on any backend: topology, cluster groups, queues, links, workload, transmission control, "
         "faults, duration or updates, seed; docs/architecture.md."),
+    Path("docs/schemas/run-manifest.schema.json"): _schema(
+        "olaf.rundir.manifest", "RunManifest", "Olaf run manifest (run.json)",
+        "Backend, metric window, plan, provenance, partial/incomplete state, faults and backend extras of a "
+        "run directory, the same for every backend; olaf/rundir/manifest.py."),
+    Path("docs/schemas/host-log.schema.json"): _schema(
+        "olaf.rundir.records", "LogRecord", "Olaf host log record (hosts/<name>.jsonl, one per line)",
+        "A record of a worker's or the PS's log, told apart by ev (and role for start); olaf/rundir/records.py, "
+        "docs/hosts.md."),
+    Path("docs/schemas/worker-summary.schema.json"): _schema(
+        "olaf.rundir.records", "WorkerSummary", "Olaf worker summary (hosts/<name>.summary.json)",
+        "A worker's counters and final state at shutdown; olaf/rundir/records.py, docs/hosts.md."),
+    Path("docs/schemas/ps-summary.schema.json"): _schema(
+        "olaf.rundir.records", "PsSummary", "Olaf PS summary (hosts/<name>.summary.json)",
+        "The parameter server's counters, per-cluster counts and final model at shutdown; "
+        "olaf/rundir/records.py, docs/hosts.md."),
+    Path("docs/schemas/regroups.schema.json"): _schema(
+        "olaf.rundir.records", "RegroupRecord", "Olaf membership change (regroups.jsonl, one per line)",
+        "Clusters (id -> worker names) from t_ns on, written by olafctl when the switches held the change; "
+        "olaf/rundir/records.py."),
 }
 
 def _wireshark_lua() -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, TypeVar, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -106,9 +106,11 @@ def load(model: type[M], path: Union[str, Path], overrides: Optional[dict[str, A
     return validate(model, raw)
 
 
-def json_schema(model: type[BaseModel], title: str, description: str) -> str:
-    """The model's JSON Schema (draft 2020-12) as stable, indented text."""
-    schema = model.model_json_schema()
+def json_schema(model: Any, title: str, description: str) -> str:
+    """The JSON Schema (draft 2020-12) of ``model`` — a pydantic model, or a type pydantic
+    validates such as a union of models — as stable, indented text."""
+    schema = model.model_json_schema() if isinstance(model, type) and issubclass(model, BaseModel) \
+        else TypeAdapter(model).json_schema()
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title,
               "description": description, **{k: v for k, v in schema.items() if k not in ("title", "description")}}
     return json.dumps(schema, indent=2, sort_keys=False, ensure_ascii=False) + "\n"

@@ -15,9 +15,12 @@ from typing import Any, Optional
 
 from olaf.paths import source_root
 
-RESULTS_SCHEMA_VERSION = 2
+RESULTS_SCHEMA_VERSION = 3
 """Version of the run-directory layout and of ``summary.json`` (README "Running Olaf").
-2: ``run.json`` gained ``provenance``; ``switch_counters.json`` gained ``egress_errors``."""
+2: ``run.json`` gained ``provenance``; ``switch_counters.json`` gained ``egress_errors``.
+3: ``run.json`` is a :class:`~olaf.rundir.manifest.RunManifest` (``schema_version``, ``backend``,
+``plan``, ``backend_info``) for every backend, and ``summary.json``'s ``run`` is that manifest;
+:func:`olaf.rundir.manifest.read_manifest` converts the ``run.json`` of versions 1 and 2."""
 
 PACKAGES = ("olaf-drl", "scapy", "numpy", "click", "p4runtime", "grpcio", "protobuf", "z3-solver", "torch",
             "gymnasium", "ns3", "matplotlib")

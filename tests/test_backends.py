@@ -6,6 +6,7 @@ what a plan sets and it cannot honour (never a default); the same small ToR plan
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +17,9 @@ from olaf.cli import main
 from olaf.configfile import ConfigError, validate
 from olaf.plan.plan import RunPlan
 from olaf.plan.workload import PPOConfig, PPOTaskSpec, TrainJob
+from olaf.rundir.manifest import read_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SMALL = {"updates_per_worker": 30, "seed": 5,
          "groups": [{"name": "all", "clusters": 2, "workers_per_cluster": 2, "period_ms": 40, "jitter_ms": 5}]}
@@ -98,10 +102,19 @@ def test_the_same_plan_on_local_and_ns3_reports_alike(tmp_path, sim):
     assert lo["delivered"] == lo["sent"]  # no switch: nothing aggregated or lost
     assert no["sent"] == 120
     for name, out in (("local", tmp_path / "local"), ("ns3", tmp_path / "ns3")):
-        meta = json.loads((out / "run.json").read_text())
-        assert meta.get("backend", "mininet") == name
+        assert_manifest(out, name, p)
         r = CliRunner().invoke(main, ["report", str(out), "--no-plots"])
         assert r.exit_code == 0, r.output
+
+
+def assert_manifest(out, backend: str, p: RunPlan) -> None:
+    """``run.json`` validates against the published schema, names the backend and holds the plan."""
+    import jsonschema
+
+    raw = json.loads((out / "run.json").read_text())
+    jsonschema.validate(raw, json.loads((ROOT / "docs" / "schemas" / "run-manifest.schema.json").read_text()))
+    m = read_manifest(out)
+    assert m.backend == backend and validate(RunPlan, m.plan) == p
 
 
 def test_experiment_takes_any_registered_backend_and_an_unset_list(tmp_path):

@@ -2,8 +2,9 @@
 
 No switch on this path: every sent update is delivered and nothing is aggregated, so
 the report must show sent == delivered for each cluster; clusters come from
---cluster-id, the metric window from run.json as a harness writes it. Real processes, real
-UDP sockets, the same command lines a Mininet harness uses.
+--cluster-id, the metric window from the manifest run.json as a harness writes it. Real
+processes, real UDP sockets, the same command lines a Mininet harness uses. Every line the
+hosts wrote and their summaries are valid records of olaf.rundir.records.
 """
 
 import json
@@ -14,6 +15,10 @@ import threading
 import time
 
 from hostnet import loopback_net
+
+from olaf.rundir.jsonl import read_jsonl
+from olaf.rundir.manifest import RunManifest, write_manifest
+from olaf.rundir.records import PsStart, PsSummary, StopRecord, WorkerStart, WorkerSummary
 
 OLAF = [sys.executable, "-m", "olaf.cli"]
 
@@ -89,7 +94,7 @@ def test_ps_workers_report(tmp_path):
            if '"ev":"go"' in line]
     assert [g["requested_t0_ns"] for g in gos] == [t0] * 3
     assert all(g["t0_ns"] == t0 for g in gos), "a worker got going after the start it was given"
-    (run / "run.json").write_text(json.dumps({"t_start_ns": t0, "t_end_ns": t0 + 1_500_000_000}))
+    write_manifest(run, RunManifest(backend="external", t_start_ns=t0, t_end_ns=t0 + 1_500_000_000))
     r = subprocess.run(OLAF + ["report", str(run), "--k", "5"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     rep = json.loads((run / "summary.json").read_text())
@@ -106,3 +111,12 @@ def test_ps_workers_report(tmp_path):
     assert ps_sum["accepted"] >= 5 and rewards[-1] > rewards[0]
     for png in ("aom.png", "aggregations_cdf.png", "reward.png"):
         assert (run / png).stat().st_size > 1000
+    # every line and summary the real hosts wrote is a valid record
+    for log in sorted(run.glob("*.jsonl")):
+        got = read_jsonl(log)
+        assert got.corrupt_lines == 0, (log.name, got.corrupt.problems)
+        assert isinstance(got.records[0], PsStart if log.stem == "ps" else WorkerStart)
+        assert isinstance(got.records[-1], StopRecord) and len(got.records) > 50
+    PsSummary.model_validate_json((run / "ps.summary.json").read_text(), strict=True)
+    for i in 1, 2, 3, 4:
+        WorkerSummary.model_validate_json((run / f"w{i}.summary.json").read_text(), strict=True)

@@ -9,25 +9,54 @@ from click.testing import CliRunner
 from olaf.cli import main
 from olaf.report.report import compare, summarize
 from olaf.report.rundata import RunDirError, load_run
+from olaf.rundir.manifest import RunManifest, write_manifest
+from olaf.rundir.records import (
+    AckRecord,
+    GenRecord,
+    GoRecord,
+    MalformedRecord,
+    PsStart,
+    Record,
+    StopRecord,
+    UpdateRecord,
+    WorkerStart,
+)
 
 MS = 1_000_000
 REQUIRED = {"sent", "delivered", "aggregated", "dropped", "aom_avg_ms", "aom_peak_ms"}
+PS_START = PsStart(ev="start", role="ps", t_ns=0, bind="10.0.0.100:50100", ack_port=50101, lr=0.001, duration_s=None)
 
 
 def write_jsonl(path, records):
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    path.write_text("".join((r.line() if isinstance(r, Record) else json.dumps(r)) + "\n" for r in records))
+
+
+def update(t_ms, cluster_id, gen_ts_ms, count, global_reward, init=False, outcome="accepted"):
+    """A PS reception record at ``t_ms`` of an update generated at ``gen_ts_ms`` (ms)."""
+    return UpdateRecord(ev="update", t_ns=t_ms * MS, src="10.0.0.1", cluster_id=cluster_id, worker_id=0, seq=1,
+                        count=count, gen_ts=gen_ts_ms * MS, reward_sum=0, reward=0.0, init=init, outcome=outcome,
+                        global_reward=global_reward)
+
+
+def window(d, t_end_ms, **plan):
+    """The manifest of a run of an external harness: the window [0, t_end_ms] and ``plan``."""
+    write_manifest(d, RunManifest(backend="external", t_start_ns=0, t_end_ns=t_end_ms * MS, plan=plan))
 
 
 def worker_log(path, name, cluster_id, sent_at, skipped_at=(), learned=None):
-    recs = [{"ev": "start", "role": "worker", "t_ns": 0, "name": name, "cluster_id": cluster_id,
-             "schedule": {"duration_s": None}},
-            {"ev": "go", "t_ns": 0, "t0_ns": 0, "requested_t0_ns": 0}]
+    recs: list[Record] = [
+        WorkerStart(ev="start", role="worker", t_ns=0, name=name, bind="10.0.0.1", ps="10.0.0.100:50100",
+                    cluster_id=cluster_id, seed=1, schedule={"duration_s": None}, task=None, tx={"enabled": False}),
+        GoRecord(ev="go", t_ns=0, t0_ns=0, requested_t0_ns=0)]
     gens = sorted([(t, True) for t in sent_at] + [(t, False) for t in skipped_at])
     for i, (t, sent) in enumerate(gens):
-        recs.append({"ev": "gen", "t_ns": t * MS, "idx": i, "sent": sent, "exp_reward": -1.0})
+        recs.append(GenRecord(ev="gen", t_ns=t * MS, idx=i, late_ms=0.0, sent=sent, seq=i + 1 if sent else None,
+                              reward=-1.0, folded=1 if sent else None, exp_reward=-1.0, reason="tc_off", p_send=1.0,
+                              draw=None, delta_hat_ms=None, N=None, q_max=None))
     if learned is not None:
-        recs.append({"ev": "ack", "t_ns": 1, "cluster_id": learned, "own": True})
-    recs.append({"ev": "stop", "t_ns": 80 * MS, "reason": "schedule_end"})
+        recs.append(AckRecord(ev="ack", t_ns=1, cluster_id=learned, worker_id=0, seq=1, count=1, gen_ts=0,
+                              global_reward=None, weights=0, own=True, status=None))
+    recs.append(StopRecord(ev="stop", t_ns=80 * MS, reason="schedule_end"))
     write_jsonl(path, recs)
 
 
@@ -41,16 +70,13 @@ def run_dir(tmp_path):
     worker_log(d / "hosts" / "a.jsonl", "a", 0, [1, 2, 3, 4, 5], skipped_at=[6])
     worker_log(d / "hosts" / "b.jsonl", "b", 0, [7, 8, 9])
     worker_log(d / "hosts" / "c.jsonl", "c", None, [1, 2], learned=1)
-    ps = [{"ev": "start", "role": "ps", "t_ns": 0},
-          {"ev": "update", "t_ns": 1 * MS, "cluster_id": 0, "gen_ts": 0, "count": 1, "init": True,
-           "outcome": "initialised", "global_reward": None},
-          {"ev": "malformed", "t_ns": 2 * MS, "reason": "update too short"}]
+    ps: list[Record] = [PS_START, update(1, 0, 0, 1, None, init=True, outcome="initialised"),
+                        MalformedRecord(ev="malformed", t_ns=2 * MS, src="10.0.0.1", len=3, reason="update too short")]
     for t, g, c, gr in [(10, 5, 1, -5.0), (30, 20, 3, -3.0), (35, 15, 1, -3.0), (60, 50, 2, -1.0)]:
-        ps.append({"ev": "update", "t_ns": t * MS, "cluster_id": 0, "worker_id": 0, "gen_ts": g * MS, "count": c,
-                   "init": False, "outcome": "accepted", "global_reward": gr})
-    ps.append({"ev": "stop", "t_ns": 90 * MS})
+        ps.append(update(t, 0, g, c, gr))
+    ps.append(StopRecord(ev="stop", t_ns=90 * MS, reason="signal"))
     write_jsonl(d / "ps.jsonl", ps)
-    (d / "run.json").write_text(json.dumps({"t_start_ns": 0, "t_end_ns": 70 * MS, "queue": "olaf"}))
+    window(d, 70, queue="olaf")
     (d / "switch_counters.json").write_text(json.dumps({"drop_full": 1}))
     return d
 
@@ -75,7 +101,7 @@ def test_hand_computed_report(run_dir):
     assert ov["time_to_k_ms"] is None  # cluster 1 never got its updates
     assert ov["time_to_reward_ms"] == 30.0 and ov["final_global_reward"] == -1.0
     assert s["ps"]["malformed"] == 1 and s["ps"]["inits"] == 1
-    assert s["window"]["source"] == "run.json" and s["switch"] == {"drop_full": 1} and s["run"]["queue"] == "olaf"
+    assert s["window"]["source"] == "run.json" and s["switch"] == {"drop_full": 1} and s["run"]["plan"]["queue"] == "olaf"
 
 
 def test_window_from_worker_logs_and_errors(run_dir, tmp_path):
@@ -131,12 +157,11 @@ def test_regroup_attributes_sends_by_time_and_moves_the_boundary(tmp_path):
     (d / "hosts").mkdir(parents=True)
     worker_log(d / "hosts" / "m.jsonl", "m", 0, [5, 10, 19, 30, 40])
     worker_log(d / "hosts" / "s.jsonl", "s", 1, [12])
-    ps = [{"ev": "start", "role": "ps", "t_ns": 0}]
+    ps: list[Record] = [PS_START]
     for t, cl, g, c in [(6, 0, 5, 1), (11, 0, 10, 1), (20, 1, 19, 1), (25, 1, 12, 1), (31, 1, 30, 1), (41, 1, 40, 1)]:
-        ps.append({"ev": "update", "t_ns": t * MS, "cluster_id": cl, "worker_id": 0, "gen_ts": g * MS,
-                   "count": c, "init": False, "outcome": "accepted", "global_reward": None})
+        ps.append(update(t, cl, g, c, None))
     write_jsonl(d / "ps.jsonl", ps)
-    (d / "run.json").write_text(json.dumps({"t_start_ns": 0, "t_end_ns": 50 * MS}))
+    window(d, 50)
     write_jsonl(d / "regroups.jsonl", [{"t_ns": 20 * MS, "clusters": {"0": [], "1": ["s", "m"]}}])
     s = summarize(load_run(d))
     c0, c1 = s["clusters"]["0"], s["clusters"]["1"]
@@ -154,13 +179,9 @@ def test_bad_log_lines_and_gen_ts_are_counted_not_fatal(run_dir):
     ps = run_dir / "ps.jsonl"
     lines = ps.read_text().splitlines()
     extra = ['{"ev": "update", "t_ns": 40', "[1, 2]",
-             json.dumps({"ev": "update", "t_ns": 45 * MS, "cluster_id": 0, "gen_ts": "soon", "count": 1,
-                         "init": False, "outcome": "accepted"}),
-             json.dumps({"ev": "update", "t_ns": 50 * MS, "cluster_id": 0, "worker_id": 0, "gen_ts": (1 << 64) - 1,
-                         "count": 1, "init": False, "outcome": "accepted", "global_reward": -1.0}),
-             json.dumps({"ev": "update", "t_ns": 55 * MS, "cluster_id": 0, "worker_id": 0,
-                         "gen_ts": 55 * MS + 3600 * 10**9, "count": 1, "init": False, "outcome": "accepted",
-                         "global_reward": -1.0})]
+             json.dumps({**update(45, 0, 0, 1, -1.0).dump(), "gen_ts": "soon"}),
+             update(50, 0, 0, 1, -1.0).model_copy(update={"gen_ts": (1 << 64) - 1}).line(),
+             update(55, 0, 55 + 3600 * 1000, 1, -1.0).line()]
     ps.write_text("\n".join(lines[:-1] + extra + lines[-1:]) + "\n")
     s = summarize(load_run(run_dir))
     assert s["bad_records"] == {"ps.jsonl": 3}

@@ -43,8 +43,9 @@ from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
 from olaf.plan.faults import parse_fault
 from olaf.report.commands import report_run
+from olaf.rundir.atomic import write_json
 from olaf.topologies.faults import FaultInjector
-from olaf.topologies.rundir import copy_program, generation_progress, give_back, write_json_atomic, write_run_json
+from olaf.topologies.rundir import copy_program, generation_progress, give_back, update_run_json, write_run_json
 from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec
 
 log = logging.getLogger(__name__)
@@ -161,19 +162,19 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                 partial = True
                 console.print("[yellow]interrupted[/]: stopping hosts, reading counters, writing a partial report")
                 write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
-                               faults=injector.done if injector else [])
+                               partial_reason="interrupted", faults=injector.done if injector else [])
             except PsDied as e:
                 partial, ps_died = True, str(e)
                 console.print(f"[red]{e}[/]: stopping the workers, reading counters, writing a partial report")
                 write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
-                               ps_died=str(e), faults=injector.done if injector else [])
+                               partial_reason=str(e), faults=injector.done if injector else [])
             net.stop_procs()
             if spec.updates_per_worker is not None and not partial and not spec.interactive:
                 _close_updates_run(out, spec, t0, hosts_dir)
             final = {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()}
-            write_json_atomic(out / "switch_counters.json", injector.counters(final) if injector else final)
+            write_json(out / "switch_counters.json", injector.counters(final) if injector else final, indent=1)
             if injector and injector.done and not partial:
-                _add_to_run_json(out, faults=injector.done)
+                update_run_json(out, faults=injector.done)
             net.check_switches()
             # workers the harness stopped (deadline, or the monitor's goal reached mid-iteration) did not fail
             stopped = _signalled(workers) if spec.updates_per_worker is not None or early is not None else set()
@@ -197,12 +198,6 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     if partial:
         raise RunInterrupted(f"interrupted; network stopped, partial report in {out}")
     return summary
-
-
-def _add_to_run_json(out: Path, **extra: Any) -> None:
-    meta = json.loads((out / "run.json").read_text())
-    meta.update(extra)
-    write_json_atomic(out / "run.json", meta)
 
 
 def _queued(counters: Any) -> int:

@@ -1,8 +1,9 @@
 """The results directory of a run: ``results/<stamp>-<label>/`` and ``results/latest``.
 
-Files of a run directory: ``network.yaml`` (what ``olafctl`` needs), ``olaf.p4info.txt``
-and ``olaf.json`` (the program the switches ran; ``olafctl`` uses them), ``run.json``
-(window, parameters, provenance), ``hosts/*.jsonl`` (PS and worker logs),
+Files of a run directory (:mod:`olaf.rundir`): ``network.yaml`` (what ``olafctl`` needs),
+``olaf.p4info.txt`` and ``olaf.json`` (the program the switches ran; ``olafctl`` uses them),
+``run.json`` (the manifest: backend ``mininet``, window, the :class:`RunSpec` as the plan,
+provenance), ``hosts/*.jsonl`` (PS and worker logs),
 ``logs/<switch>.log`` (BMv2), ``pcap/`` (with ``--pcap``), ``switch_counters.json``,
 ``summary.json``, ``summary.csv`` and the plots.
 
@@ -12,7 +13,6 @@ invoking user (``SUDO_UID``/``SUDO_GID``) so a normal user can read, write and d
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -21,15 +21,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.provenance import provenance
+from olaf.rundir.jsonl import read_jsonl
+from olaf.rundir.manifest import RunManifest, read_manifest, write_manifest
+from olaf.rundir.records import GenRecord, WorkerStart
 
 PROGRAM_FILES = ("olaf.p4info.txt", "olaf.json")
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1))
-    tmp.replace(path)
+BACKEND = "mininet"
 
 
 def new_run_dir(results: Path, label: str) -> Path:
@@ -59,36 +56,40 @@ def copy_program(build: Path, out: Path) -> None:
         shutil.copy2(build / f, out / f)
 
 
-def write_run_json(out: Path, spec: Any, t0: int, t_end: Optional[int], **extra: Any) -> None:
-    """``run.json``: the generation window (ns), the run parameters and the provenance."""
-    write_json_atomic(out / "run.json", {"t_start_ns": t0, "t_end_ns": t_end, **asdict(spec), **extra,
-                                         "provenance": provenance()})
+def write_run_json(out: Path, spec: Any, t0: int, t_end: Optional[int], **fields: Any) -> RunManifest:
+    """Write ``run.json``, the manifest of an emulated run: the generation window (ns), the run
+    parameters (``spec``, a :class:`~olaf.topologies.spec.RunSpec`) as the plan, the provenance
+    and ``fields`` of :class:`~olaf.rundir.manifest.RunManifest` (``partial``, ``incomplete`` …).
+    Returns it."""
+    m = RunManifest(backend=BACKEND, t_start_ns=t0, t_end_ns=t_end, plan=asdict(spec), provenance=provenance(),
+                    **fields)
+    write_manifest(out, m)
+    return m
+
+
+def update_run_json(out: Path, **fields: Any) -> RunManifest:
+    """Rewrite ``out/run.json`` with ``fields`` of the manifest replaced; returns it.
+
+    Raises:
+        olaf.rundir.manifest.ManifestError: ``run.json`` missing or unreadable.
+    """
+    m = RunManifest.model_validate({**read_manifest(out).model_dump(), **fields})
+    write_manifest(out, m)
+    return m
 
 
 def generation_progress(hosts_dir: Path) -> dict[str, dict[str, Any]]:
     """Per worker log (``*.jsonl`` starting with a worker's start record) in ``hosts_dir``:
-    ``generated`` (its ``gen`` records) and ``last_gen_ns`` (the last one's time, None without any).
-    Lines that are not JSON objects are skipped (a torn last line)."""
+    ``generated`` (its ``gen`` records), ``last_gen_ns`` (the last one's time, None without any)
+    and ``corrupt`` (lines that are not valid records, e.g. the torn last line of a killed worker)."""
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(hosts_dir.glob("*.jsonl")):
-        n, last, name = 0, None, None
-        with open(path, errors="replace") as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if not isinstance(r, dict):
-                    continue
-                if name is None:
-                    if r.get("ev") != "start" or r.get("role") != "worker":
-                        break
-                    name = str(r.get("name", path.stem))
-                elif r.get("ev") == "gen" and isinstance(r.get("t_ns"), int):
-                    n += 1
-                    last = r["t_ns"]
-        if name is not None:
-            out[name] = {"generated": n, "last_gen_ns": last}
+        got = read_jsonl(path)
+        if not got.records or not isinstance(got.records[0], WorkerStart):
+            continue
+        gens = [r.t_ns for r in got.records if isinstance(r, GenRecord)]
+        out[got.records[0].name] = {"generated": len(gens), "last_gen_ns": gens[-1] if gens else None,
+                                    "corrupt": got.corrupt_lines}
     return out
 
 

@@ -42,6 +42,8 @@ from olaf.hosts.schedule import ScheduleSpec
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.topology import worker_seed
 from olaf.plan.tx import TxParams
+from olaf.provenance import provenance
+from olaf.rundir.manifest import Incomplete, RunManifest, write_manifest
 
 _NO_NETWORK = "the local backend has no switch or links (loopback only): run it on mininet or ns3"
 REFUSED = {
@@ -150,7 +152,7 @@ class LocalBackend:
             write_start_file(start_file, t0)
             end_s = plan.schedule_end_ns() / 1e9
             deadline_s = plan.duration_s if plan.duration_s is not None else DEADLINE_SLACK * end_s + 5
-            self._write_run_json(out, plan, t0, t0 + round(min(end_s, deadline_s) * 1e9), {})
+            self._write_manifest(out, plan, t0, t0 + round(min(end_s, deadline_s) * 1e9))
             while True:
                 elapsed = (time.time_ns() - t0) / 1e9
                 for p in procs:
@@ -173,32 +175,26 @@ class LocalBackend:
         finally:
             self._stop(procs)
         t_end = time.time_ns()
-        extra: dict[str, Any] = {}
-        if partial:
-            extra["partial"] = True
-        if stopped_early is not None:
-            extra["stopped_early_s"] = stopped_early
         prog = generation_progress(hosts_dir)
         last = max((p["last_gen_ns"] for p in prog.values() if p["last_gen_ns"] is not None), default=t0)
-        if plan.updates_per_worker is not None:
+        incomplete = None
+        if plan.updates_per_worker is not None and stopped_early is None:
             short = {w: p["generated"] for w, p in prog.items() if p["generated"] < plan.updates_per_worker}
-            if short and stopped_early is None:
-                extra["incomplete"] = {"updates_per_worker": plan.updates_per_worker,
-                                       "deadline_s": plan.duration_s, "generated": short}
-        self._write_run_json(out, plan, t0, max(t0, min(last, t_end)) if plan.updates_per_worker else t_end, extra)
+            if short:
+                incomplete = Incomplete(updates_per_worker=plan.updates_per_worker, deadline_s=plan.duration_s,
+                                        generated=short)
+        self._write_manifest(out, plan, t0, max(t0, min(last, t_end)) if plan.updates_per_worker else t_end,
+                             partial=partial, partial_reason="interrupted" if partial else None,
+                             incomplete=incomplete, stopped_early_s=stopped_early)
         summary = report_run(out, plots=self.options.plots, quiet=self.options.quiet) if self.options.report else None
-        status = "incomplete" if "incomplete" in extra else "stopped" if stopped_early is not None else "ok"
+        status = "incomplete" if incomplete else "stopped" if stopped_early is not None else "ok"
         if partial:
             raise RunInterrupted(f"interrupted; hosts stopped, partial report in {out}")
         return RunResult(self.name, out, status, time.monotonic() - t_start, summary)
 
-    def _write_run_json(self, out: Path, plan: RunPlan, t0: int, t_end: int, extra: dict[str, Any]) -> None:
-        from olaf.provenance import provenance  # noqa: PLC0415
-        from olaf.topologies.rundir import write_json_atomic  # noqa: PLC0415
-
-        write_json_atomic(out / "run.json", {"backend": self.name, "t_start_ns": t0, "t_end_ns": t_end,
-                                             "plan": plan.model_dump(mode="json"), **extra,
-                                             "provenance": provenance()})
+    def _write_manifest(self, out: Path, plan: RunPlan, t0: int, t_end: int, **fields: Any) -> None:
+        write_manifest(out, RunManifest(backend=self.name, t_start_ns=t0, t_end_ns=t_end,
+                                        plan=plan.model_dump(mode="json"), provenance=provenance(), **fields))
 
     @staticmethod
     def _wait_up(paths: list[Path], procs: list[subprocess.Popen[str]], tick: threading.Event) -> None:

@@ -15,7 +15,6 @@ runs leave out (``backends.mininet.unset``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -23,6 +22,7 @@ from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResul
 from olaf.constants import ELEMENT_LEN, ETH_HEADER_LEN, IPV4_HEADER_LEN, SEGMENTS, UDP_HEADER_LEN, UPDATE_HEADER_LEN
 from olaf.paths import build_dir
 from olaf.plan.plan import PPOWorkload, RunPlan
+from olaf.rundir.manifest import read_manifest
 
 REFUSED = {
     "uplinks.*.delay_us": "veth links add no propagation delay",
@@ -119,6 +119,7 @@ class MininetBackend:
         import time  # noqa: PLC0415
 
         from olaf.topologies.emulation import run_once  # noqa: PLC0415 (Mininet on first use)
+        from olaf.topologies.rundir import update_run_json  # noqa: PLC0415
 
         spec = run_spec(plan, self.options)
         build = self.options.build or build_dir()
@@ -127,7 +128,9 @@ class MininetBackend:
         t = time.monotonic()
         summary = run_once(spec, out, build, self.options.console, progress=self.options.progress,
                            quiet=self.options.quiet, monitor=monitor)
-        meta = json.loads((out / "run.json").read_text())
-        status = "incomplete" if meta.get("incomplete") else "stopped" if meta.get("stopped_early_s") is not None else "ok"
+        m = read_manifest(out)
+        # the manifest holds the plan; the emulation's own parameters (the RunSpec it ran) beside it
+        update_run_json(out, plan=plan.model_dump(mode="json"), backend_info={**m.backend_info, "emulation": m.plan})
+        status = "incomplete" if m.incomplete else "stopped" if m.stopped_early_s is not None else "ok"
         return RunResult(self.name, out, status, time.monotonic() - t, summary)
 

@@ -13,6 +13,7 @@ from typing import Optional
 
 from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
 from olaf.plan.plan import RunPlan
+from olaf.rundir.manifest import read_manifest
 
 REFUSED = {
     "workload": "ns-3's workers are synthetic C++ applications (reward U(-1, 0), no learning task; "
@@ -56,7 +57,7 @@ class Ns3Backend:
         from olaf.sim.backend import run_ns3  # noqa: PLC0415 (ns-3 and cppyy load on first use)
 
         run_ns3(plan, out, report=self.options.report and plan.records, plots=self.options.plots)
-        meta = json.loads((out / "run.json").read_text())
+        m = read_manifest(out)
         summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
-        status = "incomplete" if meta.get("incomplete") else "ok"
-        return RunResult(self.name, out, status, float(meta.get("sim", {}).get("sim_end_ns", 0)) / 1e9, summary)
+        sim_end_ns = m.backend_info.get("sim", {}).get("sim_end_ns", 0)
+        return RunResult(self.name, out, "incomplete" if m.incomplete else "ok", float(sim_end_ns) / 1e9, summary)

@@ -126,5 +126,6 @@ def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
     if len(s.groups) > 1:
         v["peak_gap_periods"] = _largest_gap(peaks)
         v["peak_gap_per_update_periods"] = _largest_gap(per_update)
-    return RunMetrics(v, dict(Counter(int(a) for a in aggs)), run.run_meta.get("incomplete"),
+    incomplete = run.manifest.incomplete if run.manifest is not None else None
+    return RunMetrics(v, dict(Counter(int(a) for a in aggs)), None if incomplete is None else incomplete.model_dump(),
                       ov.get("fates_consistent"))

@@ -37,6 +37,7 @@ from olaf.experiments.spec import ExperimentSpec, PlannedRun, plan, point_label,
 from olaf.experiments.stats import estimate
 from olaf.provenance import provenance
 from olaf.report.rundata import RunDirError
+from olaf.rundir.atomic import write_json
 
 
 @dataclass
@@ -136,9 +137,7 @@ def write_results(res: ExperimentResult) -> list[dict[str, Any]]:
            "interrupted": res.interrupted, "problems": [r.describe() for r in res.problems],
            "spec": res.spec.model_dump(mode="json"), "points": points, "runs": [asdict(r) for r in res.runs],
            "provenance": provenance()}
-    tmp = res.out / ".results.json.tmp"
-    tmp.write_text(json.dumps(doc, indent=1))
-    tmp.replace(res.out / "results.json")
+    write_json(res.out / "results.json", doc, indent=1)
     names = metric_names(res.spec.plan)
     with open(res.out / "results.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -230,9 +229,8 @@ def _one(runner: Backend, pr: PlannedRun, run_dir: Path, keep_logs: bool) -> Run
     except (RunFailed, RunDirError, OSError) as e:
         return RunRecord(pr.index, pr.point, pr.seed, "", "failed", error=str(getattr(e, "message", e)),
                          wall_s=time.perf_counter() - t0)
-    (run_dir / METRICS_FILE).write_text(json.dumps({"values": m.values, "agg_hist": m.agg_hist,
-                                                    "incomplete": m.incomplete,
-                                                    "fates_consistent": m.fates_consistent}, indent=1))
+    write_json(run_dir / METRICS_FILE, {"values": m.values, "agg_hist": m.agg_hist, "incomplete": m.incomplete,
+                                        "fates_consistent": m.fates_consistent}, indent=1)
     if not keep_logs:
         for log in (run_dir / "hosts").glob("*.jsonl"):
             log.unlink()

@@ -9,8 +9,9 @@
 * :mod:`olaf.hosts.ps` — ``olaf ps``: the parameter server of paper §2.1; its
   update rule is :mod:`olaf.hosts.global_model`, its training modes (paper
   Fig. 2) :mod:`olaf.hosts.modes`.
-* :mod:`olaf.hosts.runlog` — the JSONL logs and JSON summaries both write,
-  which :mod:`olaf.report.report` reads.
+* :mod:`olaf.hosts.runlog` — where both write their JSONL logs and JSON summaries
+  (whose records are the models of :mod:`olaf.rundir.records`, read by
+  :mod:`olaf.report`), the start file and the shutdown signals.
 
 All times are ``CLOCK_REALTIME`` integers in ns (``time.time_ns()``), one clock
 shared by the workers and the PS (Mininet hosts share the kernel's clock).

@@ -47,6 +47,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from olaf.fixedpoint import GRAD_FRAC_BITS, INT32_MAX, INT32_MIN, reward_from_fixed
+from olaf.rundir.records import Outcome
 from olaf.update import Update
 
 _SCALE = float(1 << GRAD_FRAC_BITS)
@@ -54,19 +55,6 @@ W_MIN = INT32_MIN / _SCALE
 W_MAX = INT32_MAX / _SCALE
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
-
-
-class Outcome(str, enum.Enum):
-    """What the PS did with one received update (logged as its value)."""
-
-    INITIALISED = "initialised"
-    INIT_IGNORED = "init_ignored"
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-    BEFORE_INIT = "before_init"
-    WRONG_SIZE = "wrong_size"
-    BUFFERED = "buffered"
-    """Held for a periodic or synchronous aggregate (:mod:`olaf.hosts.modes`), applied at its flush."""
 
 
 class Step(str, enum.Enum):

@@ -14,7 +14,8 @@ the global reward (Q15.16, ``INT32_MIN`` = −∞) and the global weights (Q7.24
 none before the model is initialised); flags 0 — an Olaf switch on the path
 fills the queue status and sets STATUS_VALID.
 
-Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`), one record per datagram:
+Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models of
+:mod:`olaf.rundir.records`), one record per datagram:
 
 * ``{"ev": "update", "t_ns", "src", "cluster_id", "worker_id", "seq", "count",
   "gen_ts", "reward_sum", "reward", "init", "outcome", "global_reward"}`` —
@@ -56,8 +57,19 @@ from typing import Any, Optional
 from olaf.fixedpoint import reward_from_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
 from olaf.hosts.modes import Aggregator, Mode, ModeParams
-from olaf.hosts.runlog import JsonlLog, OutputFiles, write_json
+from olaf.hosts.runlog import OutputFiles
 from olaf.hosts.trust import TrustPolicy
+from olaf.rundir.atomic import write_json
+from olaf.rundir.jsonl import JsonlLog
+from olaf.rundir.records import (
+    FlushRecord,
+    MalformedRecord,
+    PsStart,
+    PsSummary,
+    StopRecord,
+    UntrustedRecord,
+    UpdateRecord,
+)
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
 
 RECV_BUF = 65535
@@ -135,11 +147,11 @@ class ParameterServer:
         cfg = self.cfg
         log = JsonlLog(cfg.log_path, cfg.flush_s)
         t_start = self._t_start = time.time_ns()
-        log.write({"ev": "start", "role": "ps", "t_ns": t_start, "bind": f"{cfg.bind_ip}:{cfg.port}",
-                   "ack_port": cfg.ack_port, "lr": cfg.lr, "step": self.model.step.value, "gate": self.model.gate,
-                   "mode": cfg.modes.mode.value, "modes": {k: getattr(cfg.modes, k) for k in (
-                       "aggr_k", "aggr_t_ms", "sync_workers", "round_timeout_ms")},
-                   "duration_s": cfg.duration_s})
+        log.write(PsStart(ev="start", role="ps", t_ns=t_start, bind=f"{cfg.bind_ip}:{cfg.port}",
+                          ack_port=cfg.ack_port, lr=cfg.lr, step=self.model.step.value, gate=self.model.gate,
+                          mode=cfg.modes.mode.value, modes={k: getattr(cfg.modes, k) for k in (
+                              "aggr_k", "aggr_t_ms", "sync_workers", "round_timeout_ms")},
+                          duration_s=cfg.duration_s))
         deadline = None if cfg.duration_s is None else t_start + int(cfg.duration_s * 1e9)
         self.ready.set()
         reason = "signal"
@@ -168,7 +180,7 @@ class ParameterServer:
             self.sock.close()
             t_stop = time.time_ns()
             summary = self.summary(t_start, t_stop, reason)
-            log.write({"ev": "stop", "t_ns": t_stop, "reason": reason})
+            log.write(StopRecord(ev="stop", t_ns=t_stop, reason=reason))
             log.close()
             write_json(cfg.summary_path, summary)
         return summary
@@ -189,7 +201,7 @@ class ParameterServer:
             key = _reason_key(str(e))
             self.malformed_reasons[key] += 1
             if self.malformed_reasons[key] <= LOGGED_PER_REASON:
-                log.write({"ev": "malformed", "t_ns": t_ns, "src": src, "len": len(data), "reason": str(e)})
+                log.write(MalformedRecord(ev="malformed", t_ns=t_ns, src=src, len=len(data), reason=str(e)))
             return
         init = update_is_init(data)
         reject = self.cfg.trust.check(u, init, src, t_ns, self._t_start)
@@ -199,8 +211,8 @@ class ParameterServer:
                 self.per_cluster[u.cluster_id]["untrusted"] += 1
             self.untrusted_reasons[reject.value] += 1
             if self.untrusted_reasons[reject.value] <= LOGGED_PER_REASON:
-                log.write({"ev": "untrusted", "t_ns": t_ns, "src": src, "reason": reject.value, "init": init,
-                           "cluster_id": u.cluster_id, "worker_id": u.worker_id, "seq": u.seq, "count": u.count})
+                log.write(UntrustedRecord(ev="untrusted", t_ns=t_ns, src=src, reason=reject.value, init=init,
+                                          cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count))
             return
         full = False
         if init and not self.cfg.trust.may_set_weights(src) and not self.model.initialised:
@@ -222,10 +234,10 @@ class ParameterServer:
             c["updates"] += 1
             c["worker_updates"] += u.count
             c[outcome.value] += 1
-        log.write({"ev": "update", "t_ns": t_ns, "src": src, "cluster_id": u.cluster_id,
-                   "worker_id": u.worker_id, "seq": u.seq, "count": u.count, "gen_ts": u.gen_ts,
-                   "reward_sum": u.reward_sum, "reward": reward_from_fixed(u.reward_sum) / u.count,
-                   "init": init, "outcome": outcome.value, "global_reward": self.model.global_reward()})
+        log.write(UpdateRecord(ev="update", t_ns=t_ns, src=src, cluster_id=u.cluster_id, worker_id=u.worker_id,
+                               seq=u.seq, count=u.count, gen_ts=u.gen_ts, reward_sum=u.reward_sum,
+                               reward=reward_from_fixed(u.reward_sum) / u.count, init=init, outcome=outcome,
+                               global_reward=self.model.global_reward()))
         if outcome is Outcome.BUFFERED:
             if full:
                 self._flush(t_ns, log, "size")
@@ -257,16 +269,16 @@ class ParameterServer:
         for c, last in sorted(self.aggregator.known.items()):
             mine = w.clusters.get(c, last)
             self._ack(c, mine.worker_id, mine.seq, mine.count, mine.gen_ts, mine.src)
-        log.write({"ev": "flush", "t_ns": t_ns, "updates": w.updates, "count": w.count,
-                   "reward": reward_from_fixed(w.reward_sum) / w.count, "outcome": outcome.value,
-                   "global_reward": self.model.global_reward(), "acks": len(self.aggregator.known), "by": by})
+        log.write(FlushRecord(ev="flush", t_ns=t_ns, updates=w.updates, count=w.count,
+                              reward=reward_from_fixed(w.reward_sum) / w.count, outcome=outcome,
+                              global_reward=self.model.global_reward(), acks=len(self.aggregator.known), by=by))
 
     def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
-        """Counters and final state (the ``<name>.summary.json`` content)."""
+        """Counters and final state (the ``<name>.summary.json`` content, a :class:`PsSummary`)."""
         keys = ["datagrams", "updates", "inits", "malformed", "untrusted", "init_source", "socket_drops",
                 "acks_sent", "ack_errors", "flushes"] + [o.value for o in Outcome]
         m = self.model
-        return {
+        return PsSummary(**{
             "role": "ps",
             "name": self.cfg.name,
             "bind": f"{self.cfg.bind_ip}:{self.cfg.port}",
@@ -287,4 +299,4 @@ class ParameterServer:
             "global_reward": m.global_reward(),
             "num_weights": m.num_weights,
             "weights": None if m.weights is None else m.weights.tolist(),
-        }
+        }).dump()

@@ -1,26 +1,26 @@
-"""Logs and summaries of the host programs, and the shutdown signal handling they share.
+"""Where the host programs write, how they wait for their start, and the shutdown signal
+handling they share.
 
 Every host writes, into its output directory:
 
-* ``<name>.jsonl`` — one JSON object per line. The first line is
-  ``{"ev": "start", "role": "worker"|"ps", "t_ns": …, …configuration}``, the
-  last (on a clean shutdown) ``{"ev": "stop", …}``; event records in between
-  are described by :mod:`olaf.hosts.worker` and :mod:`olaf.hosts.ps`. Times
+* ``<name>.jsonl`` — one record per line (:class:`olaf.rundir.jsonl.JsonlLog`). The first
+  is its ``start`` record (``role`` ``worker`` or ``ps``, its configuration), the last (on a
+  clean shutdown) ``stop``; the records and their fields are the models of
+  :mod:`olaf.rundir.records` (JSON Schema: ``docs/schemas/host-log.schema.json``). Times
   are ``CLOCK_REALTIME`` ns.
-* ``<name>.summary.json`` — counters at shutdown (written atomically).
+* ``<name>.summary.json`` — counters at shutdown (written atomically:
+  :func:`olaf.rundir.atomic.write_json`).
 
-:mod:`olaf.report.report` finds the logs of a run by their start record's ``role``.
+:mod:`olaf.report.rundata` finds the logs of a run by their start record's ``role``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, TextIO
+from typing import Optional
 
 
 class OutputFiles:
@@ -38,68 +38,6 @@ class OutputFiles:
     def summary_path(self) -> Path:
         """``out_dir/name.summary.json``."""
         return Path(self.out_dir) / f"{self.name}.summary.json"
-
-
-class JsonlLog:
-    """Append JSON records to a file, one a line; flushed at most every ``flush_s`` seconds.
-
-    ``flush_s = 0`` flushes every record (for low-rate writers such as workers,
-    so that a killed process loses nothing).
-    """
-
-    def __init__(self, path: Path | str, flush_s: float = 0.5) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: Optional[TextIO] = open(self.path, "w", buffering=1 << 16)
-        self._flush_ns = int(flush_s * 1e9)
-        self._last_flush = time.monotonic_ns()
-
-    def write(self, record: Mapping[str, Any]) -> None:
-        """Append one record (``ValueError`` if the log is closed)."""
-        if self._f is None:
-            raise ValueError(f"log {self.path} is closed")
-        self._f.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self.tick()
-
-    def tick(self) -> None:
-        """Flush if ``flush_s`` has passed since the last flush (call when idle too)."""
-        now = time.monotonic_ns()
-        if self._f is not None and now - self._last_flush >= self._flush_ns:
-            self._f.flush()
-            self._last_flush = now
-
-    def close(self) -> None:
-        """Flush and close (idempotent)."""
-        if self._f is not None:
-            self._f.close()
-            self._f = None
-
-
-def write_json(path: Path | str, obj: Any) -> None:
-    """Write ``obj`` as indented JSON, atomically (temporary file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2) + "\n")
-    os.replace(tmp, path)
-
-
-def read_jsonl(path: Path | str) -> Iterator[dict]:
-    """Records of a JSONL log; a torn last line (killed writer) is skipped.
-
-    Raises ValueError naming the file and line for a corrupt line elsewhere.
-    """
-    path = Path(path)
-    lines = path.read_text().splitlines()
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError as e:
-            if i == len(lines) - 1:
-                return
-            raise ValueError(f"{path}:{i + 1}: not JSON ({e.msg})") from e
 
 
 def stop_on_signals(stop: threading.Event) -> None:

@@ -45,7 +45,8 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    NaN/inf (PPO) stops the worker at once: stop reason ``non_finite_loss``, the
    log and the summary keep what was collected, and :class:`TaskFailed` is raised.
 
-Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`), records after ``start``:
+Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`; the records are the models of
+:mod:`olaf.rundir.records`), records after ``start``:
 
 * ``{"ev": "go", "t_ns", "t0_ns", "requested_t0_ns"}`` — the start;
 * ``{"ev": "init", "t_ns", "retry"}`` — an INIT sent;
@@ -93,12 +94,26 @@ import numpy as np
 
 from olaf.fixedpoint import INT32_MIN, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
 from olaf.hosts.learning import Experience, Task, task_factory, task_kinds
-from olaf.hosts.runlog import JsonlLog, OutputFiles, StartFileError, wait_for_start_file, wait_until, write_json
+from olaf.hosts.runlog import OutputFiles, StartFileError, wait_for_start_file, wait_until
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
 from olaf.hosts.txcontrol import TransmissionControl
 from olaf.plan.tx import TxParams
 from olaf.plan.workload import PPOTaskSpec
+from olaf.rundir.atomic import write_json
+from olaf.rundir.jsonl import JsonlLog
+from olaf.rundir.records import (
+    AckRecord,
+    ErrorRecord,
+    GenRecord,
+    GoRecord,
+    InitRecord,
+    MalformedAckRecord,
+    Record,
+    StopRecord,
+    WorkerStart,
+    WorkerSummary,
+)
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_update, parse_ack
 
@@ -225,7 +240,7 @@ class Worker:
                    grads=tuple(pack_q724(self.initial_weights)[0]))
         if self._send(u, init=True):
             self.counters["init_sent"] += 1
-        self._log_write({"ev": "init", "t_ns": time.time_ns(), "retry": retry})
+        self._log_write(InitRecord(ev="init", t_ns=time.time_ns(), retry=retry))
 
     def _generate(self, idx: int, t_sched: int) -> tuple[int, bool]:
         """Generate update ``idx`` due at ``t_sched``; return its ``gen_ts`` and whether it was sent.
@@ -265,7 +280,7 @@ class Worker:
                 rec.update(sent=True, seq=self.seq, reward=reward, folded=folded, saturated=saturated)
         if not sent:
             self.counters["skipped"] += 1
-        self._log_write(rec)
+        self._log_write(GenRecord(**rec))
         return gen_ts, sent
 
     # -- receiving -----------------------------------------------------------
@@ -280,7 +295,7 @@ class Worker:
             ack = parse_ack(data)
         except MalformedOlafPacket as e:
             self.counters["acks_malformed"] += 1
-            self._log_write({"ev": "malformed_ack", "t_ns": t_ns, "len": len(data), "reason": str(e)})
+            self._log_write(MalformedAckRecord(ev="malformed_ack", t_ns=t_ns, len=len(data), reason=str(e)))
             return
         self.counters["acks"] += 1
         self.tc.on_ack(t_ns, ack.status)
@@ -297,10 +312,10 @@ class Worker:
         gr = None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward)
         self.last_global_reward = gr
         st = ack.status
-        self._log_write({"ev": "ack", "t_ns": t_ns, "cluster_id": ack.cluster_id, "worker_id": ack.worker_id,
-                         "seq": ack.seq, "count": ack.count, "gen_ts": ack.gen_ts, "global_reward": gr,
-                         "weights": len(ack.weights), "own": own,
-                         "status": None if st is None else [st.queue_util, st.active_clusters, st.queue_size]})
+        self._log_write(AckRecord(ev="ack", t_ns=t_ns, cluster_id=ack.cluster_id, worker_id=ack.worker_id,
+                                  seq=ack.seq, count=ack.count, gen_ts=ack.gen_ts, global_reward=gr,
+                                  weights=len(ack.weights), own=own,
+                                  status=None if st is None else (st.queue_util, st.active_clusters, st.queue_size)))
 
     def _pump_until(self, t_ns: int, init_gen_ts: int, until_acks: Optional[int] = None) -> None:
         """Receive ACKs (and repeat the INIT when due) until ``t_ns``, stop, or (if
@@ -349,7 +364,7 @@ class Worker:
 
     # -- main loop -----------------------------------------------------------
 
-    def _log_write(self, rec: dict[str, Any]) -> None:
+    def _log_write(self, rec: Record) -> None:
         assert self._log is not None
         self._log.write(rec)
 
@@ -409,20 +424,20 @@ class Worker:
         """
         cfg = self.cfg
         self._log = JsonlLog(cfg.log_path, flush_s=0)
-        self._log_write({"ev": "start", "role": "worker", "t_ns": time.time_ns(), "name": cfg.name,
-                         "start_at_ns": cfg.start_at_ns, "start_file": None if cfg.start_file is None else str(cfg.start_file),
-                         "bind": cfg.bind_ip, "ps": f"{cfg.ps_ip}:{cfg.ps_port}",
-                         "cluster_id": cfg.cluster_id, "worker_id": cfg.worker_id, "seed": cfg.seed,
-                         "schedule": cfg.schedule.describe(), "task_kind": cfg.task_kind,
-                         "task": asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
-                         "num_weights": self.num_weights, "ack_wait_ms": cfg.ack_wait_ms, "tx": cfg.tx.model_dump()})
+        self._log_write(WorkerStart(
+            ev="start", role="worker", t_ns=time.time_ns(), name=cfg.name, start_at_ns=cfg.start_at_ns,
+            start_file=None if cfg.start_file is None else str(cfg.start_file), bind=cfg.bind_ip,
+            ps=f"{cfg.ps_ip}:{cfg.ps_port}", cluster_id=cfg.cluster_id, worker_id=cfg.worker_id, seed=cfg.seed,
+            schedule=cfg.schedule.describe(), task_kind=cfg.task_kind,
+            task=asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
+            num_weights=self.num_weights, ack_wait_ms=cfg.ack_wait_ms, tx=cfg.tx.model_dump()))
         reason = "signal"
         t0 = None
         try:
             started = self._wait_for_start()
             if started is not None:
                 requested, t0 = started
-                self._log_write({"ev": "go", "t_ns": time.time_ns(), "t0_ns": t0, "requested_t0_ns": requested})
+                self._log_write(GoRecord(ev="go", t_ns=time.time_ns(), t0_ns=t0, requested_t0_ns=requested))
                 self._generate_all(t0)
                 if not self.stop.is_set():
                     reason = "schedule_end"
@@ -432,24 +447,24 @@ class Worker:
         except FloatingPointError as e:
             reason = "non_finite_loss"
             self.error = str(e)
-            self._log_write({"ev": "error", "t_ns": time.time_ns(), "error": self.error})
+            self._log_write(ErrorRecord(ev="error", t_ns=time.time_ns(), error=self.error))
             raise TaskFailed(f"{cfg.name}: {e}; stopped (log {cfg.log_path}, summary {cfg.summary_path})") from e
         finally:
             self.task.close()
             self.sock.close()
             t_stop = time.time_ns()
             summary = self.summary(t0, self.gen_end, t_stop, reason)
-            self._log_write({"ev": "stop", "t_ns": t_stop, "reason": reason})
+            self._log_write(StopRecord(ev="stop", t_ns=t_stop, reason=reason))
             self._log.close()
             write_json(cfg.summary_path, summary)
         return summary
 
     def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
-        """Counters and final state (the ``<name>.summary.json`` content)."""
+        """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""
         c = self.counters
         keys = ["generated", "sent", "skipped", "init_sent", "send_errors", "acks", "acks_own",
                 "acks_malformed", "acks_foreign", "acks_wrong_size", "recv_errors", "saturated_elements", "saturated_updates"]
-        return {
+        return WorkerSummary(**{
             "role": "worker",
             "name": self.cfg.name,
             "task": self.task.kind,
@@ -469,4 +484,4 @@ class Worker:
             "last_reward": self.experience.last_reward,
             "error": self.error,
             **self.task.summary(),
-        }
+        }).dump()

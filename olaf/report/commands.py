@@ -10,14 +10,14 @@ import click
 from rich.console import Console
 
 from olaf.clitypes import FiniteFloat
-from olaf.hosts.runlog import write_json
 from olaf.report.report import compare, deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import RunData, RunDirError, load_run
 from olaf.report.tables import compare_table, summary_table
+from olaf.rundir.atomic import write_json
 
 
 def _label(run: RunData, run_dir: Path) -> str:
-    return str(run.run_meta.get("queue") or run_dir.resolve().name)
+    return (run.manifest.label if run.manifest is not None else None) or run_dir.resolve().name
 
 
 def _report(run_dir: Path, k: Optional[int], reward_target: Optional[float]) -> tuple[RunData, dict[str, Any]]:
@@ -43,8 +43,8 @@ def report_cmd(run_dir: Path, out_dir: Optional[Path], k: Optional[int], reward_
                baseline_dir: Optional[Path], plots: bool) -> None:
     """Per-cluster table of a run (sent, delivered, aggregated, dropped, AoM, Jain's fairness).
 
-    RUN_DIR holds the `olaf ps` and `olaf worker` logs of one run (and
-    optionally the harness's run.json and switch_counters.json). Exit status 1
+    RUN_DIR is a run directory of any backend: the `olaf ps` and `olaf worker` logs of one
+    run (and optionally its manifest run.json and switch_counters.json). Exit status 1
     if the run cannot be reported on.
     """
     report_run(run_dir, out_dir, k=k, reward_target=reward_target, baseline_dir=baseline_dir, plots=plots)

@@ -87,7 +87,7 @@ def plot_reward(run: RunData, t_start_ns: int, path: Path | str) -> Path:
     """Global reward at the PS (step) and the workers' expected reward (dots) over time."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4))
-    pts = [(r["t_ns"], r["global_reward"]) for r in run.ps_updates if r.get("global_reward") is not None]
+    pts = [(r.t_ns, r.global_reward) for r in run.ps_updates if r.global_reward is not None]
     if pts:
         t, g = np.array(sorted(pts)).T
         ax.step((t - t_start_ns) / 1e9, g, where="post", label="PS global reward")

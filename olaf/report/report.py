@@ -10,8 +10,8 @@ cluster as in :mod:`olaf.report.rundata`):
 * ``aggregated`` — ``Σ count − delivered``, worker updates folded into them;
 * ``dropped`` — ``sent − delivered − aggregated`` (:func:`olaf.aom.accounting`);
 * ``aom_avg_ms`` — time-average AoM over the **window** ``[t_start, t_end]``:
-  ``t_start`` from ``run.json``, else the earliest worker start ``t0``;
-  ``t_end`` from ``run.json``, else the latest end of a worker's generation
+  ``t_start`` from the manifest ``run.json``, else the earliest worker start ``t0``;
+  ``t_end`` from the manifest, else the latest end of a worker's generation
   phase. The age starts at 0 at ``t_start`` and grows until the cluster's
   first delivery, so a starved cluster ages over the whole window
   (:func:`olaf.aom.time_average_aom` with ``t_start_ns``). Receptions after
@@ -34,12 +34,12 @@ first reaches it.
 from __future__ import annotations
 
 import csv
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+from pydantic import ValidationError
 
 from olaf.aom import (
     Delivery,
@@ -52,9 +52,10 @@ from olaf.aom import (
     time_average_aom,
     time_to_updates,
 )
-from olaf.hosts.runlog import write_json
 from olaf.report.accounting import cluster_account
 from olaf.report.rundata import RunData, RunDirError
+from olaf.rundir.atomic import write_json
+from olaf.rundir.records import Outcome, PsSummary, UpdateRecord
 
 NS_PER_MS = 1e6
 
@@ -65,17 +66,19 @@ CSV_COLUMNS = ["cluster", "workers", "generated", "sent", "skipped", "delivered"
 
 def window(run: RunData) -> tuple[int, int, str]:
     """``(t_start_ns, t_end_ns, source)`` of the metric window (see module docstring)."""
-    meta = run.run_meta
+    m = run.manifest
     starts = [w.t0_ns for w in run.workers if w.t0_ns is not None]
     ends = [w.gen_end_ns for w in run.workers if w.gen_end_ns is not None]
-    recv = [r["t_ns"] for r in run.ps_updates]
-    t_start = meta.get("t_start_ns", min(starts) if starts else (min(recv) if recv else None))
-    t_end = meta.get("t_end_ns", max(ends) if ends else (max(recv) if recv else None))
+    recv = [r.t_ns for r in run.ps_updates]
+    t_start = m.t_start_ns if m is not None and m.t_start_ns is not None else (
+        min(starts) if starts else (min(recv) if recv else None))
+    t_end = m.t_end_ns if m is not None and m.t_end_ns is not None else (
+        max(ends) if ends else (max(recv) if recv else None))
     if t_start is None or t_end is None:
         raise RunDirError("no window: no run.json times, no worker logs and no deliveries")
     if t_end < t_start:
         raise RunDirError(f"window ends ({t_end}) before it starts ({t_start})")
-    source = "run.json" if "t_start_ns" in meta and "t_end_ns" in meta else "worker logs"
+    source = "run.json" if m is not None and m.t_start_ns is not None and m.t_end_ns is not None else "worker logs"
     return int(t_start), int(t_end), source
 
 
@@ -86,25 +89,25 @@ GEN_TS_BEFORE_RUN_NS = 3600 * 1_000_000_000
 """Nor can one that predates the PS's start by more than this."""
 
 
-def plausible_gen_ts(r: dict, ps_start_ns: int) -> bool:
+def plausible_gen_ts(r: UpdateRecord, ps_start_ns: int) -> bool:
     """``gen_ts`` within the run: not in the future of its reception, not long before it."""
-    return ps_start_ns - GEN_TS_BEFORE_RUN_NS <= r["gen_ts"] <= r["t_ns"] + GEN_TS_FUTURE_NS
+    return ps_start_ns - GEN_TS_BEFORE_RUN_NS <= r.gen_ts <= r.t_ns + GEN_TS_FUTURE_NS
 
 
 def deliveries_by_cluster(run: RunData) -> dict[int, list[Delivery]]:
     """PS receptions per cluster (``wrong_size`` updates excluded: the PS could not use them;
     receptions with an implausible ``gen_ts`` are excluded and counted, see :func:`bad_gen_ts`)."""
     out: dict[int, list[Delivery]] = defaultdict(list)
-    start = int(run.ps_start.get("t_ns", 0))
+    start = run.ps_start.t_ns
     for r in run.ps_updates:
-        if r.get("outcome") != "wrong_size" and plausible_gen_ts(r, start):
-            out[r["cluster_id"]].append(Delivery(r["t_ns"], r["gen_ts"], r["count"]))
+        if r.outcome != Outcome.WRONG_SIZE and plausible_gen_ts(r, start):
+            out[r.cluster_id].append(Delivery(r.t_ns, r.gen_ts, r.count))
     return out
 
 
 def bad_gen_ts(run: RunData) -> int:
     """Receptions left out of the AoM because their ``gen_ts`` lies outside the run."""
-    start = int(run.ps_start.get("t_ns", 0))
+    start = run.ps_start.t_ns
     return sum(1 for r in run.ps_updates if not plausible_gen_ts(r, start))
 
 
@@ -171,10 +174,10 @@ def _reassign_regroup_boundary(run: RunData, by_cluster: dict[int, list[Delivery
 
 
 def _time_to_reward(run: RunData, t0: int, target: float) -> Optional[float]:
-    for r in sorted(run.ps_updates, key=lambda r: r["t_ns"]):
-        g = r.get("global_reward")
+    for r in sorted(run.ps_updates, key=lambda r: r.t_ns):
+        g = r.global_reward
         if g is not None and g >= target:
-            return _ms(r["t_ns"] - t0)
+            return _ms(r.t_ns - t0)
     return None
 
 
@@ -207,7 +210,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
                              regrouped=bool(run.regroups))
         m["generated"] = sum(w.generated for w in ws)
         m["skipped"] = sum(w.skipped for w in ws)
-        m["accepted"] = sum(1 for r in run.ps_updates if r["cluster_id"] == c and r.get("outcome") == "accepted")
+        m["accepted"] = sum(1 for r in run.ps_updates if r.cluster_id == c and r.outcome == Outcome.ACCEPTED)
         path = run.path_of(ws)
         if run.switch is not None and path:
             m["fates"] = cluster_account(sent_of.get(c, 0), len(by_cluster.get(c, [])), path, run.switch, c).to_json()
@@ -217,7 +220,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
     ttks = [m["time_to_k_ms"] for m in clusters.values()]
     total = {key: sum(m[key] for m in clusters.values())
              for key in ("workers", "generated", "sent", "skipped", "delivered", "aggregated", "dropped")}
-    final_rewards = [r["global_reward"] for r in run.ps_updates if r.get("global_reward") is not None]
+    final_rewards = [r.global_reward for r in run.ps_updates if r.global_reward is not None]
     fates = [m["fates"] for m in clusters.values() if "fates" in m]
     overall = {
         **total,
@@ -240,11 +243,11 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "ps": {"log": str(run.ps_path), "inits": run.ps_inits, "malformed": run.ps_malformed,
                "clean_stop": run.ps_stopped, "bad_gen_ts": bad_gen_ts(run), **_ps_host_losses(run)},
         "bad_records": run.bad_records,
-        "partial": bool(run.run_meta.get("partial", False)),
+        "partial": run.manifest is not None and run.manifest.partial,
         "workers": {"count": len(run.workers), "unattributed": [w.name for w in unattributed],
                     "without_stop_record": [w.name for w in run.workers if not w.stopped],
                     "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0}},
-        "run": run.run_meta,
+        "run": {} if run.manifest is None else run.manifest.model_dump(mode="json"),
         "switch": run.switch,
         "regroups": [{"t_ns": t, "clusters": m} for t, m in run.regroups],
     }
@@ -285,15 +288,13 @@ def _ps_host_losses(run: RunData) -> dict[str, Any]:
     each reason). These explain the accounting's ``lost_at_host``. Empty without a summary."""
     path = run.ps_path.with_name(run.ps_path.name.removesuffix(".jsonl") + ".summary.json")
     try:
-        s = json.loads(path.read_text())
-    except (OSError, ValueError):
+        s = PsSummary.model_validate_json(path.read_bytes(), strict=True)
+    except (OSError, ValidationError):
         return {}
-    if not isinstance(s, dict):
-        return {}
-    per_cluster = s.get("per_cluster")
-    per: dict[str, Any] = per_cluster if isinstance(per_cluster, dict) else {}
-    return {"socket_drops": s.get("socket_drops"), "untrusted": s.get("untrusted"),
-            "untrusted_reasons": s.get("untrusted_reasons"), "malformed_total": s.get("malformed"),
-            "untrusted_by_cluster": {c: v.get("untrusted", 0) for c, v in per.items()
-                                     if isinstance(v, dict) and v.get("untrusted")}}
 
+    def given(key: str) -> Any:  # None for a counter this PS does not keep (a simulated one)
+        return getattr(s, key) if key in s.model_fields_set else None
+
+    return {"socket_drops": given("socket_drops"), "untrusted": given("untrusted"),
+            "untrusted_reasons": given("untrusted_reasons"), "malformed_total": s.malformed,
+            "untrusted_by_cluster": {c: v["untrusted"] for c, v in s.per_cluster.items() if v.get("untrusted")}}

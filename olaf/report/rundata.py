@@ -1,17 +1,20 @@
-"""Loading a run directory: the PS log, the workers' logs, optional harness files.
+"""Loading a run directory (:mod:`olaf.rundir`): the PS log, the workers' logs, the manifest.
 
 A run directory holds (any depth below it):
 
-* host logs ``*.jsonl`` written by ``olaf ps`` and ``olaf worker``
-  (:mod:`olaf.hosts.runlog`), recognised by their first record's ``role``;
-  exactly one PS log;
+* host logs ``*.jsonl`` written by ``olaf ps`` and ``olaf worker`` (or a backend that
+  simulates them), recognised by their first record's ``role``; exactly one PS log. Every
+  line is read through :func:`olaf.rundir.jsonl.read_jsonl` and validated against the
+  record models (:mod:`olaf.rundir.records`); lines that are not valid records are counted
+  per file (``bad_records``), never fatal;
 * their ``*.summary.json`` files (not needed: the logs carry everything, and a
   worker killed without a summary still counts);
-* optionally ``run.json`` from the harness: ``t_start_ns``/``t_end_ns`` (the
-  metric window, CLOCK_REALTIME ns) and any description (queue, topology …),
-  copied into the report;
-* optionally ``switch_counters.json`` from the harness, copied verbatim into
-  the report under ``"switch"``.
+* optionally ``run.json``, the manifest (:func:`olaf.rundir.manifest.read_manifest`, which
+  also converts the layouts of earlier versions): the metric window ``t_start_ns``/
+  ``t_end_ns``, the backend, the plan, copied into the report;
+* optionally ``switch_counters.json`` from the backend, copied verbatim into
+  the report under ``"switch"``;
+* optionally ``network.yaml`` and ``regroups.jsonl`` (membership changes with ``olafctl``).
 
 A worker's cluster is, in this order: ``--cluster-id`` given to it (its start
 record), or the ``cluster_id`` of ACKs answering its own updates (stamped by
@@ -25,7 +28,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.hosts.runlog import read_jsonl
+from pydantic import TypeAdapter
+
+from olaf.rundir import MANIFEST_FILE, NETWORK_FILE, REGROUPS_FILE, SWITCH_COUNTERS_FILE
+from olaf.rundir.jsonl import read_jsonl
+from olaf.rundir.manifest import ManifestError, RunManifest, read_manifest
+from olaf.rundir.records import (
+    AckRecord,
+    GenRecord,
+    GoRecord,
+    MalformedRecord,
+    PsStart,
+    RegroupRecord,
+    StopRecord,
+    UpdateRecord,
+    WorkerStart,
+)
+
+_REGROUP = TypeAdapter(RegroupRecord)
 
 
 class RunDirError(ValueError):
@@ -51,7 +71,7 @@ class WorkerLog:
     generated: int = 0
     skipped: int = 0
     sent_ts: list[int] = field(default_factory=list)
-    exp_rewards: list[tuple[int, float]] = field(default_factory=list)
+    exp_rewards: list[tuple[int, Optional[float]]] = field(default_factory=list)
     stopped: bool = False
     late_start_ms: float = 0.0
     """How long after its requested start (``--start-at-ns`` or start file) it got going."""
@@ -63,23 +83,25 @@ class WorkerLog:
 
 @dataclass
 class RunData:
-    """A loaded run: PS reception records (non-INIT updates), workers, harness files."""
+    """A loaded run: PS reception records (non-INIT updates), workers, the manifest and the
+    backend's files."""
 
     ps_path: Path
-    ps_start: dict[str, Any]
-    ps_updates: list[dict[str, Any]]
+    ps_start: PsStart
+    ps_updates: list[UpdateRecord]
     ps_inits: int
     ps_malformed: int
     ps_stopped: bool
     workers: list[WorkerLog]
-    run_meta: dict[str, Any]
+    manifest: Optional[RunManifest]
+    """``run.json`` (None: the directory has none)."""
     switch: Optional[dict[str, Any]]
     regroups: list[tuple[int, dict[str, int]]] = field(default_factory=list)
-    bad_records: dict[str, int] = field(default_factory=dict)
-    """Log lines the report could not use, by file name: not JSON, or fields of the wrong
-    type or range. They are counted (``summary.json`` ``bad_records``), never fatal."""
     """Membership changes made with ``olafctl`` during the run (``regroups.jsonl``):
     ``(t_ns, {worker name: cluster id})``, in time order."""
+    bad_records: dict[str, int] = field(default_factory=dict)
+    """Log lines that are not valid records (:func:`olaf.rundir.jsonl.read_jsonl`), by file
+    name. They are counted (``summary.json`` ``bad_records``), never fatal."""
 
     network: Optional[Any] = None
     """The run's deployment (``network.yaml``), if the run directory has one."""
@@ -105,34 +127,31 @@ class RunData:
         return cluster
 
 
-def _load_worker(path: Path, records: list[dict]) -> WorkerLog:
-    start = records[0]
-    w = WorkerLog(name=start.get("name", path.stem), path=path, cluster_id=start.get("cluster_id"),
-                  t0_ns=None, gen_end_ns=None)
+def _load_worker(path: Path, start: WorkerStart, records: list[Any]) -> WorkerLog:
+    w = WorkerLog(name=start.name, path=path, cluster_id=start.cluster_id, t0_ns=None, gen_end_ns=None)
     learned = None
     last_gen = None
     stop_ns = None
-    for r in records[1:]:
-        ev = r.get("ev")
-        if ev == "go":
-            w.t0_ns = r["t0_ns"]
-            w.late_start_ms = (r["t0_ns"] - r["requested_t0_ns"]) / 1e6
-        elif ev == "gen":
+    for r in records:
+        if isinstance(r, GoRecord):
+            w.t0_ns = r.t0_ns
+            w.late_start_ms = (r.t0_ns - r.requested_t0_ns) / 1e6
+        elif isinstance(r, GenRecord):
             w.generated += 1
-            last_gen = r["t_ns"]
-            w.exp_rewards.append((r["t_ns"], r["exp_reward"]))
-            if r["sent"]:
-                w.sent_ts.append(r["t_ns"])
+            last_gen = r.t_ns
+            w.exp_rewards.append((r.t_ns, r.exp_reward))
+            if r.sent:
+                w.sent_ts.append(r.t_ns)
             else:
                 w.skipped += 1
-        elif ev == "ack" and r.get("own"):
-            learned = r["cluster_id"]
-        elif ev == "stop":
+        elif isinstance(r, AckRecord) and r.own:
+            learned = r.cluster_id
+        elif isinstance(r, StopRecord):
             w.stopped = True
-            stop_ns = r["t_ns"]
+            stop_ns = r.t_ns
     if w.cluster_id is None:
         w.cluster_id = learned
-    duration = (start.get("schedule") or {}).get("duration_s")
+    duration = start.schedule.get("duration_s")
     ends = [e for e in (last_gen, stop_ns) if e is not None]
     if duration is not None and w.t0_ns is not None:
         ends = [w.t0_ns + round(duration * 1e9)] + ([stop_ns] if stop_ns is not None else [])
@@ -152,92 +171,69 @@ def _read_optional_json(path: Path) -> Optional[dict]:
     return data
 
 
-def _read_regroups(path: Path) -> list[tuple[int, dict[str, int]]]:
+def _read_regroups(path: Path, bad: dict[str, int]) -> list[tuple[int, dict[str, int]]]:
     if not path.exists():
         return []
-    out = []
-    for r in read_jsonl(path):
-        out.append((int(r["t_ns"]), {w: int(c) for c, ws in r["clusters"].items() for w in ws}))
+    got = read_jsonl(path, _REGROUP)
+    if got.corrupt_lines:
+        bad[path.name] = got.corrupt_lines
+    out = [(r.t_ns, {w: int(c) for c, ws in r.clusters.items() for w in ws}) for r in got.records]
     return sorted(out, key=lambda x: x[0])
+
+
+def _read_manifest(run_dir: Path) -> Optional[RunManifest]:
+    if not (run_dir / MANIFEST_FILE).exists():
+        return None
+    try:
+        return read_manifest(run_dir)
+    except ManifestError as e:
+        raise RunDirError(str(e)) from None
 
 
 def load_run(run_dir: Path | str) -> RunData:
     """Read every host log below ``run_dir``.
 
     Raises:
-        RunDirError: not a directory, no PS log or more than one, a corrupt log.
+        RunDirError: not a directory, no PS log or more than one, a ``run.json`` that is not
+            a manifest (or names a schema version this Olaf does not read), a
+            ``switch_counters.json`` or ``network.yaml`` that cannot be read.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunDirError(f"{run_dir} is not a directory")
-    ps: list[tuple[Path, list[dict]]] = []
+    ps: list[tuple[Path, PsStart, list[Any]]] = []
     workers: list[WorkerLog] = []
     bad: dict[str, int] = {}
     for path in sorted(run_dir.rglob("*.jsonl")):
-        if path.name == "regroups.jsonl":
+        if path.name == REGROUPS_FILE:
             continue
-        records, n_bad = _read_records(path)
-        if n_bad:
-            bad[path.name] = n_bad
-        role = records[0].get("role") if records and records[0].get("ev") == "start" else None
-        if role == "ps":
-            ps.append((path, records))
-        elif role == "worker":
-            workers.append(_load_worker(path, records))
+        got = read_jsonl(path)
+        if got.corrupt_lines:
+            bad[path.name] = got.corrupt_lines
+        first = got.records[0] if got.records else None
+        if isinstance(first, PsStart):
+            ps.append((path, first, got.records[1:]))
+        elif isinstance(first, WorkerStart):
+            workers.append(_load_worker(path, first, got.records[1:]))
     if len(ps) != 1:
-        found = ", ".join(str(p) for p, _ in ps) or "none"
+        found = ", ".join(str(p) for p, _, _ in ps) or "none"
         raise RunDirError(f"{run_dir}: need exactly one PS log (a .jsonl starting with role 'ps'), found {found}")
-    ps_path, recs = ps[0]
-    updates = []
-    for r in recs:
-        if r.get("ev") == "update" and not r.get("init"):
-            if _valid_update(r):
-                updates.append(r)
-            else:
-                bad[ps_path.name] = bad.get(ps_path.name, 0) + 1
+    ps_path, start, recs = ps[0]
+    updates = [r for r in recs if isinstance(r, UpdateRecord)]
     return RunData(
         ps_path=ps_path,
-        ps_start=recs[0],
-        ps_updates=updates,
-        ps_inits=sum(1 for r in recs if r.get("ev") == "update" and r.get("init")),
-        ps_malformed=sum(1 for r in recs if r.get("ev") == "malformed"),
-        ps_stopped=any(r.get("ev") == "stop" for r in recs),
+        ps_start=start,
+        ps_updates=[r for r in updates if not r.init],
+        ps_inits=sum(1 for r in updates if r.init),
+        ps_malformed=sum(1 for r in recs if isinstance(r, MalformedRecord)),
+        ps_stopped=any(isinstance(r, StopRecord) for r in recs),
         workers=workers,
-        regroups=_read_regroups(run_dir / "regroups.jsonl"),
-        run_meta=_read_optional_json(run_dir / "run.json") or {},
-        switch=_read_optional_json(run_dir / "switch_counters.json"),
-        network=_read_network(run_dir / "network.yaml"),
+        regroups=_read_regroups(run_dir / REGROUPS_FILE, bad),
+        manifest=_read_manifest(run_dir),
+        switch=_read_optional_json(run_dir / SWITCH_COUNTERS_FILE),
+        network=_read_network(run_dir / NETWORK_FILE),
         bad_records=bad,
     )
-
-
-def _read_records(path: Path) -> tuple[list[dict], int]:
-    """JSON object records of a log and the number of lines that are not (a torn last
-    line of a killed writer counts too)."""
-    out, bad = [], 0
-    for line in path.read_text(errors="replace").splitlines():
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            bad += 1
-            continue
-        if isinstance(r, dict):
-            out.append(r)
-        else:
-            bad += 1
-    return out, bad
-
-
-_U64 = (1 << 64) - 1
-
-
-def _valid_update(r: dict) -> bool:
-    """A PS reception record with the fields the report uses, of the right types and ranges."""
-    ints = {"t_ns": _U64, "gen_ts": _U64, "count": 0xFFFF, "cluster_id": 0xFFFF}
-    return all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) and 0 <= r[k] <= hi
-               for k, hi in ints.items()) and r["count"] >= 1
 
 
 def _read_network(path: Path) -> Optional[Any]:

@@ -12,6 +12,12 @@ environments loaded) it writes the start file, then polls the worker logs
 (:class:`~olaf.rl.progress.RewardTracker`) until the mean worker reward
 reaches the target or the time budget is spent, and stops every process with
 SIGTERM (each writes its summary). Times are wall-clock seconds from the start.
+
+The output directory is a run directory (:mod:`olaf.rundir`): ``<name>.jsonl`` and
+``<name>.summary.json`` of every host and the manifest ``run.json`` (backend ``local``; the
+window from the start to the moment the processes were stopped; the plan: the PS's and the
+workers' command-line arguments, the target and the budget; ``stopped_early_s`` when the target
+ended the job, ``partial`` when a process failed).
 """
 
 from __future__ import annotations
@@ -29,10 +35,13 @@ from typing import Any, Callable, Optional
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.worker import WorkerConfig
+from olaf.provenance import provenance
 from olaf.rl.progress import Progress, RewardTracker
+from olaf.rundir.atomic import write_text_atomic
+from olaf.rundir.manifest import RunManifest, write_manifest
 
 OLAF = [sys.executable, "-m", "olaf.cli"]
-
+BACKEND = "local"
 
 
 def _name(p: subprocess.Popen[Any]) -> str:
@@ -90,7 +99,8 @@ def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, t
     ``start_file`` are replaced by ``out_dir`` and ``out_dir/start_ns``.
 
     Raises:
-        JobError: a process exited early or the workers were not up within ``startup_timeout_s``.
+        JobError: a process exited early or the workers were not up within ``startup_timeout_s``
+            (``run.json`` then says ``partial``, with the error).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     start_file = out_dir / "start_ns"
@@ -99,7 +109,11 @@ def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, t
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     popen = lambda args: subprocess.Popen(OLAF + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,  # noqa: E731
                                           text=True, env=env)
+    manifest = RunManifest(backend=BACKEND, plan={
+        "ps": ps_argv(ps), "workers": {w.name: worker_argv(w) for w in workers}, "target": target,
+        "budget_s": budget_s, "window": window}, provenance=provenance())
     procs = [popen(["ps", *ps_argv(ps)])]
+    reached_s: Optional[float] = None
     try:
         _poll(lambda: ps.log_path.exists(), startup_timeout_s, procs)
         t_launch = time.monotonic()
@@ -107,13 +121,14 @@ def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, t
         if not _poll(lambda: all(w.log_path.exists() for w in workers), startup_timeout_s, procs):
             raise JobError(f"workers not up within {startup_timeout_s} s")
         startup_s = time.monotonic() - t_launch
-        tmp = start_file.with_name("start_ns.tmp")
-        tmp.write_text(str(time.time_ns()))
-        tmp.rename(start_file)
+        t0_ns = time.time_ns()
+        manifest = manifest.model_copy(update={"t_start_ns": t0_ns})
+        write_manifest(out_dir, manifest)
+        write_text_atomic(start_file, str(t0_ns))
         t0 = time.monotonic()
         tracker = RewardTracker([w.log_path for w in workers], window)
         history: list[tuple[float, Progress]] = []
-        reached_s, reached = None, None
+        reached = None
         tick = threading.Event()
         while True:
             tick.wait(poll_s)
@@ -133,7 +148,14 @@ def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, t
                     raise JobError(f"{_name(p)} exited with {p.returncode}: "
                                    f"{p.stderr.read() if p.stderr else ''}")
         elapsed = time.monotonic() - t0
+    except JobError as e:
+        manifest = manifest.model_copy(update={"partial": True, "partial_reason": str(e)})
+        raise
     finally:
+        if manifest.t_start_ns is not None:  # the window ends when the processes are stopped
+            manifest = manifest.model_copy(update={"t_end_ns": time.time_ns()})
+        manifest = manifest.model_copy(update={"stopped_early_s": reached_s})
+        write_manifest(out_dir, manifest)
         for p in procs[1:] + procs[:1]:  # workers first, the PS last (it ACKs their last updates)
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

@@ -3,8 +3,9 @@
 Each worker logs one ``gen`` record per iteration (:mod:`olaf.hosts.worker`)
 with ``reward`` = the mean return of the episodes that ended in it (null if
 none) and, for PPO, ``env_steps`` (cumulative). :class:`RewardTracker` follows
-the logs incrementally (it reads only what was appended since the last poll)
-and gives
+the logs incrementally (:class:`olaf.rundir.jsonl.JsonlFollower`: it reads only what
+was appended since the last poll, a line still being written at the next one; lines
+that are not valid records are counted, :attr:`RewardTracker.corrupt`) and gives
 
 * a worker's reward: the mean of the ``reward`` of its last ``window``
   iterations that ended an episode (paper Fig. 8 plots such a per-worker
@@ -15,11 +16,13 @@ and gives
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
+
+from olaf.rundir.jsonl import JsonlFollower
+from olaf.rundir.records import GenRecord
 
 
 @dataclass(frozen=True)
@@ -43,28 +46,19 @@ class Progress:
 
 class _Follow:
     def __init__(self, path: Path, window: int) -> None:
-        self.path, self.offset = path, 0
+        self.log: JsonlFollower[object] = JsonlFollower(path)
         self.rewards: deque[float] = deque(maxlen=window)
         self.env_steps = self.generations = self.sent = 0
 
     def poll(self) -> None:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        end = data.rfind(b"\n") + 1  # a torn last line is read next time
-        self.offset += end
-        for line in data[:end].splitlines():
-            if b'"ev":"gen"' not in line:
+        for rec in self.log.poll():
+            if not isinstance(rec, GenRecord):
                 continue
-            rec = json.loads(line)
             self.generations += 1
-            self.sent += bool(rec.get("sent"))
-            self.env_steps = max(self.env_steps, int(rec.get("env_steps") or 0))
-            if rec.get("reward") is not None and (rec.get("episodes") is None or rec["episodes"] > 0):
-                self.rewards.append(float(rec["reward"]))
+            self.sent += rec.sent
+            self.env_steps = max(self.env_steps, rec.env_steps or 0)
+            if rec.reward is not None and (rec.episodes is None or rec.episodes > 0):
+                self.rewards.append(rec.reward)
 
 
 class RewardTracker:
@@ -79,6 +73,11 @@ class RewardTracker:
         if window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
         self._logs = [_Follow(Path(p), window) for p in paths]
+
+    @property
+    def corrupt(self) -> int:
+        """Lines of the followed logs that were not valid records."""
+        return sum(f.log.corrupt.count for f in self._logs)
 
     def poll(self) -> Progress:
         for f in self._logs:

@@ -15,7 +15,8 @@ worker has a reward and the **mean worker reward** (:mod:`olaf.rl.progress`) rea
   ``sent``, ``ps_updates`` (worker updates the PS had received by then): reward over wall time
   and over received updates;
 * ``training.json`` — the job, whether and when the target was reached, the final mean worker
-  reward, saturated fixed-point elements and worker errors (e.g. a NaN loss);
+  reward, saturated fixed-point elements, worker errors (e.g. a NaN loss) and, per host log
+  that has any, its lines that are not valid records (``corrupt_log_lines``);
 * ``reward_time.png`` and ``reward_updates.png`` — the per-worker rewards (thin) and their mean
   (bold) over wall time and over the worker updates the PS received (paper Fig. 8's axes and
   Fig. 3's).
@@ -25,12 +26,15 @@ from __future__ import annotations
 
 import bisect
 import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from olaf.rl.progress import Progress, RewardTracker
+from olaf.rundir.atomic import write_json
+from olaf.rundir.jsonl import JsonlFollower, read_jsonl
+from olaf.rundir.manifest import ManifestError, read_manifest
+from olaf.rundir.records import ErrorRecord, FlushRecord, GenRecord, UpdateRecord
 
 PROGRESS_FIELDS = ("t_s", "mean_worker_reward", "workers_with_reward", "env_steps", "iterations", "ps_messages",
                    "ps_updates", "global_reward")
@@ -40,32 +44,19 @@ class _PsFollow:
     """Follows the PS log: messages received, worker updates in them (Σ count), the global reward."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.offset = path, 0
+        self.log: JsonlFollower[object] = JsonlFollower(path)
         self.messages = self.updates = 0
         self.global_reward: Optional[float] = None
 
     def poll(self) -> None:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        for line in data[:end].splitlines():
-            if b'"ev":"update"' not in line and b'"ev":"flush"' not in line:
+        for rec in self.log.poll():
+            if not isinstance(rec, (UpdateRecord, FlushRecord)):
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("ev") == "update" and not rec.get("init"):
+            if isinstance(rec, UpdateRecord) and not rec.init:
                 self.messages += 1
-                self.updates += int(rec.get("count") or 1)
-            g = rec.get("global_reward")
-            if isinstance(g, (int, float)):
-                self.global_reward = float(g)
+                self.updates += rec.count
+            if rec.global_reward is not None:
+                self.global_reward = rec.global_reward
 
 
 @dataclass
@@ -108,47 +99,45 @@ class TrainMonitor:
 
 
 def _worker_rows(path: Path, t0_ns: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A worker log's iteration rows and its stop facts (error, saturation)."""
+    """A worker log's iteration rows and its stop facts (error, saturation, corrupt lines)."""
     rows: list[dict[str, Any]] = []
-    facts: dict[str, Any] = {"saturated_elements": 0, "error": None, "iterations": 0}
+    facts: dict[str, Any] = {"saturated_elements": 0, "error": None, "iterations": 0, "corrupt": 0}
     if not path.exists():
         return rows, facts
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(r, dict):
-            continue
-        if r.get("ev") == "gen" and isinstance(r.get("t_ns"), int):
+    got = read_jsonl(path)
+    facts["corrupt"] = got.corrupt_lines
+    for r in got.records:
+        if isinstance(r, GenRecord):
             facts["iterations"] += 1
-            facts["saturated_elements"] += int(r.get("saturated") or 0)
-            rows.append({"t_ns": r["t_ns"], "t_s": (r["t_ns"] - t0_ns) / 1e9, "iteration": r.get("idx"),
-                         "env_steps": r.get("env_steps"), "reward": r.get("reward"), "sent": bool(r.get("sent"))})
-        elif r.get("ev") == "error":
-            facts["error"] = r.get("error")
+            facts["saturated_elements"] += r.saturated or 0
+            rows.append({"t_ns": r.t_ns, "t_s": (r.t_ns - t0_ns) / 1e9, "iteration": r.idx,
+                         "env_steps": r.env_steps, "reward": r.reward, "sent": r.sent})
+        elif isinstance(r, ErrorRecord):
+            facts["error"] = r.error
     return rows, facts
 
 
-def _ps_receptions(path: Path) -> list[tuple[int, int]]:
-    """``(t_ns, count)`` of every non-INIT update the PS received, in time order."""
-    out = []
-    if path.exists():
-        for line in path.read_text(errors="replace").splitlines():
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(r, dict) and r.get("ev") == "update" and not r.get("init") and isinstance(r.get("t_ns"), int):
-                out.append((r["t_ns"], int(r.get("count") or 1)))
-    out.sort()
-    return out
+def _ps_receptions(path: Path) -> tuple[list[tuple[int, int]], int]:
+    """``(t_ns, count)`` of every non-INIT update the PS received, in time order, and the PS
+    log's corrupt lines."""
+    if not path.exists():
+        return [], 0
+    got = read_jsonl(path)
+    out = sorted((r.t_ns, r.count) for r in got.records if isinstance(r, UpdateRecord) and not r.init)
+    return out, got.corrupt_lines
 
 
 def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]) -> dict[str, Any]:
     """Write ``progress.csv``, ``rewards.csv``, ``training.json`` and the two plots into ``out``
-    (the run directory; ``run.json`` gives t0); returns the ``training.json`` content."""
-    t0_ns = int(json.loads((out / "run.json").read_text())["t_start_ns"])
+    (the run directory; its manifest ``run.json`` gives t0); returns the ``training.json`` content.
+
+    Raises:
+        olaf.rundir.manifest.ManifestError: ``run.json`` missing, unreadable or without ``t_start_ns``.
+    """
+    manifest = read_manifest(out)
+    if manifest.t_start_ns is None:
+        raise ManifestError(f"{out / 'run.json'}: no t_start_ns (the run never started)")
+    t0_ns = manifest.t_start_ns
     hosts = out / "hosts"
     with open(out / "progress.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -156,7 +145,7 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
         for t, p, msgs, upd, glob in monitor.history:
             w.writerow([f"{t:.2f}", "" if p.mean_worker_reward is None else f"{p.mean_worker_reward:.3f}",
                         p.workers_with_reward, p.env_steps, p.generations, msgs, upd, "" if glob is None else glob])
-    receptions = _ps_receptions(hosts / "ps.jsonl")
+    receptions, ps_corrupt = _ps_receptions(hosts / "ps.jsonl")
     times = [t for t, _ in receptions]
     cum = []
     total = 0
@@ -193,8 +182,10 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
         "ps_messages": len(receptions),
         "saturated_elements": sum(f["saturated_elements"] for f in facts.values()),
         "worker_errors": {n: f["error"] for n, f in facts.items() if f["error"]},
+        "corrupt_log_lines": {**{n: f["corrupt"] for n, f in facts.items() if f["corrupt"]},
+                              **({"ps": ps_corrupt} if ps_corrupt else {})},
     }
-    (out / "training.json").write_text(json.dumps(result, indent=1))
+    write_json(out / "training.json", result, indent=1)
     _plot(out, monitor, per_worker)
     return result
 

@@ -10,7 +10,6 @@ writes a run directory that ``olaf report`` reads like an emulated run's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -18,30 +17,13 @@ from olaf.controller.state import SwitchState, desired_state
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import worker_seed
-from olaf.sim import build
-from olaf.sim.topology import PS_IP, Network, WorkerHost, ip_int, network
+from olaf.sim import build, rundir
+from olaf.sim.simrun import SimRun
+from olaf.sim.topology import PS_IP, WorkerHost, ip_int, network
 
 NS_PER_MS = 1_000_000
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
 """ns-3 event scheduler (bench/sim_speed.py compares them)."""
-
-
-@dataclass
-class SimRun:
-    """A finished simulation: the C++ object (results), node indices and run statistics.
-
-    ``stats``: ``wall_s`` (seconds in ns-3's event loop), ``events``, ``packets``
-    (link transmissions, every hop), ``sim_end_ns``; ``setup_s``: building the network.
-    """
-
-    scenario: RunPlan
-    net: Network
-    sim: Any
-    switch_index: dict[str, int]
-    worker_index: dict[str, int]
-    ps_index: int
-    stats: dict[str, float]
-    setup_s: float
 
 
 def _queue_params(ns: Any, s: RunPlan, switch: str) -> Any:
@@ -167,8 +149,6 @@ def run_ns3(scenario: RunPlan, out_dir: Path | str, *, report: bool = True, plot
         olaf.sim.build.SimUnavailable: the ``ns3`` package is missing (the message
             has the install command) or the simulation library cannot be built.
     """
-    from olaf.sim import rundir
-
     out = Path(out_dir)
     run = simulate(scenario)
     rundir.write(run, out)

@@ -1,13 +1,15 @@
 """Write a simulated run as a run directory that ``olaf report`` reads like an emulated one.
 
-Layout (as ``topologies/rundir.py`` documents for emulated runs):
+Layout (:mod:`olaf.rundir`, the same as every backend's):
 
-* ``run.json`` — ``t_start_ns``/``t_end_ns`` (the generation window on the simulated
-  clock, t0 = 0), ``backend: "ns3"``, ``topo``, ``queue``, the scenario, the
-  simulation statistics (``sim``) and the provenance;
-* ``hosts/ps.jsonl``, ``hosts/w<i>.jsonl`` — the records of ``olaf/hosts/ps.py`` and
-  ``olaf/hosts/worker.py`` (start, go, gen, ack, update, stop), times in simulated
-  ns; fields the simulation does not model are null (``exp_reward``,
+* ``run.json`` — the manifest (:class:`~olaf.rundir.manifest.RunManifest`): backend
+  ``ns3``, ``t_start_ns``/``t_end_ns`` (the generation window on the simulated clock,
+  t0 = 0), the scenario as the plan, the provenance, ``incomplete``, and in
+  ``backend_info`` the simulation statistics (``sim``) and why ``network.yaml`` is missing
+  (``network_yaml``) when it is;
+* ``hosts/ps.jsonl``, ``hosts/w<i>.jsonl`` — the records of :mod:`olaf.rundir.records`
+  that ``olaf ps`` and ``olaf worker`` write (start, go, gen, ack, update, stop), times in
+  simulated ns; fields the simulation does not model are null (``exp_reward``,
   ``global_reward``) and the PS's ``outcome`` is ``"not_modelled"`` (no global model);
 * ``hosts/*.summary.json`` — the hosts' counters;
 * ``switch_counters.json`` — per switch the P4 counters by label (``decisions``,
@@ -24,7 +26,6 @@ counters are, with the workers' totals in ``hosts/workers.summary.json``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -32,17 +33,31 @@ import numpy as np
 
 from olaf.constants import ACK_PORT, UPDATE_PORT, Decision, EgressError, Malformed, Traffic
 from olaf.fixedpoint import INT32_MIN, reward_from_fixed
-from olaf.hosts.runlog import write_json
 from olaf.plan.topology import worker_seed
 from olaf.provenance import provenance
+from olaf.rundir.atomic import write_json
+from olaf.rundir.manifest import Incomplete, RunManifest, write_manifest
+from olaf.rundir.records import (
+    NOT_MODELLED,
+    AckRecord,
+    GenRecord,
+    GoRecord,
+    PsStart,
+    PsSummary,
+    Record,
+    StopRecord,
+    UpdateRecord,
+    WorkerStart,
+    WorkersTotal,
+    WorkerSummary,
+)
 from olaf.sim import build
-from olaf.sim.backend import SimRun
+from olaf.sim.simrun import SimRun
 from olaf.sim.topology import PS_IP, WorkerHost
 
+BACKEND = "ns3"
 REASONS = ("tc_off", "no_status", "no_qmax", "uncongested", "draw")
 """Labels of olaf::sim::Reason (txcontrol.hpp), as olaf.hosts.txcontrol.Decision.reason."""
-
-NOT_MODELLED = "not_modelled"
 
 
 def records(vec: Any, fields: str) -> np.ndarray:
@@ -75,93 +90,92 @@ def _int_ip(x: int) -> str:
     return ".".join(str((int(x) >> s) & 0xFF) for s in (24, 16, 8, 0))
 
 
-def _write_jsonl(path: Path, recs: Iterable[dict]) -> None:
+def _write_jsonl(path: Path, recs: Iterable[Record]) -> None:
     with open(path, "w", buffering=1 << 20) as f:
         for r in recs:
-            f.write(json.dumps(r, separators=(",", ":")))
+            f.write(r.line())
             f.write("\n")
 
 
-def _gen_records(g: np.ndarray) -> Iterable[dict]:
+def _gen_records(g: np.ndarray) -> Iterable[GenRecord]:
     for r in g:
         sent = bool(r["sent"])
-        yield {"ev": "gen", "t_ns": int(r["t_ns"]), "idx": int(r["idx"]), "late_ms": 0.0, "sent": sent,
-               "seq": int(r["seq"]) if sent else None, "reward": float(r["reward"]),
-               "folded": int(r["folded"]) if sent else None, "exp_reward": None, "reason": REASONS[int(r["reason"])],
-               "p_send": float(r["p_send"]), "draw": _none_if_negative(r["draw"]),
-               "delta_hat_ms": _none_if_negative(r["delta_hat_ms"]),
-               "N": int(r["n"]) if r["n"] >= 0 else None, "q_max": int(r["q_max"]) if r["q_max"] >= 0 else None}
+        yield GenRecord(ev="gen", t_ns=int(r["t_ns"]), idx=int(r["idx"]), late_ms=0.0, sent=sent,
+                        seq=int(r["seq"]) if sent else None, reward=float(r["reward"]),
+                        folded=int(r["folded"]) if sent else None, exp_reward=None,
+                        reason=REASONS[int(r["reason"])], p_send=float(r["p_send"]), draw=_none_if_negative(r["draw"]),
+                        delta_hat_ms=_none_if_negative(r["delta_hat_ms"]), N=int(r["n"]) if r["n"] >= 0 else None,
+                        q_max=int(r["q_max"]) if r["q_max"] >= 0 else None)
 
 
-def _ack_records(a: np.ndarray) -> Iterable[dict]:
+def _ack_records(a: np.ndarray) -> Iterable[AckRecord]:
     for r in a:
         gr = int(r["global_reward"])
-        yield {"ev": "ack", "t_ns": int(r["t_ns"]), "cluster_id": int(r["cluster_id"]), "worker_id": int(r["worker_id"]),
-               "seq": int(r["seq"]), "count": int(r["count"]), "gen_ts": int(r["gen_ts"]),
-               "global_reward": None if gr == INT32_MIN else reward_from_fixed(gr), "weights": int(r["weights"]),
-               "own": bool(r["own"]),
-               "status": [int(r["queue_util"]), int(r["active_clusters"]), int(r["queue_size"])]
-               if r["status_valid"] else None}
+        yield AckRecord(ev="ack", t_ns=int(r["t_ns"]), cluster_id=int(r["cluster_id"]), worker_id=int(r["worker_id"]),
+                        seq=int(r["seq"]), count=int(r["count"]), gen_ts=int(r["gen_ts"]),
+                        global_reward=None if gr == INT32_MIN else reward_from_fixed(gr), weights=int(r["weights"]),
+                        own=bool(r["own"]),
+                        status=(int(r["queue_util"]), int(r["active_clusters"]), int(r["queue_size"]))
+                        if r["status_valid"] else None)
 
 
-def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> dict[str, Any]:
-    s, ns = run.scenario, run.sim
+def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerSummary:
+    s, ns = run.plan, run.sim
     name = w.name
     g = s.groups[w.group]
     idx = run.worker_index[name]
     c = ns.GetWorkerCounters(idx)
     t0 = round(g.start_ms * 1e6)
-    start = {"ev": "start", "role": "worker", "t_ns": 0, "name": name, "start_at_ns": t0, "start_file": None,
-             "bind": w.ip, "ps": f"{PS_IP}:{UPDATE_PORT}", "cluster_id": w.cluster_id, "worker_id": w.worker_id,
-             "seed": worker_seed(s.seed, w.worker_id), "backend": "ns3", "group": g.name,
-             "schedule": {"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
-                          "period_ms": g.period_ms, "jitter_ms": g.jitter_ms},
-             "task": None, "tx": {"enabled": s.transmission_control, **s.tc.model_dump()}}
+    start = WorkerStart(ev="start", role="worker", t_ns=0, name=name, start_at_ns=t0, start_file=None, bind=w.ip,
+                        ps=f"{PS_IP}:{UPDATE_PORT}", cluster_id=w.cluster_id, worker_id=w.worker_id,
+                        seed=worker_seed(s.seed, w.worker_id), backend=BACKEND, group=g.name,
+                        schedule={"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
+                                  "period_ms": g.period_ms, "jitter_ms": g.jitter_ms},
+                        task=None, tx={"enabled": s.transmission_control, **s.tc.model_dump()})
     if s.records:
         gens = records(ns.Gens(idx), _layout('GEN_FIELDS'))
         acks = records(ns.Acks(idx), _layout('ACK_FIELDS'))
-        recs: list[Iterable[dict]] = [[start, {"ev": "go", "t_ns": t0, "t0_ns": t0, "requested_t0_ns": t0}],
-                                      _gen_records(gens), _ack_records(acks)]
         # one time-ordered log, as a real worker writes it
-        merged = sorted((r for part in recs[1:] for r in part), key=lambda r: r["t_ns"])
+        merged: list[GenRecord | AckRecord] = sorted([*_gen_records(gens), *_ack_records(acks)], key=lambda r: r.t_ns)
         _write_jsonl(hosts / f"{name}.jsonl",
-                     [*recs[0], *merged, {"ev": "stop", "t_ns": end_ns, "reason": "schedule_end"}])
-    summary = {"role": "worker", "name": name, "bind": w.ip, "cluster_id": w.cluster_id, "worker_id": w.worker_id,
-               "learned_cluster_id": None if c.learned_cluster_id == 0xFFFFFFFF else int(c.learned_cluster_id),
-               "learned_worker_id": None if c.learned_worker_id == 0xFFFFFFFF else int(c.learned_worker_id),
-               "t0_ns": t0, "gen_end_ns": end_ns, "t_stop_ns": end_ns, "stop_reason": "schedule_end",
-               "generated": int(c.generated), "sent": int(c.sent), "skipped": int(c.skipped), "init_sent": 0,
-               "send_errors": int(c.send_errors), "acks": int(c.acks), "acks_own": int(c.acks_own),
-               "acks_malformed": int(c.acks_malformed), "acks_wrong_size": 0, "recv_errors": 0,
-               "model_acked": False, "last_seq": int(c.last_seq), "last_global_reward": None, "final_exp_reward": None}
-    return summary
+                     [start, GoRecord(ev="go", t_ns=t0, t0_ns=t0, requested_t0_ns=t0), *merged,
+                      StopRecord(ev="stop", t_ns=end_ns, reason="schedule_end")])
+    return WorkerSummary(
+        role="worker", name=name, bind=w.ip, cluster_id=w.cluster_id, worker_id=w.worker_id,
+        learned_cluster_id=None if c.learned_cluster_id == 0xFFFFFFFF else int(c.learned_cluster_id),
+        learned_worker_id=None if c.learned_worker_id == 0xFFFFFFFF else int(c.learned_worker_id),
+        t0_ns=t0, gen_end_ns=end_ns, t_stop_ns=end_ns, stop_reason="schedule_end",
+        generated=int(c.generated), sent=int(c.sent), skipped=int(c.skipped), init_sent=0,
+        send_errors=int(c.send_errors), acks=int(c.acks), acks_own=int(c.acks_own),
+        acks_malformed=int(c.acks_malformed), acks_wrong_size=0, recv_errors=0,
+        model_acked=False, last_seq=int(c.last_seq), last_global_reward=None, final_exp_reward=None)
 
 
 def _ps_log(run: SimRun, end_ns: int, hosts: Path) -> None:
-    ns, s = run.sim, run.scenario
+    ns, s = run.sim, run.plan
     c = ns.GetPsCounters(run.ps_index)
     if s.records:
         ups = records(ns.PsUpdates(run.ps_index), _layout('PS_FIELDS'))
 
-        def gen() -> Iterable[dict]:
-            yield {"ev": "start", "role": "ps", "t_ns": 0, "bind": f"{PS_IP}:{UPDATE_PORT}", "ack_port": ACK_PORT,
-                   "lr": None, "duration_s": None, "backend": "ns3"}
+        def gen() -> Iterable[Record]:
+            yield PsStart(ev="start", role="ps", t_ns=0, bind=f"{PS_IP}:{UPDATE_PORT}", ack_port=ACK_PORT, lr=None,
+                          duration_s=None, backend=BACKEND)
             for r in ups:
                 cnt = int(r["count"])
-                yield {"ev": "update", "t_ns": int(r["t_ns"]), "src": _int_ip(r["src_ip"]),
-                       "cluster_id": int(r["cluster_id"]), "worker_id": int(r["worker_id"]), "seq": int(r["seq"]),
-                       "count": cnt, "gen_ts": int(r["gen_ts"]), "reward_sum": int(r["reward_sum"]),
-                       "reward": reward_from_fixed(int(r["reward_sum"])) / cnt, "init": False,
-                       "outcome": NOT_MODELLED, "global_reward": None}
-            yield {"ev": "stop", "t_ns": end_ns, "reason": "duration"}
+                yield UpdateRecord(ev="update", t_ns=int(r["t_ns"]), src=_int_ip(r["src_ip"]),
+                                   cluster_id=int(r["cluster_id"]), worker_id=int(r["worker_id"]), seq=int(r["seq"]),
+                                   count=cnt, gen_ts=int(r["gen_ts"]), reward_sum=int(r["reward_sum"]),
+                                   reward=reward_from_fixed(int(r["reward_sum"])) / cnt, init=False,
+                                   outcome=NOT_MODELLED, global_reward=None)
+            yield StopRecord(ev="stop", t_ns=end_ns, reason="duration")
 
         _write_jsonl(hosts / "ps.jsonl", gen())
-    write_json(hosts / "ps.summary.json", {
-        "role": "ps", "name": "ps", "bind": f"{PS_IP}:{UPDATE_PORT}", "lr": None, "t_start_ns": 0, "t_stop_ns": end_ns,
-        "stop_reason": "duration", "datagrams": int(c.datagrams), "updates": int(c.updates), "inits": 0,
-        "malformed": int(c.malformed), "acks_sent": int(c.acks_sent), "ack_errors": int(c.ack_errors),
-        NOT_MODELLED: int(c.updates), "malformed_reasons": {}, "global_reward": None, "num_weights": None,
-        "weights": None})
+    write_json(hosts / "ps.summary.json", PsSummary(
+        role="ps", name="ps", bind=f"{PS_IP}:{UPDATE_PORT}", lr=None, t_start_ns=0, t_stop_ns=end_ns,
+        stop_reason="duration", datagrams=int(c.datagrams), updates=int(c.updates), inits=0,
+        malformed=int(c.malformed), acks_sent=int(c.acks_sent), ack_errors=int(c.ack_errors),
+        not_modelled=int(c.updates), malformed_reasons={}, global_reward=None, num_weights=None,
+        weights=None).dump())
 
 
 def switch_counters(run: SimRun) -> dict[str, Any]:
@@ -204,36 +218,33 @@ def _write_network(s: Any, out: Path) -> Optional[str]:
 
 def write(run: SimRun, out: Path) -> None:
     """Write the run directory ``out`` (see the module docstring)."""
-    s = run.scenario
+    s = run.plan
     hosts = out / "hosts"
     hosts.mkdir(parents=True, exist_ok=True)
     end_ns = int(run.stats["sim_end_ns"])
     summaries = [_worker_log(run, w, end_ns, hosts) for w in run.net.workers]
     if s.records:
         for sm in summaries:
-            write_json(hosts / f"{sm['name']}.summary.json", sm)
+            write_json(hosts / f"{sm.name}.summary.json", sm.dump())
     else:
         keys = ("generated", "sent", "skipped", "send_errors", "acks", "acks_own")
-        write_json(hosts / "workers.summary.json", {"workers": len(summaries),
-                                                    **{k: sum(sm[k] for sm in summaries) for k in keys}})
+        write_json(hosts / "workers.summary.json", WorkersTotal(
+            workers=len(summaries), **{k: sum(getattr(sm, k) for sm in summaries) for k in keys}).dump())
     _ps_log(run, end_ns, hosts)
     write_json(out / "switch_counters.json", switch_counters(run))
     no_network = _write_network(s, out)
-    meta: dict[str, Any] = {"t_start_ns": 0, "backend": "ns3", "topo": s.topology, "queue": s.queue,
-                            "scenario": s.model_dump(mode="json"),
-                            "sim": {**run.stats, "setup_s": run.setup_s}, "provenance": provenance()}
+    info: dict[str, Any] = {"sim": {**run.stats, "setup_s": run.setup_s}}
     gen_end = s.generation_end_ns
     if s.updates_per_worker is not None and s.records:  # the window ends at the last generation
         last = [int(records(run.sim.Gens(i), _layout('GEN_FIELDS'))["t_ns"].max(initial=0))
                 for i in run.worker_index.values()]
         gen_end = max(last, default=0)
-    if gen_end is not None:
-        meta["t_end_ns"] = gen_end
     if no_network is not None:
-        meta["network_yaml"] = f"not written: {no_network}"
+        info["network_yaml"] = f"not written: {no_network}"
+    incomplete = None
     if s.updates_per_worker is not None:
-        short = {sm["name"]: sm["generated"] for sm in summaries if sm["generated"] < s.updates_per_worker}
+        short = {sm.name: sm.generated for sm in summaries if sm.generated < s.updates_per_worker}
         if short:
-            meta["incomplete"] = {"updates_per_worker": s.updates_per_worker, "deadline_s": s.duration_s,
-                                  "generated": short}
-    write_json(out / "run.json", meta)
+            incomplete = Incomplete(updates_per_worker=s.updates_per_worker, deadline_s=s.duration_s, generated=short)
+    write_manifest(out, RunManifest(backend=BACKEND, t_start_ns=0, t_end_ns=gen_end, plan=s.model_dump(mode="json"),
+                                    provenance=provenance(), incomplete=incomplete, backend_info=info))
