@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import click
@@ -56,6 +57,9 @@ from olaf.constants import (
 from olaf.fixedpoint import GRAD_FRAC_BITS, INT32_MIN, REWARD_FRAC_BITS
 from olaf.wire import OlafAck, OlafUpdate, QueueStatus
 
+LUA_TEMPLATE = "olaf.lua.in"
+"""The dissector's Lua body (package data ``olaf/templates/olaf.lua.in``): ``@BANNER@`` and ``@DATA@`` (the
+field and message tables rendered from :mod:`olaf.wire`) are filled in by :func:`render_lua`."""
 PLUGIN_DIR = Path("~/.local/lib/wireshark/plugins")
 """Wireshark's personal plugin folder on Linux/macOS (Help → About → Folders → Personal Lua Plugins)."""
 
@@ -387,209 +391,10 @@ def render_lua() -> str:
         "",
         *_messages_table(),
     ]
-    return _LUA_TEMPLATE.replace("@BANNER@", _BANNER).replace("@DATA@", "\n".join(data))
+    template = resources.files("olaf.templates").joinpath(LUA_TEMPLATE).read_text()
+    return template.replace("@BANNER@", _BANNER).replace("@DATA@", "\n".join(data))
 
 
-_LUA_TEMPLATE = r"""-- Wireshark dissector for the Olaf update and ACK (docs/protocol.md).
--- @BANNER@
---
--- Load it with `wireshark -X lua_script:olaf.lua` / `tshark -X lua_script:olaf.lua`, or put it into
--- the personal plugin folder (`olaf wireshark --install`: ~/.local/lib/wireshark/plugins/).
--- Display filter `olaf`; fields `olaf.<name>` as in docs/protocol.md; `_ws.expert.group == "Malformed"`
--- with `olaf.malformed.*` marks messages a receiver drops.
-
-local olaf = Proto("olaf", "Olaf in-network aggregation")
-
-@DATA@
-
-local E = {
-  short = ProtoExpert.new("olaf.malformed.short", "Malformed Olaf message: shorter than its header",
-                          expert.group.MALFORMED, expert.severity.ERROR),
-  length = ProtoExpert.new("olaf.malformed.length", "Malformed Olaf message: length is not header + 4 x elements",
-                           expert.group.MALFORMED, expert.severity.ERROR),
-  version = ProtoExpert.new("olaf.malformed.version", "Malformed Olaf message: unknown version",
-                            expert.group.MALFORMED, expert.severity.ERROR),
-  msg_type = ProtoExpert.new("olaf.malformed.msg_type", "Malformed Olaf message: msg_type does not match the port",
-                             expert.group.MALFORMED, expert.severity.ERROR),
-  count = ProtoExpert.new("olaf.malformed.count", "Malformed Olaf message: update with count 0",
-                          expert.group.MALFORMED, expert.severity.ERROR),
-  reserved = ProtoExpert.new("olaf.reserved_flags", "Reserved Olaf flag bits set (sent as 0)",
-                             expert.group.PROTOCOL, expert.severity.WARN),
-}
-
-local fields = {}
-for _, f in pairs(F) do fields[#fields + 1] = f end
-olaf.fields = fields
-olaf.experts = { E.short, E.length, E.version, E.msg_type, E.count, E.reserved }
-
-local function has_bit(v, mask)
-  return math.floor(v / mask) % 2 == 1
-end
-
--- value of a header entry (number, or UInt64 for 64-bit fields)
-local function read(tvb, e)
-  local r = tvb(e.off, e.len)
-  if e.bits % 8 ~= 0 or e.bitoff ~= 0 then return r:bitfield(e.bitoff, e.bits) end
-  if e.bits == 64 then return r:uint64() end
-  if e.signed then return r:int() end
-  return r:uint()
-end
-
-local function fixed_value(raw, e)
-  if e.minus_inf ~= nil and raw == e.minus_inf then return -math.huge end
-  return raw / 2 ^ e.frac
-end
-
-local function ns_time(ts)
-  local billion = UInt64(1000000000)
-  return NSTime((ts / billion):tonumber(), (ts % billion):tonumber())
-end
-
-local function add_header_field(tree, tvb, e, v)
-  local item = tree:add(F[e.name], tvb(e.off, e.len))
-  if e.flags then
-    local named = 0
-    for _, bit in ipairs(e.flags) do
-      item:add(F[bit.key], tvb(e.off, e.len))
-      named = named + bit.mask
-    end
-    local r = item:add(F[e.reserved], tvb(e.off, e.len))
-    local reserved_bits = 0
-    for k = 0, e.bits - 1 do
-      local m = 2 ^ k
-      if has_bit(v, m) and not has_bit(named, m) then reserved_bits = reserved_bits + m end
-    end
-    if reserved_bits ~= 0 then
-      r:add_proto_expert_info(E.reserved, string.format("reserved %s bits set: 0x%02x", e.name, reserved_bits))
-    end
-  end
-  if e.frac then
-    local value = fixed_value(v, e)
-    local vi = item:add(F[e.name .. ".value"], tvb(e.off, e.len), value)
-    vi:set_generated()
-    if value == -math.huge then vi:append_text(" (the initial global reward: no INIT has reached the PS yet)") end
-  end
-  if e.ns then
-    item:add(F[e.name .. ".time"], tvb(e.off, e.len), ns_time(v)):set_generated()
-  end
-  return item
-end
-
-function olaf.dissector(tvb, pinfo, tree)
-  local port_type = PORT_MSG[pinfo.dst_port]
-  if port_type == nil then return 0 end   -- matched on the source port only: not an Olaf message
-  local length = tvb:reported_len()
-  local captured = tvb:len()
-
-  pinfo.cols.protocol = "Olaf"
-  local version, msg_type = nil, nil
-  if captured >= 1 then
-    version, msg_type = tvb(0, 1):bitfield(0, 4), tvb(0, 1):bitfield(4, 4)
-  end
-  -- the layout: the message its msg_type names, else the one its port expects
-  local m = MESSAGES[msg_type] or MESSAGES[port_type]
-  local root = tree:add(olaf, tvb(), "Olaf " .. m.name)
-
-  local values = {}
-  local status_item = nil
-  for _, e in ipairs(m.header) do
-    if e.off + e.len > captured then break end
-    local v = read(tvb, e)
-    values[e.name] = v
-    local parent = root
-    if e.status then
-      if status_item == nil then
-        status_item = root:add(F.queue_status, tvb(e.off, m.header_len - e.off))
-      end
-      parent = status_item
-    end
-    add_header_field(parent, tvb, e, v)
-  end
-
-  local problems = {}
-  local function malformed(expert, text)
-    root:add_proto_expert_info(expert, text)
-    problems[#problems + 1] = text
-  end
-  if length < m.header_len then
-    malformed(E.short, string.format("%s too short: %d bytes, the header alone is %d", m.name, length, m.header_len))
-  end
-  if version ~= nil and version ~= PROTOCOL_VERSION then
-    malformed(E.version, string.format("%s has unknown version %d (this dissector speaks %d)",
-                                       m.name, version, PROTOCOL_VERSION))
-  end
-  if msg_type ~= nil and msg_type ~= port_type then
-    malformed(E.msg_type, string.format("msg_type %d (%s) sent to UDP port %d, which expects msg_type %d (%s)",
-                                        msg_type, MESSAGES[msg_type] and MESSAGES[msg_type].name or "unknown",
-                                        pinfo.dst_port, port_type, MESSAGES[port_type].name))
-  end
-  local n = values[m.elements.count]
-  if length >= m.header_len and n ~= nil then
-    local expected = m.header_len + m.elements.size * n
-    if length ~= expected then
-      malformed(E.length, string.format("%s length mismatch: %d elements need %d bytes, got %d",
-                                        m.name, n, expected, length))
-    end
-  end
-  for _, name in ipairs(m.nonzero) do
-    if values[name] == 0 then
-      malformed(E.count, string.format("%s has %s 0 (a worker sends 1)", m.name, name))
-    end
-  end
-
-  if status_item ~= nil and m.status_mask ~= nil and values.flags ~= nil then
-    if has_bit(values.flags, m.status_mask) then
-      status_item:append_text(": written by an Olaf switch")
-    else
-      status_item:append_text(": not written by a switch (STATUS_VALID clear)")
-    end
-  end
-
-  -- the element array, as far as it was captured
-  if n ~= nil and length >= m.header_len then
-    local size = m.elements.size
-    local avail = math.floor((captured - m.header_len) / size)
-    local shown = math.min(n, math.max(avail, 0))
-    local arr
-    if shown > 0 then
-      arr = root:add(F[m.elements.name], tvb(m.header_len, shown * size))
-    else
-      arr = root:add(F[m.elements.name], tvb(0, 0))
-    end
-    arr:append_text(string.format(": %d elements (Q%d.%d)", n, 8 * size - 1 - m.elements.frac, m.elements.frac))
-    for i = 0, shown - 1 do
-      local r = tvb(m.header_len + i * size, size)
-      local raw = r:int()
-      arr:add(F[m.elements.name .. ".value"], r, raw / 2 ^ m.elements.frac)
-         :set_text(string.format("%s[%d]: %.9g (raw %d)", m.elements.name, i, raw / 2 ^ m.elements.frac, raw))
-    end
-  end
-
-  -- Info column: message, the summary fields, INIT / status, problems
-  local parts = { m.name }
-  for _, name in ipairs(INFO_FIELDS) do
-    if values[name] ~= nil then parts[#parts + 1] = name .. "=" .. tostring(values[name]) end
-  end
-  if n ~= nil then parts[#parts + 1] = m.elements.name .. "=" .. n end
-  if values.flags ~= nil then
-    for _, e in ipairs(m.header) do
-      if e.flags then
-        for _, bit in ipairs(e.flags) do
-          if has_bit(values.flags, bit.mask) then parts[#parts + 1] = "[" .. bit.label .. "]" end
-        end
-      end
-    end
-  end
-  if #problems > 0 then parts[#parts + 1] = "[Malformed: " .. table.concat(problems, "; ") .. "]" end
-  pinfo.cols.info = table.concat(parts, " ")
-  root:append_text(", " .. table.concat(parts, " ", 2))
-  return length
-end
-
-local udp_port = DissectorTable.get("udp.port")
-udp_port:add(UPDATE_PORT, olaf)
-udp_port:add(ACK_PORT, olaf)
-"""
 
 
 # --- command -------------------------------------------------------------------------------------
