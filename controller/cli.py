@@ -118,17 +118,11 @@ class Ctx:
         self.ctl.d = self.d.with_clusters(self.live_clusters())
 
     def live_clusters(self) -> dict[int, tuple[str, ...]]:
-        """Membership as the first switch holds it (worker_table + cluster_mcast)."""
-        name, sc = next(iter(self.ctl.switches.items()))
-        st = sc.read_state()
-        by_ip = {h.ip: n for n, h in self.d.hosts.items()}
-        clusters: dict[int, list[str]] = {c: [] for c in st.groups}
-        for ip, w in sorted(st.workers.items(), key=lambda kv: kv[1].worker_id):
-            cid = w.cluster_id
-            if ip not in by_ip:
-                raise CommandError(f"{name} has worker {ip} that {self.network} does not describe")
-            clusters.setdefault(cid, []).append(by_ip[ip])
-        return {c: tuple(ws) for c, ws in sorted(clusters.items())}
+        """Membership as the first switch holds it (:meth:`OlafController.live_membership`)."""
+        try:
+            return self.ctl.live_membership()
+        except ConfigError as e:
+            raise CommandError(f"{self.network}: {e.message}") from None
 
     def regroup(self, clusters: dict[int, tuple[str, ...]]) -> None:
         try:

@@ -20,7 +20,7 @@ from p4.v1 import p4runtime_pb2
 
 from olaf.controller import tm as tmmod
 from olaf.controller.ack_multicast import AckMulticast
-from olaf.controller.config import Deployment, SwitchConf
+from olaf.controller.config import ConfigError, Deployment, SwitchConf
 from olaf.controller.counters import ClusterCounters, OlafCounters
 from olaf.controller.forwarding import Ipv4Forwarding
 from olaf.controller.olaf_params import OlafParams, PathParams, QueueParams, max_sojourn_ns
@@ -238,6 +238,23 @@ class OlafController:
                 self._program(name, sc)
                 redone.append(name)
         return redone
+
+    def live_membership(self) -> dict[int, tuple[str, ...]]:
+        """The cluster membership as the first switch holds it (its worker_table and cluster_mcast
+        groups), as cluster id → worker host names of the deployment, clusters and workers sorted.
+
+        Raises:
+            ConfigError: the switch holds a worker the deployment does not describe (field ``workers``).
+        """
+        name, sc = next(iter(self.switches.items()))
+        st = sc.read_state()
+        by_ip = {h.ip: n for n, h in self.d.hosts.items()}
+        clusters: dict[int, list[str]] = {c: [] for c in st.groups}
+        for ip, w in sorted(st.workers.items(), key=lambda kv: kv[1].worker_id):
+            if ip not in by_ip:
+                raise ConfigError("workers", f"{name} has worker {ip} that the deployment does not describe")
+            clusters.setdefault(w.cluster_id, []).append(by_ip[ip])
+        return {c: tuple(ws) for c, ws in sorted(clusters.items())}
 
     def regroup(self, clusters: Mapping[int, Iterable[str]]) -> dict[str, Changes]:
         """Apply new cluster membership to every switch (validated first; nothing is

@@ -214,7 +214,7 @@ class EgressError(enum.IntEnum):
     """Index of the egress ``egress_errors`` counter. The ns-3 switch counts here a token of its
     own token FIFO that found the core empty (a bug there: that FIFO cannot lose tokens); on
     BMv2 a token without a live segment is :attr:`TokenFate.STALE` instead (docs/dataplane.md
-    "The token ledger"), so the P4 program no longer writes this counter."""
+    "The token ledger"), so the P4 program does not write this counter."""
 
     DEQUEUE_EMPTY = 0   # a token found no segment to carry (dropped)
 

@@ -1,4 +1,4 @@
-"""Runtime regrouping with `olafctl` on the running switch (issue 4), shown with packets.
+"""Runtime regrouping with `olafctl` on the running switch, shown with packets.
 
 The switch is programmed by the controller from a deployment file that
 matches the PTF port map (olaf_base); `olafctl move` then runs as a separate

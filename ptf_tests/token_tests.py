@@ -81,7 +81,7 @@ class TokenTest(OlafTest):
 
 
 class LostTokensExpire(TokenTest):
-    """Issue 12 finding 1: queue 2, TM depth 2, 1 pps, three INIT frames, then updates of
+    """Tokens the TM drops: queue 2, TM depth 2, 1 pps, three INIT frames, then updates of
     clusters 0 and 1 whose tokens the TM drops. Without the ledger cluster 2 stays
     drop_full for good and nothing departs again; with it the two segments are reclaimed
     once older than max_sojourn_ns (the controller's bound for this port), cluster 2's

@@ -7,7 +7,7 @@ docs/dataplane.md "The token ledger").
 * a short, seeded libFuzzer run (where clang's libFuzzer is installed);
 * a divergence, a failed check and a crash each become a vector file with the model's
   expectations, which the corpus generator keeps;
-* the 0.1 % token-loss regression (issue 12): no leaked segment, every departure carries
+* the 0.1 % token-loss regression: no leaked segment, every departure carries
   its token's segment; the egress before the ledger, run the same way, leaks and
   mis-delivers.
 """

@@ -1,6 +1,6 @@
 """Property tests of the reference model's invariants (hypothesis state machine).
 
-Invariants (issue 2): at most one unlocked waiting update per cluster;
+Invariants (docs/vectors.md, paper Alg. 1): at most one unlocked waiting update per cluster;
 departures in the order segments were appended, whatever was folded into them
 (position inheritance); conservation of worker updates (delivered + folded +
 dropped + replaced + waiting = enqueued); occupancy bounded by the segments

@@ -1,4 +1,4 @@
-// Regression test of the token ledger (issue 12 finding 1; docs/dataplane.md "The
+// Regression test of the token ledger (docs/dataplane.md "The
 // token ledger"): the C++ core behind a simulated traffic-manager queue that
 // drops each token with probability --loss (0.1 %) over --updates (10,000)
 // worker updates on a congested PS port.
