@@ -138,3 +138,31 @@ def test_experiment_takes_any_registered_backend_and_an_unset_list(tmp_path):
     path.write_text(yaml.safe_dump(spec))
     r = CliRunner().invoke(main, ["experiment", str(path), "--backend", "local", "--out", str(tmp_path / "c")])
     assert r.exit_code == 2 and "access: is not set in the plan" in r.output, r.output
+
+
+def test_experiment_runs_a_training_sweep_through_the_same_engine(tmp_path):
+    """A spec whose plan has a training workload: `olaf experiment` runs it on the local backend through the
+    sweep engine of the network experiments; every run trains (its workers iterate, the PS applies their
+    updates) and carries the training metrics beside the network ones."""
+    pytest.importorskip("torch")
+    pytest.importorskip("stable_baselines3")
+    import yaml
+
+    spec = yaml.safe_load((ROOT / "experiments" / "training" / "fig3-cartpole.yaml").read_text())
+    spec["plan"]["duration_s"] = 12
+    spec["plan"]["workload"]["job"]["target"] = 1e9  # never reached: every job runs its whole budget
+    spec.update(sweep={"groups.all.clusters": [1, 2]}, seeds=[1], paper=[], figure=None)
+    path = tmp_path / "train.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    r = CliRunner().invoke(main, ["experiment", str(path), "--backend", "local", "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [run["status"] for run in res["runs"]] == ["ok", "ok"]
+    for run, n in zip(res["runs"], (1, 2)):
+        m = run["metrics"]
+        assert m["iterations"] >= n and m["ps_updates"] >= 1 and m["reached"] == 0.0, m
+        assert m["delivered"] == m["sent"] == m["ps_updates"]  # no switch: the PS got every update sent
+        assert (tmp_path / "out" / run["run_dir"] / "training.json").exists()
+    assert "iterations to reward 100" in (tmp_path / "out" / "table.md").read_text()
+    r = CliRunner().invoke(main, ["experiment", str(path), "--backend", "ns3", "--out", str(tmp_path / "ns3")])
+    assert r.exit_code == 2 and "workload.job: the ns3 backend cannot honour it" in r.output, r.output

@@ -29,6 +29,8 @@ feed the CDF of paper Fig. 6.
 
 from __future__ import annotations
 
+import csv
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,7 +41,7 @@ from typing import Any, Optional
 import numpy as np
 
 from olaf.aom import Delivery, aggregations_per_delivery, peak_aom_gap, peak_aoms
-from olaf.plan.plan import RunPlan
+from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.report.report import deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import load_run
 
@@ -47,6 +49,12 @@ RUN_METRICS = ("sent", "generated", "skipped", "delivered", "aggregated", "dropp
                "aom_peak_ms", "jain", "aggregations_mean", "completed_pct")
 GROUP_METRICS = ("aom_avg_ms", "aom_peak_ms", "loss_pct", "aom_peak_periods", "aom_peak_per_update_periods")
 PAIRED_METRICS = ("aom_reduction_pct",)
+TRAINING_METRICS = ("reached", "time_to_target_s", "iterations_to_target", "final_mean_worker_reward", "ps_updates",
+                    "iterations", "env_steps")
+"""Metrics of a run whose workload is a training job (its ``training.json``, ``rewards.csv``): whether (1/0)
+and when (s; worker iterations, the mean over workers at each iteration index) the mean worker reward
+reached the target, the final mean worker reward, updates at the PS, iterations and environment steps of
+all workers."""
 
 
 def metric_names(s: RunPlan) -> list[str]:
@@ -54,7 +62,30 @@ def metric_names(s: RunPlan) -> list[str]:
     names = [*RUN_METRICS, *PAIRED_METRICS, *(f"{m}.{g.name}" for g in s.groups for m in GROUP_METRICS)]
     if len(s.groups) > 1:
         names += ["peak_gap_periods", "peak_gap_per_update_periods"]
+    if isinstance(s.workload, PPOWorkload):
+        names += list(TRAINING_METRICS)
     return names
+
+
+def iteration_curve(run_dir: Path) -> list[tuple[float, float]]:
+    """``(iteration, mean worker reward)`` of a training run: the mean over workers of their reward at
+    their i-th iteration (``rewards.csv``)."""
+    by_it: dict[int, list[float]] = {}
+    with open(run_dir / "rewards.csv") as f:
+        for r in csv.DictReader(f):
+            if r["reward"] and r["iteration"]:
+                by_it.setdefault(int(r["iteration"]), []).append(float(r["reward"]))
+    return [(float(i), sum(v) / len(v)) for i, v in sorted(by_it.items())]
+
+
+def training_metrics(run_dir: Path) -> dict[str, Optional[float]]:
+    """:data:`TRAINING_METRICS` of the training run in ``run_dir`` (its ``training.json`` and ``rewards.csv``)."""
+    t = json.loads((run_dir / "training.json").read_text())
+    target = t["target"]
+    return {"reached": 1.0 if t["reached"] else 0.0, "time_to_target_s": t["time_to_target_s"],
+            "iterations_to_target": next((x for x, y in iteration_curve(run_dir) if y >= target), None),
+            "final_mean_worker_reward": t["final_mean_worker_reward"], "ps_updates": t["ps_updates"],
+            "iterations": t["iterations"], "env_steps": t["env_steps"]}
 
 
 @dataclass
@@ -126,6 +157,8 @@ def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
     if len(s.groups) > 1:
         v["peak_gap_periods"] = _largest_gap(peaks)
         v["peak_gap_per_update_periods"] = _largest_gap(per_update)
+    if isinstance(s.workload, PPOWorkload) and (run_dir / "training.json").exists():
+        v.update(training_metrics(run_dir))
     incomplete = run.manifest.incomplete if run.manifest is not None else None
     return RunMetrics(v, dict(Counter(int(a) for a in aggs)), None if incomplete is None else incomplete.model_dump(),
                       ov.get("fates_consistent"))

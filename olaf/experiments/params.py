@@ -9,6 +9,8 @@ Names (the allowed set depends on the topology and the groups of the base scenar
   ``linger_ms``;
 * ``queue_size.<switch>`` (segments), ``uplinks.<switch>.pps|gbps|delay_us``,
   ``access.pps|gbps|delay_us``, ``tc.delta_t_ms|v_per_s|q_max``;
+* ``job.<field>`` of a training job (``mode``, ``ps_step``, ``ps_lr``, ``ps_gate``, ``ack_wait_ms``,
+  ``aggr_k``, ``aggr_t_ms``, ``round_timeout_ms``, ``target``, ``stop_at_target``, ``window``);
 * ``groups.<name>.<field>`` for one group, ``groups.*.<field>`` for every group, with
   ``<field>`` one of ``clusters``, ``workers_per_cluster``, ``period_ms``, ``jitter_ms``,
   ``start_ms``;
@@ -25,17 +27,22 @@ the capacities of the original load).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from olaf.configfile import ConfigError, validate
-from olaf.plan.plan import RunPlan
+from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.topology import SWITCHES
+from olaf.plan.workload import TrainJob
 
 SCALARS = ("queue", "grads", "duration_s", "updates_per_worker", "activity_window_ms", "reward_threshold", "segments",
            "device_queue_packets", "linger_ms")
 LINK_FIELDS = ("pps", "gbps", "delay_us")
 GROUP_FIELDS = ("clusters", "workers_per_cluster", "period_ms", "jitter_ms", "start_ms")
-TC_FIELDS = ("delta_t_ms", "v_per_s", "q_max")
+TC_FIELDS = ("delta_t_ms", "v_per_s", "q_max", "enabled")
+JOB_FIELDS = ("mode", "ps_step", "ps_lr", "ps_gate", "ack_wait_ms", "aggr_k", "aggr_t_ms", "round_timeout_ms", "target",
+              "stop_at_target", "window")
+"""Parameters ``job.<field>`` of a plan whose workload is a training job (:class:`~olaf.plan.workload.TrainJob`)."""
 Value = Any
 
 
@@ -51,6 +58,8 @@ def parameters(base: RunPlan) -> list[str]:
     names += [f"load.{s}" for s in sw]
     if base.topology == "multihop":
         names.append("alpha")
+    if isinstance(base.workload, PPOWorkload):
+        names += [f"job.{f}" for f in JOB_FIELDS]
     return names
 
 
@@ -94,6 +103,14 @@ def apply(raw: dict[str, Any], name: str, value: Value) -> dict[str, Any]:
         _set_link(raw.setdefault("access", {}), rest, value)
     elif head == "tc":
         raw.setdefault("tc", {})[rest] = value
+    elif head == "job":
+        wl = raw.get("workload")
+        if not isinstance(wl, dict) or wl.get("kind") != "ppo":
+            raise ConfigError(name, "only a plan with a training workload (workload.kind: ppo) has job parameters")
+        job = wl.get("job", {})
+        if isinstance(job, TrainJob):
+            job = dataclasses.asdict(job)
+        wl["job"] = {**job, rest: value}
     elif head == "groups":
         gname, _, field = rest.partition(".")
         for g in raw["groups"]:

@@ -25,7 +25,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -33,8 +33,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from olaf import backends
 from olaf.backends.base import Backend, BackendOptions, RunFailed, RunInterrupted
 from olaf.experiments.metrics import RunMetrics, metric_names, run_metrics
-from olaf.experiments.spec import ExperimentSpec, PlannedRun, plan, point_label, same_value
+from olaf.experiments.spec import ExperimentSpec, sweep_of
 from olaf.experiments.stats import estimate
+from olaf.experiments.sweep import PlannedRun, Sweep, point_label, same_value
+from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.provenance import provenance
 from olaf.report.rundata import RunDirError
 from olaf.rundir.atomic import write_json
@@ -171,7 +173,7 @@ def _reuse(pr: PlannedRun, run_dir: Path) -> Optional[RunRecord]:
 def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Console,
                    build: Optional[Path] = None, resume: bool = False, keep_logs: bool = False,
                    spec_path: Optional[Path] = None) -> ExperimentResult:
-    """Run every point × seed of ``spec`` on ``backend`` into ``out``; write the results.
+    """Run every point × seed of ``spec`` on ``backend`` into ``out`` (:func:`run_sweep`); write the results.
 
     ``keep_logs``: keep each run's host logs (per-update records; ``olaf report`` needs them);
     otherwise they are deleted once the run's metrics are computed.
@@ -181,51 +183,113 @@ def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Co
             naming the field) — checked for every run before the first starts.
         olaf.sim.build.SimUnavailable: ns3 missing (the message has the install command).
     """
-    planned = plan(spec, backend)
-    runner = backends.get(backend, BackendOptions(console=console, build=build, quiet=True, progress=False,
-                                                  report=False, plots=False))
+    sweep = sweep_of(spec, backend)
+    options = BackendOptions(console=console, build=build, quiet=True, progress=False, report=False, plots=False)
+    res = ExperimentResult(spec, backend, out, [], len(sweep.points) * len(sweep.seeds))
+
+    def started() -> None:
+        if spec_path is not None:
+            shutil.copyfile(spec_path, out / "spec.yaml")
+
+    res.interrupted = run_sweep(sweep, backend, out, options, res.runs, name=spec.name, resume=resume,
+                                keep_logs=keep_logs, on_start=started, on_run=lambda: write_results(res))
+    write_results(res)
+    return res
+
+
+def run_sweep(sweep: Sweep, backend: str, out: Path, options: BackendOptions, records: list[RunRecord], *,
+              name: str = "", resume: bool = False, keep_logs: bool = False,
+              on_start: Optional[Callable[[], object]] = None, on_run: Optional[Callable[[], object]] = None) -> bool:
+    """Run every point × seed of ``sweep`` on ``backend`` into ``out/runs/<point>/seed-<n>/``, appending a
+    :class:`RunRecord` to ``records`` after each run (then ``on_run``), under a progress bar.
+
+    The engine of experiments and of the training figures. Every run's plan is checked by the backend
+    before the first starts, then the backend's preflight runs (``on_start`` after it). A plan with a
+    training workload runs with a :class:`~olaf.rl.trainrun.TrainMonitor` (:func:`run_plan`) and its
+    metrics include the training metrics (:data:`olaf.experiments.metrics.TRAINING_METRICS`).
+    ``resume`` reuses runs that already have ``metrics.json``. Returns True if Ctrl-C (or SIGTERM)
+    interrupted it; what completed is in ``records``.
+
+    Raises:
+        olaf.configfile.ConfigError: an invalid point or a refused plan (``PlanRefused``, naming the field).
+        RuntimeError: the backend cannot run here (its preflight says what is missing).
+    """
+    planned = sweep.runs(backend)
+    runner = backends.get(backend, options)
     for pr in planned:
         runner.check(pr.plan)
     runner.preflight()
     out.mkdir(parents=True, exist_ok=True)
-    if spec_path is not None:
-        shutil.copyfile(spec_path, out / "spec.yaml")
-    res = ExperimentResult(spec, backend, out, [], len(planned))
+    if on_start is not None:
+        on_start()
     columns = (TextColumn("[bold]{task.fields[name]}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn(), TextColumn("{task.description}"))
     try:
-        with Progress(*columns, console=console, transient=False) as prog:
-            task = prog.add_task("", total=len(planned), name=f"{spec.name} ({backend})")
+        with Progress(*columns, console=options.console, transient=False) as prog:
+            task = prog.add_task("", total=len(planned), name=f"{name} ({backend})")
             for pr in planned:
                 rel = Path("runs") / pr.slug / f"seed-{pr.seed}"
                 run_dir = out / rel
-                prog.update(task, description=f"{point_label(pr.point)} · seed {pr.seed}")
+                prog.update(task, description=f"{sweep.label(pr.index)} · seed {pr.seed}")
                 rec = _reuse(pr, run_dir) if resume else None
                 if rec is None:
                     if run_dir.exists():
                         shutil.rmtree(run_dir)
                     rec = _one(runner, pr, run_dir, keep_logs)
                 rec.run_dir = str(rel)
-                res.runs.append(rec)
+                records.append(rec)
                 if rec.status != "ok":
                     prog.console.print(f"[yellow]{rec.describe()}[/]")
-                write_results(res)
+                if on_run is not None:
+                    on_run()
                 prog.advance(task)
     except KeyboardInterrupt:
-        res.interrupted = True
-        console.print(f"[yellow]interrupted[/]: {len(res.runs)} of {len(planned)} runs completed; "
-                      f"results so far in {out}")
-    write_results(res)
-    return res
+        options.console.print(f"[yellow]interrupted[/]: {len(records)} of {len(planned)} runs completed; "
+                              f"results so far in {out}")
+        return True
+    return False
+
+
+def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, Any]]:
+    """Run ``plan`` on ``runner`` into ``out``. A training workload runs with a
+    :class:`~olaf.rl.trainrun.TrainMonitor` and gets its training outputs (``training.json``, curves)
+    written, also when the run fails after it started; returns ``training.json``'s content, None for
+    another workload.
+
+    Raises:
+        olaf.backends.base.RunFailed: as the backend's ``run``.
+    """
+    if not isinstance(plan.workload, PPOWorkload):
+        runner.run(plan, out)
+        return None
+    from olaf.rl.trainrun import TrainMonitor, write_training_outputs  # noqa: PLC0415
+
+    job = plan.workload.job
+    monitor = TrainMonitor(out / "hosts", [f"w{i}" for i in range(1, plan.num_workers + 1)], job.target, job.window,
+                           job.stop_at_target)
+    g, root = plan.groups[0], plan.root_switch
+    meta = {"env": job.task.env_id, "backend": runner.name, "queue": plan.discipline,
+            "rate_pps": plan.uplinks[root].pps if root in plan.uplinks else 0, "topo": plan.topology,
+            "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster, "mode": job.mode,
+            "seed": plan.seed, "budget_s": plan.duration_s, "num_params": job.num_params}
+    try:
+        runner.run(plan, out, monitor)
+    except RunFailed:
+        if (out / "run.json").exists():
+            write_training_outputs(out, monitor, meta)
+        raise
+    return write_training_outputs(out, monitor, meta)
 
 
 def _one(runner: Backend, pr: PlannedRun, run_dir: Path, keep_logs: bool) -> RunRecord:
     t0 = time.perf_counter()
     try:
-        runner.run(pr.plan, run_dir)
+        training = run_plan(runner, pr.plan, run_dir)
+        if training is not None and training["worker_errors"]:
+            raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in training["worker_errors"].items()))
         m = run_metrics(run_dir, pr.plan)
     except RunInterrupted:
-        raise KeyboardInterrupt from None  # the backend caught Ctrl-C: stop the experiment too
+        raise KeyboardInterrupt from None  # the backend caught Ctrl-C: stop the sweep too
     except (RunFailed, RunDirError, OSError) as e:
         return RunRecord(pr.index, pr.point, pr.seed, "", "failed", error=str(getattr(e, "message", e)),
                          wall_s=time.perf_counter() - t0)

@@ -18,9 +18,6 @@ problem raises :class:`~olaf.configfile.ConfigError` naming the field.
 from __future__ import annotations
 
 import itertools
-import math
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -29,10 +26,9 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from olaf.backends import names as backend_names
 from olaf.configfile import ConfigError, FileModel, load
 from olaf.experiments.metrics import metric_names
-from olaf.experiments.params import check_names, plan_with
+from olaf.experiments.params import check_names
+from olaf.experiments.sweep import PlannedRun, Scalar, Sweep, point_label, same_value  # noqa: F401  (re-exported)
 from olaf.plan.plan import RunPlan
-
-Scalar = Union[bool, int, float, str, None]
 
 
 class BackendSetup(FileModel):
@@ -185,38 +181,18 @@ class ExperimentSpec(FileModel):
         return [dict(zip(keys, vals)) for vals in itertools.product(*self.sweep.values())] if keys else [{}]
 
 
-@dataclass(frozen=True)
-class PlannedRun:
-    """One run of an experiment: its point (index and values), seed and plan."""
+def sweep_of(spec: ExperimentSpec, backend: str) -> Sweep:
+    """The sweep of ``spec`` on ``backend``: its base plan, the backend's settings and fields left
+    out, then the spec's ``set``, over the sweep points and the backend's seeds.
 
-    index: int
-    point: dict[str, Scalar]
-    seed: int
-    plan: RunPlan
-
-    @property
-    def slug(self) -> str:
-        """Directory name of the point, e.g. ``p03-queue=olaf,load.s1=3``."""
-        label = ",".join(f"{k}={_fmt(v)}" for k, v in self.point.items()) or "base"
-        return f"p{self.index:02d}-" + re.sub(r"[^A-Za-z0-9=.,_*-]", "_", label)
-
-
-def _fmt(v: Scalar) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def point_label(point: dict[str, Scalar]) -> str:
-    return ", ".join(f"{k}={_fmt(v)}" for k, v in point.items()) or "base"
-
-
-def same_value(a: Scalar, b: Scalar) -> bool:
-    """Equal sweep values (numbers compared with a relative tolerance of 1e-9)."""
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
+    Raises:
+        ConfigError: an unknown backend.
+    """
+    if backend not in backend_names():
+        raise ConfigError("backend", f"{backend!r}: use one of {', '.join(backend_names())}")
+    setup = spec.backends.get(backend, BackendSetup())  # type: ignore[call-overload]
+    fixed = (*setup.set.items(), *((k, v) for k, v in spec.set.items() if k not in setup.set))
+    return Sweep(spec.plan, spec.points(), spec.seeds_for(backend), fixed, tuple(setup.unset))
 
 
 def plan(spec: ExperimentSpec, backend: str) -> list[PlannedRun]:
@@ -226,19 +202,7 @@ def plan(spec: ExperimentSpec, backend: str) -> list[PlannedRun]:
         ConfigError: a point gives an invalid plan; the message names the point and the
             plan field.
     """
-    if backend not in backend_names():
-        raise ConfigError("backend", f"{backend!r}: use one of {', '.join(backend_names())}")
-    setup = spec.backends.get(backend, BackendSetup())  # type: ignore[call-overload]
-    fixed = [*setup.set.items(), *((k, v) for k, v in spec.set.items() if k not in setup.set)]
-    runs = []
-    for i, point in enumerate(spec.points()):
-        try:
-            s = plan_with(spec.plan, [*fixed, *point.items()], tuple(setup.unset))
-        except ConfigError as e:
-            raise ConfigError(f"sweep point {point_label(point)} ({backend})", str(e)) from None
-        for seed in spec.seeds_for(backend):
-            runs.append(PlannedRun(i, point, seed, s.model_copy(update={"seed": seed})))
-    return runs
+    return sweep_of(spec, backend).runs(backend)
 
 
 def load_spec(path: Union[str, Path]) -> ExperimentSpec:

@@ -179,3 +179,6 @@ class TrainJob:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be finite")
         if self.ack_wait_ms < 0:
             raise ValueError(f"ack_wait_ms={self.ack_wait_ms} must be >= 0")
+        if self.mode == "sync" and self.ack_wait_ms < self.round_timeout_ms:
+            # a sync worker waits for its round's ACK (docs/training.md)
+            object.__setattr__(self, "ack_wait_ms", self.round_timeout_ms)

@@ -109,7 +109,7 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
             raise click.BadParameter(f"--ideal means no bottleneck, but --rate-pps is {kw['rate_pps']}: give one of "
                                      "them", param_hint="--ideal")
     if ctx.invoked_subcommand is not None:
-        ctx.obj = {"build": build, "results": results, **kw}
+        ctx.obj = {"build": build, "results": results, "backend": backend, **kw}
         return
     from olaf.topologies.rundir import new_run_dir  # noqa: PLC0415
 

@@ -1,10 +1,11 @@
 """``olaf train compare FIG``: the paper's training figures as commands (paper §2.1 Figs. 2 and 3,
 §8.2 Figs. 7 and 8).
 
-Each figure is a set of *arms* (training jobs that differ in one thing) run one after the other,
-``--seeds`` times each, through the emulated network (:func:`olaf.training.job.run_training`).
+Each figure is a sweep (:class:`~olaf.experiments.sweep.Sweep`) of the base job's plan over its
+*arms* (plan parameters that differ in one thing) and ``--seeds`` seeds, run by the engine of
+``olaf experiment`` (:func:`olaf.experiments.runner.run_sweep`) through the emulated network.
 Into ``--out`` (default ``results/train-FIG``) go every job's run directory
-(``<arm>-s<seed>/``), ``curves.csv`` (arm, seed, x, mean worker reward), ``runs.csv`` (one row
+(``runs/<point>/seed-<n>/``), ``curves.csv`` (arm, seed, x, mean worker reward), ``runs.csv`` (one row
 per job), ``FIG.png`` (mean curve per arm over seeds, the band their min–max) and ``FIG.md`` (the
 table: ours as mean ± 95 % CI over seeds, :mod:`olaf.experiments.stats`, with the paper's number
 beside it where the paper gives one).
@@ -36,11 +37,17 @@ from typing import Any, Optional
 import click
 from rich.console import Console
 
+from olaf.backends.base import BackendOptions
+from olaf.configfile import ConfigError
+from olaf.experiments.metrics import iteration_curve
 from olaf.experiments.stats import Estimate, estimate
+from olaf.experiments.sweep import Sweep
+from olaf.plan.plan import PPOWorkload
 
 FIGURES = ("fig2", "fig3", "fig7", "fig8")
 BACKEND = "mininet"
-"""The figures' jobs run through the emulated switches (their ideal arms too, as in the paper's testbed)."""
+"""The figures' jobs run through the emulated switches by default (their ideal arms too, as in the paper's
+testbed); ``olaf train --backend local compare fig2|fig3`` runs the figures without a bottleneck over loopback."""
 QUICK = {"env": "CartPole-v1", "clusters": 2, "workers_per_cluster": 2, "budget_s": 120.0}
 """``--quick``: a CartPole job of 4 workers, 2 minutes at most (tests, a first look)."""
 PAPER_FIG8 = {"high": 82.0, "low": 86.5}
@@ -49,14 +56,17 @@ PAPER_FIG8 = {"high": 82.0, "low": 86.5}
 
 @dataclass(frozen=True)
 class Arm:
-    """One training job of a figure: ``label`` and its options over the base job's."""
+    """One training job of a figure: ``label`` and its plan parameters over the base job's
+    (:mod:`olaf.experiments.params` names: ``queue``, ``uplinks.<root>.pps``, ``job.mode``,
+    ``groups.*.clusters`` …)."""
 
     label: str
-    options: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
-def arms(fig: str, rates: list[int]) -> list[Arm]:
-    """The jobs of figure ``fig`` (one of :data:`FIGURES`).
+def arms(fig: str, rates: list[int], root: str = "s1") -> list[Arm]:
+    """The jobs of figure ``fig`` (one of :data:`FIGURES`); ``root`` is the switch attached to the PS
+    (its uplink is the bottleneck).
 
     Raises:
         click.BadParameter: fig8 without exactly two rates, fig7 without any.
@@ -65,16 +75,16 @@ def arms(fig: str, rates: list[int]) -> list[Arm]:
         if len(rates) != 2 or rates[0] <= rates[1]:
             raise click.BadParameter("fig8 needs two rates HIGH,LOW with HIGH > LOW (the paper's 40 and 20 Gbit/s)",
                                      param_hint="--rates")
-        return [Arm("ideal", {"rate_pps": 0, "queue": "olaf"})] + [
-            Arm(f"{q}-{r}pps", {"rate_pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
+        return [Arm("ideal", {})] + [
+            Arm(f"{q}-{r}pps", {f"uplinks.{root}.pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
     if fig == "fig7":
         if not rates:
             raise click.BadParameter("fig7 needs at least one rate", param_hint="--rates")
-        return [Arm(f"{q}-{r}pps", {"rate_pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
+        return [Arm(f"{q}-{r}pps", {f"uplinks.{root}.pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
     if fig == "fig2":
-        return [Arm(m, {"mode": m, "rate_pps": 0}) for m in ("async", "async_with_aggr", "sync")]
+        return [Arm(m, {"job.mode": m}) for m in ("async", "async_with_aggr", "sync")]
     if fig == "fig3":
-        return [Arm(f"N={n}", {"clusters": n, "workers_per_cluster": 1, "rate_pps": 0}) for n in (1, 2, 4, 8)]
+        return [Arm(f"N={n}", {"groups.*.clusters": n, "groups.*.workers_per_cluster": 1}) for n in (1, 2, 4, 8)]
     raise click.BadParameter(f"{fig!r}: use one of {', '.join(FIGURES)}", param_hint="FIG")
 
 
@@ -86,53 +96,65 @@ def _fmt(e: Estimate, digits: int = 1, bound: str = "") -> str:
 
 
 def _curve(run_dir: Path, by_iteration: bool) -> list[tuple[float, float]]:
-    """``(x, mean worker reward)``: over time (``progress.csv``) or over iterations (``rewards.csv``:
-    the mean over workers of their reward at their i-th iteration)."""
+    """``(x, mean worker reward)``: over time (``progress.csv``) or over iterations
+    (:func:`olaf.experiments.metrics.iteration_curve`)."""
+    if by_iteration:
+        return iteration_curve(run_dir)
     pts: list[tuple[float, float]] = []
-    if not by_iteration:
-        with open(run_dir / "progress.csv") as f:
-            for r in csv.DictReader(f):
-                if r["mean_worker_reward"]:
-                    pts.append((float(r["t_s"]), float(r["mean_worker_reward"])))
-        return pts
-    by_it: dict[int, list[float]] = {}
-    with open(run_dir / "rewards.csv") as f:
+    with open(run_dir / "progress.csv") as f:
         for r in csv.DictReader(f):
-            if r["reward"] and r["iteration"]:
-                by_it.setdefault(int(r["iteration"]), []).append(float(r["reward"]))
-    return [(float(i), sum(v) / len(v)) for i, v in sorted(by_it.items())]
+            if r["mean_worker_reward"]:
+                pts.append((float(r["t_s"]), float(r["mean_worker_reward"])))
+    return pts
 
 
 def _iterations_to(curve: list[tuple[float, float]], target: float) -> Optional[float]:
     return next((x for x, y in curve if y >= target), None)
 
 
-def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: Path, build: Path,
-            console: Console) -> dict[str, Any]:
-    """Run figure ``fig``'s jobs and write its files into ``out``; returns the table's data."""
-    from olaf.backends.base import BackendOptions  # noqa: PLC0415
-    from olaf.training.job import build_plan, run_training  # noqa: PLC0415
+def figure_sweep(fig: str, base: dict[str, Any], rates: list[int], seeds: int) -> tuple[Sweep, list[Arm]]:
+    """Figure ``fig`` as a sweep: the base job's plan (``olaf train``'s options ``base``,
+    :func:`olaf.training.job.build_plan`) over the figure's arms and seeds 1..``seeds``. fig8 compares
+    rewards at the end of equal budgets: its jobs do not stop at the target."""
+    from olaf.training.job import build_plan  # noqa: PLC0415
 
-    base = dict(base)
-    options = BackendOptions(console=console, build=build, quiet=True, progress=True, report=True, plots=True,
-                             bmv2_log_level=base.pop("bmv2_log_level", "warn"))
-    jobs = arms(fig, rates)
-    # fig8 compares rewards at the end of equal budgets: its jobs do not stop at the target
-    specs = {(a.label, s): build_plan(**{**base, **a.options, "seed": s}, stop_at_target=fig != "fig8")
-             for a in jobs for s in range(1, seeds + 1)}
-    out.mkdir(parents=True, exist_ok=True)
+    plan = build_plan(**base, stop_at_target=fig != "fig8")
+    jobs = arms(fig, rates, plan.root_switch)
+    return Sweep(plan, [a.settings for a in jobs], list(range(1, seeds + 1)), labels=[a.label for a in jobs]), jobs
+
+
+def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: Path, options: BackendOptions,
+            backend: str = BACKEND) -> dict[str, Any]:
+    """Run figure ``fig``'s jobs through the sweep engine (:func:`olaf.experiments.runner.run_sweep`)
+    into ``out/runs/`` and write its files into ``out``; returns the table's data.
+
+    Raises:
+        click.ClickException: a job failed or the figure was interrupted (what completed is in ``out``).
+    """
+    from olaf.experiments.runner import RunRecord, run_sweep  # noqa: PLC0415
+
+    sweep, jobs = figure_sweep(fig, base, rates, seeds)
+    if (out / "runs").exists():
+        raise click.ClickException(f"{out / 'runs'} exists: pass another --out or remove it")
+    records: list[RunRecord] = []
+    try:
+        interrupted = run_sweep(sweep, backend, out, options, records, name=fig, keep_logs=True)
+    except ConfigError as e:  # a backend that cannot run an arm (e.g. a bottleneck on local)
+        raise click.ClickException(f"{fig} on {backend}: {e}") from None
+    failed = [r for r in records if r.status == "failed"]
+    if interrupted or failed or len(records) < len(sweep.points) * len(sweep.seeds):
+        raise click.ClickException(f"{fig}: " + "; ".join([f"{sweep.label(r.index)}, seed {r.seed}: {r.error}"
+                                                           for r in failed] or ["interrupted"])
+                                   + f" (runs so far in {out})")
     by_iteration = fig in ("fig2", "fig3")
     results: dict[tuple[str, int], dict[str, Any]] = {}
     curves: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    for i, ((label, seed), spec) in enumerate(specs.items(), 1):
-        console.print(f"[bold]{fig}[/] job {i}/{len(specs)}: {label}, seed {seed}")
-        run_dir = out / f"{label}-s{seed}"
-        if run_dir.exists():
-            raise click.ClickException(f"{run_dir} exists: pass another --out or remove it")
-        run_dir.mkdir(parents=True)
-        results[(label, seed)] = run_training(spec, BACKEND, run_dir, options)
-        curves[(label, seed)] = _curve(run_dir, by_iteration)
-    target = next(iter(specs.values())).workload.job.target  # type: ignore[union-attr]
+    for r in records:
+        key = (sweep.label(r.index), r.seed)
+        results[key] = json.loads((out / r.run_dir / "training.json").read_text())
+        curves[key] = _curve(out / r.run_dir, by_iteration)
+    assert isinstance(sweep.base.workload, PPOWorkload)
+    target = sweep.base.workload.job.target
     _write_runs(out, results, curves, target, by_iteration)
     rows = _table(fig, jobs, results, curves, target, by_iteration, rates)
     _plot(out / f"{fig}.png", fig, jobs, curves, target, by_iteration)
@@ -142,7 +164,7 @@ def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: P
     (out / f"{fig}.md").write_text(md)
     (out / f"{fig}.json").write_text(json.dumps({"rows": rows, "target": target}, indent=1,
                                                 default=lambda o: o.to_json() if isinstance(o, Estimate) else str(o)))
-    console.print(md)
+    options.console.print(md)
     return {"rows": rows, "target": target}
 
 
@@ -300,7 +322,6 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
     The job options of `olaf train` (before `compare`) set the base job, e.g.
     `olaf train --env CartPole-v1 --budget-s 300 compare fig8 --rates 6,3 --seeds 3`.
     """
-    from olaf.topologies.emulation import preflight  # noqa: PLC0415
 
     try:
         rate_list = [int(r) for r in rates.split(",")] if rates else ([6, 3] if fig == "fig8" else [6, 4, 3])
@@ -316,5 +337,6 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
     if quick:
         base.update(QUICK)
     arms(fig, rate_list)  # the rate checks, before anything starts
-    preflight(build)  # the figures run on the mininet backend
-    compare(fig, base, rate_list, seeds, out or results / f"train-{fig}", build, Console())
+    options = BackendOptions(console=Console(), build=build, quiet=True, progress=False, report=True, plots=True,
+                             bmv2_log_level=base.pop("bmv2_log_level", "warn"))
+    compare(fig, base, rate_list, seeds, out or results / f"train-{fig}", options, backend=base.pop("backend"))

@@ -11,7 +11,6 @@ outputs (``training.json``, curves) beside the run's report.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,8 +20,7 @@ from olaf import backends
 from olaf.backends.base import BackendOptions, PlanRefused, RunFailed
 from olaf.configfile import ConfigError, validate
 from olaf.constants import MTU, max_model_elements
-from olaf.hosts.modes import Mode
-from olaf.plan.plan import PPOWorkload, RunPlan
+from olaf.plan.plan import RunPlan
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT
 from olaf.plan.workload import PPOConfig, PPOTaskSpec, TrainJob
 
@@ -102,8 +100,6 @@ def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], bu
                        ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
-    if job.mode == Mode.SYNC.value:  # workers wait for the round's ACK (docs/training.md)
-        job = replace(job, ack_wait_ms=max(job.ack_wait_ms, job.round_timeout_ms))
     raw: dict[str, Any] = {
         "duration_s": budget_s, "grads": n, "seed": seed, "workload": {"kind": "ppo", "job": job},
         "groups": [{"name": f"S{i + 1}", "clusters": clusters, "workers_per_cluster": workers_per_cluster,
@@ -126,17 +122,16 @@ def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], bu
 
 
 def run_training(plan: RunPlan, backend: str, out: Path, options: BackendOptions) -> dict[str, Any]:
-    """One training job on ``backend`` into the run directory ``out``; returns ``training.json``'s content.
+    """One training job on ``backend`` into the run directory ``out``
+    (:func:`olaf.experiments.runner.run_plan`); returns ``training.json``'s content.
 
     Raises:
         click.BadParameter: the backend refuses the plan (naming the option behind the field).
-        olaf.backends.base.RunFailed: the run failed (a host, a switch); what was collected stays
-            in ``out`` and its training files are written first.
+        olaf.backends.base.RunFailed: the run failed (a host, a switch, a worker's task); what was
+            collected stays in ``out`` and its training files are written first.
     """
-    from olaf.rl.trainrun import TrainMonitor, write_training_outputs  # noqa: PLC0415
+    from olaf.experiments.runner import run_plan  # noqa: PLC0415
 
-    assert isinstance(plan.workload, PPOWorkload)
-    job = plan.workload.job
     runner = backends.get(backend, options)
     try:
         runner.check(plan)
@@ -145,21 +140,8 @@ def run_training(plan: RunPlan, backend: str, out: Path, options: BackendOptions
     # one OpenMP/MKL thread per worker process (inherited through Mininet's hosts): the learners share the cores
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    workers = [f"w{i}" for i in range(1, plan.num_workers + 1)]
-    monitor = TrainMonitor(out / "hosts", workers, job.target, job.window, job.stop_at_target)
-    g = plan.groups[0]
-    root = plan.root_switch
-    meta = {"env": job.task.env_id, "backend": backend, "queue": plan.discipline,
-            "rate_pps": plan.uplinks[root].pps if root in plan.uplinks else 0, "topo": plan.topology,
-            "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster, "mode": job.mode,
-            "seed": plan.seed, "budget_s": plan.duration_s, "num_params": job.num_params}
-    try:
-        runner.run(plan, out, monitor)
-    except RunFailed:
-        if (out / "run.json").exists():
-            write_training_outputs(out, monitor, meta)
-        raise
-    result = write_training_outputs(out, monitor, meta)
+    result = run_plan(runner, plan, out)
+    assert result is not None
     if result["worker_errors"]:
         raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in result["worker_errors"].items())
                         + f" (what was collected is in {out})")
