@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from olaf.cli import main
 from olaf.hosts.argv import worker_argv
-from olaf.topologies.spec import RunSpec, RunSpecError
+from olaf.topologies.spec import RunSpec, RunSpecError, WorkerGroup
 
 
 @pytest.mark.parametrize("kw, field", [
@@ -72,3 +72,32 @@ def test_group_and_switch_errors_name_the_field(kw, field):
     with pytest.raises(RunSpecError) as e:
         RunSpec(**kw).deployment()
     assert e.value.field == field
+
+
+@pytest.mark.parametrize("kw", [
+    {},
+    dict(topo="multihop", clusters=3, workers_per_cluster=2, rate_pps=150, edge_rate_pps=90, tc=True,
+         tc_delta_t_ms=300.0, reward_threshold=0.5, faults=("switch-restart:s3@2",)),
+    dict(queue="fifo", queue_size=4, rate_pps=0, grads=64, seed=7, activity_window_ms=300.0),
+    dict(groups=(WorkerGroup("a", 2, 1, 100.0, 5.0, "s1", 5.0), WorkerGroup("b", 1, 2, 300.0, 5.0, "s1", 55.0)),
+         updates_per_worker=20, queue_sizes={"s1": 1}, rates_pps={"s1": 500}),
+])
+def test_olaf_run_through_the_plan_runs_the_same_emulation(tmp_path, kw):
+    """`olaf run` hands the mininet backend the plan of its parameters; the backend's emulation of that
+    plan is the run `olaf run` asked for: the same network, queues, rates, PS and workers."""
+    from olaf.backends.base import BackendOptions
+    from olaf.backends.mininet import run_spec
+
+    spec = RunSpec(**kw)
+    back = run_spec(spec.to_plan(), BackendOptions())
+    assert back.switch_queues() == spec.switch_queues()
+    assert back.deployment() == spec.deployment()
+    assert back.cluster_groups() == spec.cluster_groups() and back.generation_limit_s() == spec.generation_limit_s()
+    d = spec.deployment()
+    assert back.ps_config(d, tmp_path) == spec.ps_config(d, tmp_path)
+    for cid, members in d.clusters.items():
+        for w in members:
+            assert back.worker_config(d, w, cid, tmp_path, tmp_path / "s") == spec.worker_config(d, w, cid, tmp_path,
+                                                                                                  tmp_path / "s")
+    assert (back.tc, back.faults, back.reward_threshold, back.seed) == (spec.tc, spec.faults, spec.reward_threshold,
+                                                                         spec.seed)

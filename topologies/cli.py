@@ -1,8 +1,10 @@
 """``olaf run`` / ``olaf compare``: Olaf end to end in Mininet (``make run``, ``make compare``).
 
-The command-line layer only: options → :class:`~olaf.topologies.spec.RunSpec` → the run
-(:mod:`olaf.topologies.emulation`, imported when a run starts, so ``--help`` needs
-neither Mininet nor the P4Runtime packages).
+The command-line layer only: options → the emulation's parameters
+(:class:`~olaf.topologies.spec.RunSpec`: each bad value names its option) → their run plan
+(:meth:`~olaf.topologies.spec.RunSpec.to_plan`) → the ``mininet`` backend (imported when a run
+starts, so ``--help`` needs neither Mininet nor the P4Runtime packages). Every run's
+``run.json`` holds the plan, as every backend's does.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from olaf import backends
+from olaf.backends.base import Backend, BackendOptions
 from olaf.clitypes import FiniteFloat
 from olaf.constants import MAX_G_JUMBO, SEGMENTS
 from olaf.paths import build_dir
@@ -93,31 +97,38 @@ def _term_as_interrupt(signum, frame):  # noqa: ARG001
 @spec_options
 def run_cmd(build: Path, results: Path, **kw) -> None:
     """Run Olaf end to end in Mininet and report AoM and loss per cluster (root)."""
-    from olaf.topologies.emulation import preflight, run_once  # noqa: PLC0415
-
     spec = make_spec(**kw)
-    preflight(build)
+    console = Console()
+    runner = _mininet(spec, build, console)
+    runner.preflight()
     signal.signal(signal.SIGTERM, _term_as_interrupt)
     out = new_run_dir(results, f"{spec.topo}-{spec.queue}")
-    run_once(spec, out, build, Console())
-    Console().print(f"results: {out} (results/latest)")
+    runner.run(spec.to_plan(), out)
+    console.print(f"results: {out} (results/latest)")
+
+
+def _mininet(spec: RunSpec, build: Path, console: Console) -> Backend:
+    """The mininet backend with the run's options (progress, report tables and plots, switch logging)."""
+    return backends.get("mininet", BackendOptions(
+        console=console, build=build, quiet=False, progress=True, report=True, plots=True,
+        bmv2_log_level=spec.bmv2_log_level, pcap=spec.pcap, admission=spec.admission, interactive=spec.interactive))
 
 
 @click.command("compare")
 @spec_options
 def compare_cmd(build: Path, results: Path, **kw) -> None:
     """Run FIFO then Olaf on the same topology and load; print both and their comparison (root)."""
-    from olaf.topologies.emulation import preflight, run_once, write_compare  # noqa: PLC0415
+    from olaf.topologies.emulation import write_compare  # noqa: PLC0415
 
     if kw["duration_s"] == 0:
         raise click.BadParameter("compare needs a fixed duration", param_hint="--duration / DURATION")
     specs = {q: make_spec(queue=q, **kw) for q in ("fifo", "olaf")}
-    preflight(build)
-    signal.signal(signal.SIGTERM, _term_as_interrupt)
     console = Console()
+    _mininet(specs["olaf"], build, console).preflight()
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
     dirs = {}
     for queue, spec in specs.items():
         dirs[queue] = new_run_dir(results, f"{spec.topo}-{queue}")
-        run_once(spec, dirs[queue], build, console)
+        _mininet(spec, build, console).run(spec.to_plan(), dirs[queue])
     write_compare(dirs)
     console.print(f"results: {dirs['fifo']} (FIFO), {dirs['olaf']} (Olaf, results/latest, compare.json)")

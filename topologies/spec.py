@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, MAX_G_JUMBO, SEGMENTS
 from olaf.controller import config as cfgmod
@@ -27,6 +27,7 @@ from olaf.hosts.runlog import group_start_file
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.worker import WorkerConfig
 from olaf.plan.faults import parse_fault
+from olaf.plan.plan import RunPlan
 from olaf.plan.topology import EDGE_QUEUE_SIZE, EDGE_SWITCHES, SWITCHES, TOPOLOGIES, Placement, worker_seed
 from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, TxParams
 from olaf.plan.workload import TrainJob
@@ -219,6 +220,36 @@ class RunSpec:
                 return i, g
             first += g.clusters
         raise ValueError(f"cluster {cluster_id} is in no group (the run has {first} clusters)")
+
+    def to_plan(self) -> RunPlan:
+        """The run plan of these emulation parameters (what ``olaf run`` hands the mininet backend,
+        which maps it back with :func:`olaf.backends.mininet.run_spec`): the cluster groups, every
+        switch's queue size and (when limited) its uplink rate in packets/s, transmission control,
+        faults and the workload. An interactive run (``duration_s = 0``) gets
+        :data:`INTERACTIVE_DURATION_S` here; the backend's ``interactive`` option opens the CLI."""
+        queues = self.switch_queues()
+        raw: dict[str, Any] = {
+            "topology": self.topo, "queue": self.queue, "grads": self.grads, "seed": self.seed,
+            "duration_s": self.duration_s or INTERACTIVE_DURATION_S,
+            "groups": [{"name": g.name, "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster,
+                        "period_ms": g.period_ms, "jitter_ms": g.jitter_ms, "switch": g.switch, "start_ms": g.start_ms}
+                       for g in self.cluster_groups()],
+            "queue_size": {sw: q.size for sw, q in queues.items()},
+            "activity_window_ms": self.activity_window_ms,
+            "tc": {"enabled": self.tc, "delta_t_ms": self.tc_delta_t_ms, "v_per_s": self.tc_v_per_s,
+                   "q_max": self.tc_q_max}}
+        uplinks = {sw: {"pps": q.rate_pps} for sw, q in queues.items() if q.rate_pps}
+        if uplinks:
+            raw["uplinks"] = uplinks
+        if self.reward_threshold is not None:
+            raw["reward_threshold"] = self.reward_threshold
+        if self.updates_per_worker is not None:
+            raw["updates_per_worker"] = self.updates_per_worker
+        if self.faults:
+            raw["faults"] = list(self.faults)
+        if self.training is not None:
+            raw["workload"] = {"kind": "ppo", "job": self.training}
+        return RunPlan.model_validate(raw)
 
     def switch_queues(self) -> dict[str, QueueSetup]:
         """Each switch's queue size and rate toward the PS (``queue_sizes``/``rates_pps`` over the

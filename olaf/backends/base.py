@@ -63,6 +63,8 @@ class BackendOptions:
         bmv2_log_level: mininet: the switches' log level.
         pcap: mininet: capture every switch port into ``<run>/pcap/``.
         admission: mininet: ``olafctl`` asks the AoM verifier before growing a cluster.
+        interactive: mininet: the network stays up with the Mininet CLI until it exits (the plan's
+            duration is then only an upper bound of the workers' schedule).
     """
 
     console: Console = field(default_factory=Console)
@@ -74,6 +76,7 @@ class BackendOptions:
     bmv2_log_level: str = "warn"
     pcap: bool = False
     admission: bool = False
+    interactive: bool = False
 
 
 @dataclass

@@ -67,7 +67,9 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
         raise PlanRefused("mininet", "records", "the hosts always log every update")
     groups = tuple(WorkerGroup(g.name, g.clusters, g.workers_per_cluster, g.period_ms, g.jitter_ms, g.switch,
                                g.start_ms) for g in p.groups)
-    if p.updates_per_worker is not None and p.duration_s is None:
+    if o.interactive:
+        duration = 0.0  # the Mininet CLI: until it exits
+    elif p.updates_per_worker is not None and p.duration_s is None:
         duration = DEADLINE_SLACK * p.schedule_end_ns() / 1e9 + 5
     else:
         assert p.duration_s is not None
