@@ -166,3 +166,20 @@ def test_experiment_runs_a_training_sweep_through_the_same_engine(tmp_path):
     assert "iterations to reward 100" in (tmp_path / "out" / "table.md").read_text()
     r = CliRunner().invoke(main, ["experiment", str(path), "--backend", "ns3", "--out", str(tmp_path / "ns3")])
     assert r.exit_code == 2 and "workload.job: the ns3 backend cannot honour it" in r.output, r.output
+
+
+def test_the_same_plan_on_mininet_reports_alike(tmp_path):
+    """The mininet tier: the plan of the local/ns3 test through BMv2 and real hosts, into the same manifest
+    layout, with the accounting closed."""
+    from p4_tier import build_p4, require_p4_tools, require_root
+
+    require_p4_tools()
+    require_root()
+    pytest.importorskip("mininet.net", reason="Mininet's Python package is not importable (`make test` links it)")
+    p = plan()
+    res = backends.get("mininet", BackendOptions(build=build_p4(), quiet=True)).run(p, tmp_path / "mininet")
+    assert res.status == "ok"
+    _accounting(tmp_path / "mininet")
+    assert_manifest(tmp_path / "mininet", "mininet", p)
+    r = CliRunner().invoke(main, ["report", str(tmp_path / "mininet"), "--no-plots"])
+    assert r.exit_code == 0, r.output
