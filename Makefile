@@ -162,7 +162,7 @@ RUN_ARGS ?=
 # Mininet's Python package comes with the distribution's mininet package; link it into the venv.
 # Optional for `make test` (the Mininet tests then skip and say why); `olaf run` checks it.
 $(MININET_LINK): $(STAMP)
-	@if scripts/check-system-deps.sh mininet; then \
+	@if MININET_PY=$(MININET_PY) scripts/check-system-deps.sh mininet; then \
 	  ln -sfn $(MININET_PY) "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/mininet" && touch $@; \
 	else echo "note: without Mininet, the end-to-end tests skip and make run cannot start"; fi
 

@@ -6,7 +6,11 @@
 # check) are installed with the rest but only noted when absent: the tests that need them skip.
 # As root on Debian/Ubuntu it installs what is missing once (apt-get update, then
 # install --no-install-recommends) and checks again; it never retries in a loop.
+# MININET_PY: the directory of Mininet's Python package the mininet group checks (the Makefile
+# links that one into the venv; default: Debian's).
 set -euo pipefail
+
+MININET_PY="${MININET_PY:-/usr/lib/python3/dist-packages/mininet}"
 
 missing=()
 optional=()
@@ -57,7 +61,7 @@ need_rtl() {
 }
 
 need_mininet() {
-  if [ ! -d /usr/lib/python3/dist-packages/mininet ] || ! command -v mnexec >/dev/null; then
+  if [ ! -d "$MININET_PY" ] || ! command -v mnexec >/dev/null; then
     missing+=("mininet"); apt_pkgs+=(mininet)
   fi
   command -v ip >/dev/null || { missing+=("iproute2"); apt_pkgs+=(iproute2); }

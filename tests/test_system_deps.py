@@ -1,5 +1,5 @@
 """scripts/check-system-deps.sh: installs once, re-checks once, and never loops when an
-install does not satisfy its check (it once re-ran itself 194 times in 3 s)."""
+install does not satisfy its check."""
 
 import os
 import subprocess
@@ -52,23 +52,37 @@ def test_tshark_is_installed_once_with_the_mininet_group_and_optional(tmp_path):
     _shim(tmp_path, "apt-get", f'echo "$*" >> {log}; exit 0')
     for tool in ("mnexec", "ip", "ethtool"):   # Mininet's tools present; tshark is not
         _shim(tmp_path, tool, "exit 0")
-    env = {"PATH": str(tmp_path), "HOME": str(tmp_path)}
+    (tmp_path / "mininet").mkdir()           # and Mininet's Python package (MININET_PY)
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path), "MININET_PY": str(tmp_path / "mininet")}
     r = subprocess.run(["/bin/bash", str(SCRIPT), "mininet"], env=env, capture_output=True, text=True, timeout=30)
     installs = [c for c in log.read_text().splitlines() if c.startswith("install")]
-    assert len(installs) == 1 and "tshark" in installs[0].split()
+    assert len(installs) == 1 and installs[0].split()[-1:] == ["tshark"], installs
     assert "note: not installed: tshark" in r.stderr and "an install was attempted" in r.stderr
-    missing = [ln for ln in r.stderr.splitlines() if ln.startswith("Missing:")]
-    assert not any("tshark" in ln for ln in missing)
-    # Mininet's Python package is a directory the shims cannot provide: exit 0 where it exists
-    assert r.returncode == (0 if Path("/usr/lib/python3/dist-packages/mininet").is_dir() else 1)
+    assert not [ln for ln in r.stderr.splitlines() if ln.startswith("Missing:")], r.stderr
+    assert r.returncode == 0, r.stderr
     r = subprocess.run(["/bin/bash", str(SCRIPT), "wireshark"], env={"PATH": str(tmp_path)}, capture_output=True,
                        text=True, timeout=30)
     assert r.returncode == 1 and "Missing: tshark" in r.stderr
 
 
+def test_mininet_group_checks_the_python_package_at_mininet_py(tmp_path):
+    """Without Mininet's Python package at MININET_PY the group fails and asks for the mininet
+    package, even with every Mininet tool on PATH."""
+    log = tmp_path / "apt.log"
+    _shim(tmp_path, "id", 'echo 0')
+    _shim(tmp_path, "apt-get", f'echo "$*" >> {log}; exit 0')
+    for tool in ("mnexec", "ip", "ethtool", "tshark"):
+        _shim(tmp_path, tool, "exit 0")
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path), "MININET_PY": str(tmp_path / "absent")}
+    r = subprocess.run(["/bin/bash", str(SCRIPT), "mininet"], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "Missing: mininet" in r.stderr, r.stderr
+    installs = [c for c in log.read_text().splitlines() if c.startswith("install")]
+    assert len(installs) == 1 and installs[0].split()[-1:] == ["mininet"], installs
+
+
 def test_bare_image_gets_everything_in_one_install(tmp_path):
     """No python3 and no g++ (a bare container): one apt-get install asks for both groups'
-    packages (a first version returned early and installed only Python)."""
+    packages."""
     log = tmp_path / "apt.log"
     _shim(tmp_path, "id", "echo 0")
     _shim(tmp_path, "apt-get", f'echo "$*" >> {log}; exit 0')
