@@ -266,12 +266,13 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
 
     job = plan.workload.job
     monitor = TrainMonitor(out / "hosts", [f"w{i}" for i in range(1, plan.num_workers + 1)], job.target, job.window,
-                           job.stop_at_target)
+                           job.stop_at_target, job.iterations, job.ps_updates)
     g, root = plan.groups[0], plan.root_switch
     meta = {"env": job.task.env_id, "backend": runner.name, "queue": plan.discipline,
             "rate_pps": plan.uplinks[root].pps if root in plan.uplinks else 0, "topo": plan.topology,
             "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster, "mode": job.mode,
-            "seed": plan.seed, "budget_s": plan.duration_s, "num_params": job.num_params}
+            "seed": plan.seed, "budget_s": plan.duration_s, "iterations": job.iterations,
+            "ps_updates": job.ps_updates, "num_params": job.num_params}
     try:
         runner.run(plan, out, monitor)
     except RunFailed:

@@ -153,6 +153,12 @@ class TrainJob:
             (with ``stop_at_target``; otherwise it runs its whole budget and the time the
             target was first reached is still recorded).
         window: iterations with an ended episode averaged per worker (the mean worker reward).
+        iterations: the job ends once every worker has done this many iterations (None: no
+            such limit; the target or the budget ends it).
+        ps_updates: the job ends once the PS has received this many worker updates (Σ
+            ``count``: an aggregate carries several; None: no such limit). Whether the target
+            is reached within a number of iterations or of updates at the PS does not depend
+            on how fast the machine iterates, unlike within a wall-time budget.
     """
 
     task: PPOTaskSpec = field(default_factory=PPOTaskSpec)
@@ -168,12 +174,17 @@ class TrainJob:
     target: float = 0.0
     stop_at_target: bool = True
     window: int = 5
+    iterations: Optional[int] = None
+    ps_updates: Optional[int] = None
 
     def __post_init__(self) -> None:
         if self.num_params < 1:
             raise ValueError(f"num_params={self.num_params} must be >= 1")
         if self.window < 1:
             raise ValueError(f"window={self.window} must be >= 1")
+        for name in ("iterations", "ps_updates"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
         for name in ("ps_lr", "target", "ack_wait_ms"):
             if not math.isfinite(getattr(self, name)):
                 raise ValueError(f"{name}={getattr(self, name)!r} must be finite")

@@ -10,8 +10,10 @@ with every host on its own loopback address (Linux routes all of 127/8 to
 once every worker has written its ``start`` record (all up: torch and the
 environments loaded) it writes the start file, then polls the worker logs
 (:class:`~olaf.rl.progress.RewardTracker`) until the mean worker reward
-reaches the target or the time budget is spent, and stops every process with
-SIGTERM (each writes its summary). Times are wall-clock seconds from the start.
+reaches the target, every worker has ended its schedule (e.g. after
+``max_updates`` iterations: a job of a fixed number of iterations) or the
+time budget is spent, and stops every process with SIGTERM (each writes its
+summary). Times are wall-clock seconds from the start.
 
 The output directory is a run directory (:mod:`olaf.rundir`): ``<name>.jsonl`` and
 ``<name>.summary.json`` of every host and the manifest ``run.json`` (backend ``local``; the
@@ -59,12 +61,14 @@ class JobResult:
 
     Attributes:
         reached_s: seconds from the start until the mean worker reward first
-            reached the target (None: not within the budget).
+            reached the target (None: not reached, or no target).
         reached: the :class:`Progress` at that moment.
         final: the last :class:`Progress`.
         elapsed_s: seconds from the start to the stop.
         startup_s: seconds from launch until every worker was up.
         history: ``(seconds, Progress)`` of every poll.
+        schedules_ended: every worker ended its schedule by itself (exit status 0) before
+            the target or the budget stopped the job.
     """
 
     reached_s: Optional[float]
@@ -73,6 +77,7 @@ class JobResult:
     elapsed_s: float
     startup_s: float
     history: list[tuple[float, Progress]] = field(default_factory=list)
+    schedules_ended: bool = False
 
 
 def _poll(cond: Callable[[], bool], timeout_s: float, procs: list[subprocess.Popen]) -> bool:
@@ -89,14 +94,17 @@ def _poll(cond: Callable[[], bool], timeout_s: float, procs: list[subprocess.Pop
     return cond()
 
 
-def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, target: float, budget_s: float,
-                  poll_s: float = 1.0, startup_timeout_s: float = 300.0, window: int = 5,
+def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, target: Optional[float],
+                  budget_s: float, poll_s: float = 1.0, startup_timeout_s: float = 300.0, window: int = 5,
                   on_progress: Optional[Callable[[float, Progress], None]] = None) -> JobResult:
-    """Run PS and workers until the mean worker reward reaches ``target`` or ``budget_s`` passes.
+    """Run PS and workers until the mean worker reward reaches ``target`` (None: no target), every
+    worker has ended its schedule, or ``budget_s`` (wall seconds) passes.
 
-    ``ps`` and ``workers`` are complete configurations (addresses on 127/8,
-    ``duration_s`` of the workers at least the budget); their ``out_dir`` and
-    ``start_file`` are replaced by ``out_dir`` and ``out_dir/start_ns``.
+    ``ps`` and ``workers`` are complete configurations (addresses on 127/8; the workers'
+    schedules end by ``duration_s`` at least the budget, or by ``max_updates`` iterations);
+    their ``out_dir`` and ``start_file`` are replaced by ``out_dir`` and ``out_dir/start_ns``.
+    The logs are polled every ``poll_s`` seconds and once more after the last worker has
+    ended, so the target is checked against the final state too.
 
     Raises:
         JobError: a process exited early or the workers were not up within ``startup_timeout_s``
@@ -129,19 +137,22 @@ def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, t
         tracker = RewardTracker([w.log_path for w in workers], window)
         history: list[tuple[float, Progress]] = []
         reached = None
+        ended = False
         tick = threading.Event()
         while True:
-            tick.wait(poll_s)
+            ended = all(p.poll() == 0 for p in procs[1:])  # before the poll: it then reads their last records
+            if not ended:
+                tick.wait(poll_s)
             now = time.monotonic() - t0
             prog = tracker.poll()
             history.append((now, prog))
             if on_progress is not None:
                 on_progress(now, prog)
-            if prog.mean_worker_reward is not None and prog.workers_with_reward == len(workers) \
-                    and prog.mean_worker_reward >= target:
+            if target is not None and prog.mean_worker_reward is not None \
+                    and prog.workers_with_reward == len(workers) and prog.mean_worker_reward >= target:
                 reached_s, reached = now, prog
                 break
-            if now >= budget_s:
+            if ended or now >= budget_s:
                 break
             for p in procs:
                 if p.poll() is not None and p.returncode != 0:
@@ -165,4 +176,4 @@ def run_local_job(out_dir: Path, ps: PsConfig, workers: list[WorkerConfig], *, t
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-    return JobResult(reached_s, reached, tracker.poll(), elapsed, startup_s, history)
+    return JobResult(reached_s, reached, tracker.poll(), elapsed, startup_s, history, ended)

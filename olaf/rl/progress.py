@@ -11,7 +11,8 @@ that are not valid records are counted, :attr:`RewardTracker.corrupt`) and gives
   iterations that ended an episode (paper Fig. 8 plots such a per-worker
   average reward);
 * the **mean worker reward**: the mean of that over the workers that have one;
-* the total environment steps of all workers.
+* the total environment steps of all workers, and the iterations of the worker that has
+  done fewest (a job of a fixed number of iterations per worker ends on it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class Progress:
         env_steps: environment steps of all workers (PPO; 0 for the bandit).
         generations: iterations of all workers.
         sent: updates sent by all workers.
+        fewest_generations: iterations of the worker that has done fewest (0 before every
+            worker has logged one).
     """
 
     mean_worker_reward: Optional[float]
@@ -42,6 +45,7 @@ class Progress:
     env_steps: int
     generations: int
     sent: int
+    fewest_generations: int = 0
 
 
 class _Follow:
@@ -85,4 +89,4 @@ class RewardTracker:
         per_worker = [sum(f.rewards) / len(f.rewards) for f in self._logs if f.rewards]
         return Progress(sum(per_worker) / len(per_worker) if per_worker else None, len(per_worker),
                         sum(f.env_steps for f in self._logs), sum(f.generations for f in self._logs),
-                        sum(f.sent for f in self._logs))
+                        sum(f.sent for f in self._logs), min((f.generations for f in self._logs), default=0))

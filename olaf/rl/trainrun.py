@@ -4,7 +4,9 @@ the files it leaves in the run directory.
 The job is an ``olaf run`` (:func:`olaf.topologies.emulation.run_once`: Mininet, BMv2 switches,
 controller, PS, workers) whose workers run PPO (:class:`olaf.plan.workload.TrainJob`).
 :class:`TrainMonitor` follows the host logs while they are written and ends the run when every
-worker has a reward and the **mean worker reward** (:mod:`olaf.rl.progress`) reaches the target.
+worker has a reward and the **mean worker reward** (:mod:`olaf.rl.progress`) reaches the target,
+when every worker has done the job's number of iterations, or when the PS has received the job's
+number of worker updates.
 :func:`write_training_outputs` then writes, beside the AoM report of ``olaf report``:
 
 * ``progress.csv`` — one row per poll (about 1 s): ``t_s`` (since t0), ``mean_worker_reward``,
@@ -15,8 +17,9 @@ worker has a reward and the **mean worker reward** (:mod:`olaf.rl.progress`) rea
   ``sent``, ``ps_updates`` (worker updates the PS had received by then): reward over wall time
   and over received updates;
 * ``training.json`` — the job, whether and when the target was reached, the final mean worker
-  reward, saturated fixed-point elements, worker errors (e.g. a NaN loss) and, per host log
-  that has any, its lines that are not valid records (``corrupt_log_lines``);
+  reward, the iterations of all workers and of the worker with fewest, saturated fixed-point
+  elements, worker errors (e.g. a NaN loss) and, per host log that has any, its lines that are
+  not valid records (``corrupt_log_lines``);
 * ``reward_time.png`` and ``reward_updates.png`` — the per-worker rewards (thin) and their mean
   (bold) over wall time and over the worker updates the PS received (paper Fig. 8's axes and
   Fig. 3's).
@@ -69,6 +72,9 @@ class TrainMonitor:
         target: mean worker reward that ends the run (every worker must have a reward).
         window: iterations with an ended episode averaged per worker.
         stop_at_target: end the run when the target is reached (else only record when).
+        iterations: end the run once every worker has done this many iterations (None: no limit).
+        ps_updates: end the run once the PS has received this many worker updates (Σ ``count``;
+            None: no limit).
     """
 
     hosts_dir: Path
@@ -76,6 +82,8 @@ class TrainMonitor:
     target: float
     window: int = 5
     stop_at_target: bool = True
+    iterations: Optional[int] = None
+    ps_updates: Optional[int] = None
     history: list[tuple[float, Progress, int, int, Optional[float]]] = field(default_factory=list)
     reached_s: Optional[float] = None
 
@@ -91,11 +99,15 @@ class TrainMonitor:
                    and p.mean_worker_reward >= self.target)
         if reached and self.reached_s is None:
             self.reached_s = elapsed_s
+        done = ((self.iterations is not None and p.fewest_generations >= self.iterations)
+                or (self.ps_updates is not None and self._ps.updates >= self.ps_updates))
         mean = "–" if p.mean_worker_reward is None else f"{p.mean_worker_reward:.1f}"
         glob = "–" if self._ps.global_reward is None else f"{self._ps.global_reward:.1f}"
+        updates = "" if self.ps_updates is None else f"/{self.ps_updates}"
+        limit = "" if self.iterations is None else f" (fewest {p.fewest_generations}/{self.iterations} per worker)"
         return (f"reward {mean} ({p.workers_with_reward}/{len(self.workers)} workers, target {self.target:g}) "
-                f"global {glob} | PS {self._ps.updates} updates | {p.generations} iterations"), \
-            reached and self.stop_at_target
+                f"global {glob} | PS {self._ps.updates}{updates} updates | {p.generations} iterations{limit}"), \
+            (reached and self.stop_at_target) or done
 
 
 def _worker_rows(path: Path, t0_ns: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -178,6 +190,7 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
         "workers_with_reward": last[1].workers_with_reward if last else 0,
         "env_steps": last[1].env_steps if last else 0,
         "iterations": last[1].generations if last else 0,
+        "fewest_worker_iterations": last[1].fewest_generations if last else 0,
         "ps_updates": total,
         "ps_messages": len(receptions),
         "saturated_elements": sum(f["saturated_elements"] for f in facts.values()),

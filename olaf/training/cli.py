@@ -62,6 +62,12 @@ def train_options(f):
                      help="Training mode (paper Fig. 2)."),
         click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=TrainJob.ack_wait_ms, show_default=True,
                      help="How long a worker waits for the ACK's weights after an update, ms."),
+        click.option("--iterations", type=click.IntRange(1), default=None,
+                     help="End the job once every worker has done this many PPO iterations (it still ends at "
+                          "the target; --budget-s stays its wall-time limit)."),
+        click.option("--ps-updates", type=click.IntRange(1), default=None,
+                     help="End the job once the PS has received this many worker updates (an aggregate "
+                          "counts the updates in it; it still ends at the target; --budget-s stays the limit)."),
         click.option("--topo", default="tor", show_default=True, type=click.Choice(TOPOLOGIES)),
         click.option("--clusters", default=9, show_default=True, type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH),
                      help="Clusters (multihop: per edge switch)."),

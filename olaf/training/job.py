@@ -79,11 +79,13 @@ def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], bu
                seed: int = 1, n_steps: int = PPOConfig.n_steps, n_envs: int = PPOConfig.n_envs,
                ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
                ps_gate: Optional[bool] = TrainJob.ps_gate, mode: str = "async",
-               ack_wait_ms: float = TrainJob.ack_wait_ms) -> RunPlan:
+               ack_wait_ms: float = TrainJob.ack_wait_ms, iterations: Optional[int] = None,
+               ps_updates: Optional[int] = None) -> RunPlan:
     """The run plan of a training job from ``olaf train``'s options (also used by the figures).
 
     Every worker iterates back to back (period 1 ms: the period only spaces a worker's
-    iterations) for ``budget_s`` seconds; ``clusters`` is per edge switch (multihop: S1 behind
+    iterations) for ``budget_s`` seconds at most; ``iterations`` and ``ps_updates`` end the job
+    earlier (:class:`~olaf.plan.workload.TrainJob`); ``clusters`` is per edge switch (multihop: S1 behind
     s1, S2 behind s2). Only what differs from the plan's defaults is set in it (a bottleneck,
     FIFO, a queue size, transmission control, the multihop topology), so a backend without a
     network (``local``) refuses exactly those options.
@@ -97,7 +99,8 @@ def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], bu
     try:
         job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=PPOConfig(hidden=hidden, n_steps=n_steps, n_envs=n_envs)),
                        num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, mode=mode,
-                       ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target)
+                       ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target, iterations=iterations,
+                       ps_updates=ps_updates)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
     raw: dict[str, Any] = {
