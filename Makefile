@@ -45,8 +45,14 @@ $(TRAIN_STAMP): $(STAMP)
 train-deps: $(TRAIN_STAMP) ## Install the train extra (torch CPU, Gymnasium with Box2D, Stable-Baselines3)
 
 .PHONY: test
-test: $(STAMP) $(TRAIN_STAMP) $(MININET_LINK) ## Run the test suite (installs what is missing first)
+test: $(STAMP) $(TRAIN_STAMP) $(MININET_LINK) ## Every test tier this machine can run (installs what is missing first); says which it skipped and why
 	$(PY) -m pytest
+
+# The tiers (pytest markers, pyproject.toml; tests/tiers.py): test-quick leaves out all of them.
+QUICK_MARKERS := not p4 and not mininet and not ns3 and not rtl and not train and not slow
+.PHONY: test-quick
+test-quick: $(STAMP) ## The pure-Python tiers only (no P4 toolchain, Mininet, ns-3, RTL, training or slow tests)
+	$(PY) -m pytest -m "$(QUICK_MARKERS)"
 
 .PHONY: vectors
 vectors: $(STAMP) ## Regenerate tests/vectors from the reference model

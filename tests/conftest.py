@@ -1,6 +1,109 @@
-"""Fixtures shared by several test modules."""
+"""Fixtures shared by several test modules, and the test tiers (tests/tiers.py): every test of a
+tier this machine cannot run is skipped with the reason, and the session ends with one line per
+tier saying what ran, what was skipped and why."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+from p4_tier import build_p4
+from tiers import REQUIREMENTS, SKIP_REASON, TIERS, require
+
+TIER_STATS = pytest.StashKey[dict]()
+
+# Hypothesis without its timing checks (a 200 ms deadline per example, "data generation too
+# slow"): on a loaded machine they fail tests that are correct. A test's own settings keep
+# what they set and take these for the rest.
+settings.register_profile("olaf", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("olaf")
+
+
+# -- tiers ----------------------------------------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    registered = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    unregistered = [t for t in TIERS if t not in registered]
+    if unregistered:
+        raise pytest.UsageError(f"tests/tiers.py names tiers that pyproject.toml does not register as markers: "
+                                f"{unregistered}")
+    config.stash[TIER_STATS] = {"selected": defaultdict(int), "deselected": defaultdict(int), "by_node": {}}
+
+
+def _item_tiers(item: pytest.Item) -> list[str]:
+    """The item's tiers, or ``["untiered"]``."""
+    return [t for t in TIERS if item.get_closest_marker(t) is not None] or ["untiered"]
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    for item in items:
+        for t in _item_tiers(item):
+            item.config.stash[TIER_STATS]["deselected"][t] += 1
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    stats = session.config.stash[TIER_STATS]
+    for item in session.items:
+        stats["by_node"][item.nodeid] = _item_tiers(item)
+        for t in stats["by_node"][item.nodeid]:
+            stats["selected"][t] += 1
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers():
+        if marker.name in REQUIREMENTS:
+            require(marker.name)
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:  # noqa: ARG001
+    """One line per tier: tests run, skipped (with the reasons) and deselected; modules skipped whole."""
+    stats = config.stash.get(TIER_STATS, None)
+    if stats is None:
+        return
+    skipped: dict[str, int] = defaultdict(int)
+    reasons: dict[str, set[str]] = defaultdict(set)
+    modules: dict[str, list[str]] = defaultdict(list)
+    for rep in terminalreporter.stats.get("skipped", []):
+        reason = _skip_reason(rep)
+        m = SKIP_REASON.match(reason)
+        if isinstance(rep, pytest.CollectReport):  # a module skipped whole: its tests were never collected
+            tier = m.group("tier") if m else "untiered"
+            modules[tier].append(rep.nodeid)
+            reasons[tier].add(reason[m.end():] if m else reason)
+            continue
+        owners = [m.group("tier")] if m else stats["by_node"].get(rep.nodeid, ["untiered"])
+        for t in owners:
+            skipped[t] += 1
+            reasons[t].add(reason[m.end():] if m else reason)
+    terminalreporter.write_sep("=", "test tiers")
+    for t in [*TIERS, "untiered"]:
+        selected, deselected = stats["selected"].get(t, 0), stats["deselected"].get(t, 0)
+        if not (selected or deselected or modules.get(t)):
+            continue
+        parts = []
+        if selected:
+            ran = selected - skipped[t]
+            parts.append(f"{ran} of {selected} ran" if skipped[t] else f"all {selected} ran")
+        if modules.get(t):
+            parts.append(f"{len(modules[t])} module(s) skipped whole ({', '.join(sorted(modules[t]))})")
+        if deselected:
+            parts.append(f"{deselected} not selected (-m)")
+        line = f"{t:8} " + "; ".join(parts)
+        if reasons.get(t):
+            line += " — skipped: " + " | ".join(sorted(reasons[t]))
+        terminalreporter.write_line(line, yellow=bool(skipped[t] or modules.get(t)), green=not (skipped[t] or modules.get(t)))
+
+
+# -- fixtures -------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -8,7 +111,16 @@ def sim():
     """The compiled ns-3 simulation library (olaf.sim.build); skips, saying why, without ns-3."""
     from olaf.sim.build import SimUnavailable, load
 
+    require("ns3")
     try:
         return load()
     except SimUnavailable as e:
-        pytest.skip(str(e))
+        pytest.skip(f"ns3 tier: {e}")
+
+
+@pytest.fixture(scope="session")
+def build() -> Path:
+    """The build directory with the P4 program and the OlafQueue extern compiled (`make build`);
+    skips without the P4 toolchain, fails if compilation fails."""
+    require("p4")
+    return build_p4()

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from p4_tier import ROOT, build_p4, require_p4_tools, require_root
+from p4_tier import ROOT
 
 OLAF = str(Path(sys.executable).parent / "olaf")
 SPEC = ROOT / "tests" / "data" / "crossval-tor.yaml"
@@ -27,16 +27,7 @@ LOSS_PP = 3.0
 AOM_ABS_MS, AOM_REL = 5.0, 0.10
 
 
-@pytest.fixture(scope="module")
-def build():
-    require_p4_tools()
-    require_root()
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        pytest.skip("Mininet's Python package is not importable (`make run` links the distribution's mininet)")
-    pytest.importorskip("cppyy", reason="the ns-3 backend needs the ns3 package (pip install 'olaf-drl[ns3]')")
-    return build_p4()
+pytestmark = [pytest.mark.mininet, pytest.mark.ns3]
 
 
 def experiment(backend: str, out: Path, build: Path) -> dict:
@@ -46,6 +37,7 @@ def experiment(backend: str, out: Path, build: Path) -> dict:
     return json.loads((out / "results.json").read_text())
 
 
+@pytest.mark.timeout(900)  # two experiments of at most 170 s each, and `make build`
 def test_mininet_and_ns3_agree(build, tmp_path):
     from olaf.experiments.spec import load_spec, plan
 

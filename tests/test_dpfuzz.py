@@ -7,13 +7,15 @@ import json
 import subprocess
 import sys
 
-from p4_tier import ROOT, build_p4, require_p4_tools, require_root
+import pytest
+from p4_tier import ROOT, require_root
+
+pytestmark = pytest.mark.p4
 
 
-def test_short_fuzz_run_keeps_every_invariant(tmp_path):
-    require_p4_tools()
+@pytest.mark.timeout(900)  # `make build` and a 600 s budget for the run
+def test_short_fuzz_run_keeps_every_invariant(build, tmp_path):
     require_root()
-    build = build_p4()
     out = tmp_path / "fuzz.json"
     r = subprocess.run([sys.executable, "-m", "olaf.dpfuzz", "--frames", "3000", "--batch", "500", "--seed", "7",
                         "--build", str(build), "--out", str(out)], cwd=ROOT, capture_output=True, text=True,

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from olaf.cli import main
 
-pytest.importorskip("cppyy", reason="the ns-3 simulation needs the ns3 package (pip install 'olaf-drl[ns3]')")
+pytestmark = pytest.mark.ns3
 
 SPEC = {
     "name": "small", "title": "small ToR", "reproduces": "Table 1 (§8.1)", "scaling": "tiny",

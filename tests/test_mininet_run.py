@@ -12,37 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
-from p4_tier import ROOT, build_p4, require_p4_tools, require_root
+from p4_tier import ROOT, leftovers
 
 from olaf.controller import config as cfgmod
 from olaf.rundir.manifest import read_manifest
 
+# the first test also waits for `make build` (the session's build fixture)
+pytestmark = [pytest.mark.mininet, pytest.mark.timeout(900)]
+
 OLAF = str(Path(sys.executable).parent / "olaf")
 OLAFCTL = str(Path(sys.executable).parent / "olafctl")
-
-
-@pytest.fixture(scope="module")
-def build():
-    require_p4_tools()
-    require_root()
-    try:
-        import mininet.net  # noqa: F401
-    except ImportError:
-        pytest.skip("Mininet's Python package is not importable (`make run` links the distribution's mininet)")
-    return build_p4()
-
-
-def leftovers(results) -> list[str]:
-    """Interfaces, namespaces and processes a run left behind (processes of this test's runs
-    only: other jobs on the machine may run switches too)."""
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    names = [l.split(": ")[1].split("@")[0] for l in links.splitlines()]
-    procs = subprocess.run(["pgrep", "-af", "simple_switch_grpc|olaf (ps|worker)"],
-                           capture_output=True, text=True).stdout.strip().splitlines()
-    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-    # a management namespace is olafmgmt<pid of its run>: one whose run is alive belongs to another job
-    return ([n for n in names if "-eth" in n] + [p for p in procs if str(results) in p]
-            + [n for n in namespaces if n.startswith("olafmgmt") and not Path(f"/proc/{n[8:]}").exists()])
 
 
 def run(args, results, build, **kw):

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from p4_tier import build_p4, require_p4_tools
 from p4runtime_sh.context import P4Type
 
 from olaf.constants import RECLAIM_SLOTS, SEGMENTS, Reclaim, TokenFate
@@ -14,11 +13,7 @@ from olaf.controller.olaf_params import OlafParams
 from olaf.controller.p4rt import Pipeline
 from olaf.controller.update_identifier import UpdateIdentifier
 
-
-@pytest.fixture(scope="module")
-def build():
-    require_p4_tools()
-    return build_p4()
+pytestmark = [pytest.mark.p4, pytest.mark.timeout(600)]  # the first test also waits for `make build`
 
 
 def test_bmv2_json_uses_the_olaf_extern(build):

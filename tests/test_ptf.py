@@ -2,18 +2,18 @@
 node per PTF test (a failure names its test; each test pushes a fresh pipeline)."""
 
 import pytest
-from p4_tier import ROOT, build_p4, require_p4_tools, require_root
+from p4_tier import ROOT, require_root
 
 from olaf.ptf_runner import PtfEnvironment, list_tests
+
+pytestmark = [pytest.mark.p4, pytest.mark.timeout(600)]  # the first test also waits for `make build`
 
 TEST_DIR = ROOT / "ptf_tests"
 
 
 @pytest.fixture(scope="module")
-def ptf_env():
-    require_p4_tools()
+def ptf_env(build):
     require_root()
-    build = build_p4()
     with PtfEnvironment(build, TEST_DIR, build / "ptf-logs") as env:
         yield env
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds the C++ core first
+
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = sorted((ROOT / "tests" / "vectors").glob("*.json"))
 

@@ -25,6 +25,8 @@ import pytest
 from olaf import vectors as vec
 from olaf.vectors.differential import FOUND_PREFIX, Trace, check_trace, differential, read_trace, save_finding
 
+pytestmark = pytest.mark.slow  # builds the core with ASan/UBSan (and libFuzzer where clang has it)
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fuzz" / "corpus"
 

@@ -7,9 +7,10 @@ import threading
 
 import pytest
 from click.testing import CliRunner
+from tiers import require
 
-pytest.importorskip("torch")
-pytest.importorskip("stable_baselines3")
+require("train")
+pytestmark = pytest.mark.train
 
 import rl_envs  # noqa: E402, F401  (registers OlafNan-v0)
 from hostnet import loopback_net  # noqa: E402

@@ -34,8 +34,10 @@ def test_nan_is_refused_with_its_index():
         pack_q724(np.array([0.0, 1.0, np.nan]))
 
 
+@pytest.mark.train
 def test_network_parameters_flatten_in_module_order_and_round_trip():
-    torch = pytest.importorskip("torch")
+    import torch
+
     from olaf.rl.flat import get_flat_grad, get_flat_params, set_flat_params
     from olaf.rl.network import ActorCritic, param_count
 

@@ -6,11 +6,13 @@ written down: ``δ_t = r_t + γ·b·(1 − d_{t+1}) − b``, ``Â_t = δ_t + γ�
 
 import numpy as np
 import pytest
+from tiers import require
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("stable_baselines3")
+require("train")
+pytestmark = pytest.mark.train
 
 import rl_envs  # noqa: E402, F401  (registers the test environments)
+import torch  # noqa: E402
 
 from olaf.plan.workload import PPOConfig  # noqa: E402
 from olaf.rl.network import ActorCritic  # noqa: E402

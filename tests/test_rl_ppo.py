@@ -8,8 +8,12 @@ mis-normalised advantage in :func:`olaf.rl.ppo.ppo_loss` shows up as a mismatch.
 
 import numpy as np
 import pytest
+from tiers import require
 
-torch = pytest.importorskip("torch")
+require("train")
+pytestmark = pytest.mark.train
+
+import torch  # noqa: E402
 
 from olaf.rl.flat import get_flat_grad, get_flat_params  # noqa: E402
 from olaf.rl.network import ActorCritic  # noqa: E402

@@ -12,18 +12,6 @@ import pytest
 from olaf.configfile import ConfigError, validate
 from olaf.plan.plan import RunPlan
 
-pytest.importorskip("cppyy", reason="the ns-3 simulation needs the ns3 package (pip install 'olaf-drl[ns3]')")
-
-
-@pytest.fixture(scope="module")
-def sim_ok():
-    from olaf.sim.build import SimUnavailable, load
-
-    try:
-        load()
-    except SimUnavailable as e:
-        pytest.skip(str(e))
-
 
 def tor(queue: str) -> RunPlan:
     """9 clusters x 3 workers at 20 updates/s (540/s) into a 200 packets/s uplink, queue 8 (paper §8.1 shape)."""
@@ -33,7 +21,7 @@ def tor(queue: str) -> RunPlan:
 
 
 @pytest.fixture(scope="module")
-def tor_runs(sim_ok, tmp_path_factory) -> dict[str, dict]:
+def tor_runs(sim, tmp_path_factory) -> dict[str, dict]:
     from olaf.sim.backend import run_ns3
 
     out = {}
@@ -44,6 +32,7 @@ def tor_runs(sim_ok, tmp_path_factory) -> dict[str, dict]:
     return out
 
 
+@pytest.mark.ns3
 @pytest.mark.parametrize("queue", ["olaf", "fifo"])
 def test_report_accounting_matches_switch_counters(tor_runs, queue: str) -> None:
     r = tor_runs[queue]
@@ -61,6 +50,7 @@ def test_report_accounting_matches_switch_counters(tor_runs, queue: str) -> None
     assert ov["dropped"] > 0  # congested
 
 
+@pytest.mark.ns3
 def test_olaf_beats_fifo(tor_runs) -> None:
     o, f = tor_runs["olaf"]["summary"]["overall"], tor_runs["fifo"]["summary"]["overall"]
     assert o["loss_fraction"] < 0.5 * f["loss_fraction"]
@@ -68,6 +58,7 @@ def test_olaf_beats_fifo(tor_runs) -> None:
     assert f["aggregated"] == 0 and o["aggregated"] > 0
 
 
+@pytest.mark.ns3
 def test_report_cli_reads_simulated_run(tor_runs) -> None:
     from click.testing import CliRunner
 
@@ -78,7 +69,8 @@ def test_report_cli_reads_simulated_run(tor_runs) -> None:
     assert "Per-cluster results" in res.output
 
 
-def test_multihop_tc_sees_tightest_bottleneck(sim_ok, tmp_path) -> None:
+@pytest.mark.ns3
+def test_multihop_tc_sees_tightest_bottleneck(sim, tmp_path) -> None:
     """Fig. 9 with Table 3's periods: S1 behind s1 (100 ms), S2 behind s2 (300 ms), bottleneck at s3.
 
     s1/s2 hold 5 clusters each in queues of 5 (Q/N = 1), s3 10 clusters in 8 (Q/N = 0.8; a 1 s

@@ -4,13 +4,12 @@ send probability P_s as olaf.hosts.txcontrol (paper §5) for the same status and
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-pytest.importorskip("cppyy", reason="the ns-3 simulation needs the ns3 package (pip install 'olaf-drl[ns3]')")
+from olaf.hosts.txcontrol import send_probability, staleness_boost
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from olaf.hosts.txcontrol import send_probability, staleness_boost  # noqa: E402
+pytestmark = pytest.mark.ns3
 
 
 @settings(max_examples=300, deadline=None)

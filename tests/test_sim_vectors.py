@@ -23,15 +23,12 @@ import json
 from pathlib import Path
 
 import pytest
+from scapy.layers.inet import IP, UDP
 
-pytest.importorskip("cppyy", reason="the ns-3 simulation needs the ns3 package (pip install 'olaf-drl[ns3]')")
-
-from scapy.layers.inet import IP, UDP  # noqa: E402
-
-from olaf.constants import ACK_PORT, UPDATE_PORT, Decision  # noqa: E402
-from olaf.update import Update  # noqa: E402
-from olaf.vectors import load, uses_token_ledger  # noqa: E402
-from olaf.wire import encode_update, parse_update  # noqa: E402
+from olaf.constants import ACK_PORT, UPDATE_PORT, Decision
+from olaf.update import Update
+from olaf.vectors import load, uses_token_ledger
+from olaf.wire import encode_update, parse_update
 
 ALL_VECTORS = sorted((Path(__file__).parent / "vectors").glob("*.json"))
 VECTORS = [p for p in ALL_VECTORS if not uses_token_ledger(load(p))]
@@ -115,6 +112,7 @@ def test_only_token_ledger_vectors_are_skipped() -> None:
     assert len(VECTORS) >= 26
 
 
+@pytest.mark.ns3
 @pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
 def test_queue_disc_replays_vector(sim, path: Path) -> None:
     vector = json.loads(path.read_text())

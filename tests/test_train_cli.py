@@ -4,9 +4,10 @@ only options `olaf train` has). Nothing may start: no run directory appears."""
 
 import pytest
 from click.testing import CliRunner
+from tiers import require
 
-pytest.importorskip("torch")
-pytest.importorskip("stable_baselines3")
+require("train")
+pytestmark = pytest.mark.train
 
 from olaf.cli import main  # noqa: E402
 

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pytest
 
-_NO_RTL = "cocotb and cocotbext-axi are not installed (the 'rtl' extra of pyproject.toml; `make test` installs it)"
+# skip reasons name their tier (tests/tiers.py)
+_NO_RTL = "rtl tier: cocotb and cocotbext-axi are not installed (the 'rtl' extra of pyproject.toml; `make test` installs it)"
 cocotb = pytest.importorskip("cocotb", reason=_NO_RTL)
 pytest.importorskip("cocotbext.axi", reason=_NO_RTL)
 
@@ -57,6 +58,8 @@ from olaf.fixedpoint import INT32_MAX, INT32_MIN, reward_to_fixed
 from olaf.queue_model import Decision, OlafQueue, QueueConfig
 from olaf.update import Update
 from olaf.vectors import load, uses_token_ledger
+
+pytestmark = pytest.mark.rtl
 
 REPO = Path(__file__).resolve().parents[3]
 VECTOR_DIR = REPO / "tests" / "vectors"
@@ -489,7 +492,7 @@ import olaf_queue_sim as sim  # noqa: E402
 def _skip_without_simulator() -> None:
     reason = sim.missing_simulator_reason()
     if reason:
-        pytest.skip(reason)
+        pytest.skip(f"rtl tier: {reason}")
 
 
 def vector_files_by_segments() -> dict[int, list[str]]:
