@@ -65,13 +65,20 @@ def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:  # noqa: ARG001
-    """One line per tier: tests run, skipped (with the reasons) and deselected; modules skipped whole."""
+    """One line per tier: tests run (passed or failed) of those selected, the reasons of its skips,
+    tests deselected, modules skipped whole."""
     stats = config.stash.get(TIER_STATS, None)
     if stats is None:
         return
     skipped: dict[str, int] = defaultdict(int)
     reasons: dict[str, set[str]] = defaultdict(set)
     modules: dict[str, list[str]] = defaultdict(list)
+    ran: dict[str, int] = defaultdict(int)
+    done = {rep.nodeid for key in ("passed", "failed", "error", "xfailed", "xpassed")
+            for rep in terminalreporter.stats.get(key, []) if isinstance(rep, pytest.TestReport)}
+    for nodeid in done:
+        for t in stats["by_node"].get(nodeid, []):
+            ran[t] += 1
     for rep in terminalreporter.stats.get("skipped", []):
         reason = _skip_reason(rep)
         m = SKIP_REASON.match(reason)
@@ -80,10 +87,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             modules[tier].append(rep.nodeid)
             reasons[tier].add(reason[m.end():] if m else reason)
             continue
-        owners = [m.group("tier")] if m else stats["by_node"].get(rep.nodeid, ["untiered"])
-        for t in owners:
+        # a test counts as skipped in each of its tiers; the reason keeps the name of another tier
+        for t in stats["by_node"].get(rep.nodeid, [m.group("tier")] if m else ["untiered"]):
             skipped[t] += 1
-            reasons[t].add(reason[m.end():] if m else reason)
+            reasons[t].add(reason[m.end():] if m and m.group("tier") == t else reason)
     terminalreporter.write_sep("=", "test tiers")
     for t in [*TIERS, "untiered"]:
         selected, deselected = stats["selected"].get(t, 0), stats["deselected"].get(t, 0)
@@ -91,8 +98,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             continue
         parts = []
         if selected:
-            ran = selected - skipped[t]
-            parts.append(f"{ran} of {selected} ran" if skipped[t] else f"all {selected} ran")
+            parts.append(f"all {selected} ran" if ran[t] == selected else f"{ran[t]} of {selected} ran")
         if modules.get(t):
             parts.append(f"{len(modules[t])} module(s) skipped whole ({', '.join(sorted(modules[t]))})")
         if deselected:

@@ -92,6 +92,7 @@ def _accounting(out) -> dict:
     return o
 
 
+@pytest.mark.ns3
 def test_the_same_plan_on_local_and_ns3_reports_alike(tmp_path, sim):
     p = plan()
     opts = BackendOptions(quiet=True, report=True, plots=False)

@@ -329,10 +329,10 @@ def test_a_local_job_of_real_hosts_writes_a_valid_run_directory(tmp_path):
     assert 0 < summary["overall"]["delivered"] <= summary["overall"]["sent"]
 
 
+@pytest.mark.train
 def test_a_ppo_worker_writes_valid_records(tmp_path):
     """A real PPO worker and PS (in process, loopback): the PPO task's fields of its gen records are
     fields of the model (an unknown one would stop the worker)."""
-    pytest.importorskip("torch")
     from olaf.plan.workload import PPOConfig, PPOTaskSpec
 
     ip = loopback_net()
@@ -356,6 +356,7 @@ def test_a_ppo_worker_writes_valid_records(tmp_path):
     assert s.task == "ppo" and s.iterations == 3 and s.num_params is not None
 
 
+@pytest.mark.ns3
 def test_an_ns3_run_writes_a_valid_run_directory(sim, tmp_path):
     """The ns-3 backend's simulated hosts write the same records as real ones, and the same manifest."""
     from olaf.configfile import validate
