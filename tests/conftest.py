@@ -25,6 +25,9 @@ settings.load_profile("olaf")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.hasplugin("timeout"):
+        raise pytest.UsageError("pytest-timeout is not installed (the `test` extra; `make test` installs it): "
+                                "every test needs its hang guard")
     registered = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
     unregistered = [t for t in TIERS if t not in registered]
     if unregistered:
