@@ -1,9 +1,11 @@
-"""Time to reward: a PPO training job over loopback UDP (real ``olaf ps`` and ``olaf worker`` processes, no switch).
+"""Time to reward: a PPO training job on the local backend (real ``olaf ps`` and ``olaf worker``
+processes over loopback UDP, no switch).
 
 The default job of ``docs/training.md``: 9 clusters × 3 workers on LunarLander-v3, ideal network
-(nothing lost), until the mean worker reward (:mod:`olaf.rl.progress`) reaches 0 or the budget
-runs out. Prints and writes (``--out``/result.json) the wall time to the target, the environment
-steps by then, the start-up time and the PS's counters.
+(nothing lost), until the mean worker reward (:mod:`olaf.training.progress`) reaches 0 or the budget
+runs out. The run directory (``--out``) has what every training job writes (``training.json``,
+``progress.csv``, ``rewards.csv``, the report); ``result.json`` adds the wall time, the start-up and
+the load.
 
     nice .venv/bin/python bench/rl_train.py                        # the default job
     nice .venv/bin/python bench/rl_train.py --step paper --lr 0.001 --gate   # paper §2.1 as printed
@@ -13,21 +15,23 @@ from __future__ import annotations
 
 import json
 import os
-import random
+import shutil
 import signal
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import click
+from rich.console import Console
 
-from olaf.hosts.modes import ModeParams
-from olaf.hosts.ps import PsConfig
-from olaf.hosts.schedule import ScheduleSpec
-from olaf.hosts.worker import WorkerConfig
-from olaf.plan.workload import DEFAULT_ENV, JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec
-from olaf.rl.localjob import run_local_job
+from olaf import backends
+from olaf.backends.base import BackendOptions
+from olaf.configfile import validate
+from olaf.constants import MTU
+from olaf.experiments.runner import run_plan
+from olaf.plan.plan import RunPlan
+from olaf.plan.workload import DEFAULT_ENV, JOB_ACK_WAIT_MS, JOB_PS, PPOConfig, PPOTaskSpec, TrainJob
+from olaf.training.job import check_task
 
 
 @click.command()
@@ -53,48 +57,30 @@ def main(clusters: int, per_cluster: int, env_id: str, target: float, budget_s: 
          gate: bool, mode: str, aggr_k: int, aggr_t_ms: float, update_kind: str, apply_locally: bool, hidden: str,
          ack_wait_ms: float, n_steps: int, n_envs: int, out: Path) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the PS and workers on the way out
-    a, b = random.randrange(32, 250), random.randrange(1, 250)
-    ip = lambda h: f"127.{a}.{b}.{h}"  # noqa: E731
-    n = clusters * per_cluster
-    ps = PsConfig(bind_ip=ip(250), lr=lr, step=step, gate=gate, flush_s=1.0,
-                  modes=ModeParams(mode=mode, aggr_k=aggr_k, aggr_t_ms=aggr_t_ms,
-                                   sync_workers=n if mode == "sync" else None))
-    spec = PPOTaskSpec(env_id=env_id, update=update_kind, apply_locally=apply_locally,
-                       ppo=PPOConfig(hidden=tuple(int(x) for x in hidden.split(",")), n_steps=n_steps, n_envs=n_envs))
-    workers = [WorkerConfig(ps_ip=ip(250), bind_ip=ip(i + 1), task_kind="ppo", ppo=spec, seed=1000 + i,
-                            ack_wait_ms=5000.0 if mode == "sync" else ack_wait_ms, cluster_id=i // per_cluster,
-                            worker_id=i % per_cluster + 1,
-                            schedule=ScheduleSpec(period_ms=1.0, duration_s=budget_s + 60), linger_ms=200.0,
-                            name=f"w{i + 1:02d}")
-               for i in range(n)]
+    widths = tuple(int(x) for x in hidden.split(","))
+    n_params = check_task(env_id, widths, MTU)
+    job = TrainJob(task=PPOTaskSpec(env_id=env_id, update=update_kind, apply_locally=apply_locally,
+                                    ppo=PPOConfig(hidden=widths, n_steps=n_steps, n_envs=n_envs)),
+                   num_params=n_params, ps_step=step, ps_lr=lr, ps_gate=gate, mode=mode, aggr_k=aggr_k,
+                   aggr_t_ms=aggr_t_ms, ack_wait_ms=ack_wait_ms, target=target)
+    plan = validate(RunPlan, {"grads": n_params, "duration_s": budget_s, "workload": {"kind": "ppo", "job": job},
+                              "groups": [{"clusters": clusters, "workers_per_cluster": per_cluster, "period_ms": 1.0}]})
+    if out.exists():
+        shutil.rmtree(out)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     t_start = time.monotonic()
-
-    def show(t: float, p) -> None:
-        r = "-" if p.mean_worker_reward is None else f"{p.mean_worker_reward:8.1f}"
-        click.echo(f"\r{t:7.1f} s  reward {r}  ({p.workers_with_reward}/{n} workers)  steps {p.env_steps:>9}  "
-                   f"updates {p.sent}", nl=False, err=True)
-
-    res = run_local_job(out, ps, workers, target=target, budget_s=budget_s, poll_s=2.0, on_progress=show,
-                        startup_timeout_s=1800.0)
-    click.echo("", err=True)
-    ps_file = out / f"{ps.name}.summary.json"
-    ps_sum = json.loads(ps_file.read_text()) if ps_file.exists() else {}
-    result = {
-        "job": {"clusters": clusters, "per_cluster": per_cluster, "env": env_id, "target": target, "ps": {
-            "step": step, "lr": lr, "gate": gate, "mode": mode}, "ppo": spec.describe()},
-        "reached_s": res.reached_s, "reached": None if res.reached is None else asdict(res.reached),
-        "final": asdict(res.final), "elapsed_s": res.elapsed_s, "startup_s": res.startup_s,
-        "wall_s_total": time.monotonic() - t_start, "load_avg_end": os.getloadavg(),
-        "ps": {k: ps_sum.get(k) for k in ("updates", "accepted", "rejected", "flushes", "global_reward")},
-        "history": [(round(t, 1), p.mean_worker_reward, p.env_steps) for t, p in res.history],
-    }
+    runner = backends.get("local", BackendOptions(console=Console(stderr=True), progress=True, report=True))
+    t = run_plan(runner, plan, out)
+    assert t is not None
+    result = {"plan": plan.model_dump(mode="json"), "training": t, "wall_s_total": time.monotonic() - t_start,
+              "load_avg_end": os.getloadavg()}
     (out / "result.json").write_text(json.dumps(result, indent=1))
-    if res.reached_s is not None:
-        click.echo(f"reached {target} after {res.reached_s:.1f} s and {res.reached.env_steps} env steps "
-                   f"(start-up {res.startup_s:.1f} s); PS {result['ps']}")
+    if t["reached"]:
+        click.echo(f"reached {target} after {t['time_to_target_s']:.1f} s and {t['env_steps']} env steps; "
+                   f"{t['ps_updates']} updates at the PS")
     else:
-        click.echo(f"not reached within {budget_s} s: final mean worker reward {res.final.mean_worker_reward} after "
-                   f"{res.final.env_steps} env steps; PS {result['ps']}")
+        click.echo(f"not reached within {budget_s} s: final mean worker reward {t['final_mean_worker_reward']} after "
+                   f"{t['env_steps']} env steps; {t['ps_updates']} updates at the PS")
 
 
 if __name__ == "__main__":

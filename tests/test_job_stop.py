@@ -1,17 +1,15 @@
-"""How a training job ends on progress rather than wall time: olaf.rl.trainrun.TrainMonitor (the
-`olaf train` monitor) on logs written by hand, and olaf.rl.localjob.run_local_job with real
-bandit workers that each stop after a number of iterations (no torch needed)."""
+"""How a training job ends on progress rather than wall time: olaf.training.monitor.TrainMonitor (the
+`olaf train` monitor) on logs written by hand, and the local backend with real bandit workers
+that each stop after a number of iterations (no torch needed)."""
 
 import json
 
-from hostnet import loopback_net
-
-from olaf.hosts.ps import PsConfig
-from olaf.hosts.schedule import ScheduleSpec
-from olaf.hosts.worker import WorkerConfig
-from olaf.rl.localjob import run_local_job
-from olaf.rl.trainrun import TrainMonitor
+from olaf import backends
+from olaf.backends.base import BackendOptions
+from olaf.configfile import validate
+from olaf.plan.plan import RunPlan
 from olaf.rundir.records import GenRecord, Outcome, UpdateRecord
+from olaf.training.monitor import TrainMonitor
 
 
 def append(path, *records):
@@ -62,15 +60,13 @@ def test_monitor_without_limits_ends_only_at_the_target(tmp_path):
     assert not m2.poll(1.0)[1] and m2.reached_s == 1.0
 
 
-def test_local_job_ends_when_every_worker_has_done_its_iterations(tmp_path):
-    ip = loopback_net()
-    workers = [WorkerConfig(ps_ip=ip(100), bind_ip=ip(i + 1), seed=i, cluster_id=i, worker_id=1, name=f"w{i + 1}",
-                            schedule=ScheduleSpec(period_ms=5.0, max_updates=20 + 10 * i, duration_s=600),
-                            linger_ms=50.0) for i in range(2)]
-    res = run_local_job(tmp_path, PsConfig(bind_ip=ip(100), flush_s=0.2), workers, target=None, budget_s=300,
-                        poll_s=0.2)
-    assert res.schedules_ended and res.reached is None
-    assert res.final.generations == 50 and res.final.fewest_generations == 20
-    for w, n in (("w1", 20), ("w2", 30)):
-        s = json.loads((tmp_path / f"{w}.summary.json").read_text())
-        assert s["generated"] == n and s["stop_reason"] == "schedule_end"
+def test_local_run_ends_when_every_worker_has_done_its_iterations(tmp_path):
+    """No monitor, no target: the run ends when every worker has ended its schedule (its updates), long
+    before its duration, which only guards against a hang."""
+    plan = validate(RunPlan, {"updates_per_worker": 20, "duration_s": 300,
+                              "groups": [{"clusters": 2, "workers_per_cluster": 1, "period_ms": 5.0}]})
+    res = backends.get("local", BackendOptions(report=False)).run(plan, tmp_path)
+    assert res.status == "ok" and res.elapsed_s < 300
+    for w in ("w1", "w2"):
+        s = json.loads((tmp_path / "hosts" / f"{w}.summary.json").read_text())
+        assert s["generated"] == 20 and s["stop_reason"] == "schedule_end"

@@ -11,10 +11,12 @@ import jsonschema
 import pytest
 from hostnet import loopback_net, running
 
+from olaf.configfile import validate
 from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.worker import Worker, WorkerConfig
 from olaf.paths import require_source_root
+from olaf.plan.plan import RunPlan
 from olaf.provenance import RESULTS_SCHEMA_VERSION, provenance
 from olaf.rundir.atomic import write_json, write_text_atomic
 from olaf.rundir.jsonl import PROBLEMS_KEPT, JsonlFollower, JsonlLog, read_jsonl
@@ -305,24 +307,28 @@ def _validate_run_dir(run: Path) -> RunManifest:
     return read_manifest(run)
 
 
-def test_a_local_job_of_real_hosts_writes_a_valid_run_directory(tmp_path):
-    """Real `olaf ps` and `olaf worker` processes over loopback (olaf.rl.localjob, bandit task); the job
-    ends when every worker has a reward (a target any reward reaches). Its directory validates
-    and `olaf report` reads it."""
+def test_a_local_run_of_real_hosts_writes_a_valid_run_directory(tmp_path):
+    """Real `olaf ps` and `olaf worker` processes over loopback (the local backend, bandit task) until a
+    monitor says stop: the directory validates and `olaf report` reads it."""
+    from olaf import backends
+    from olaf.backends.base import BackendOptions
     from olaf.report.commands import report_run
-    from olaf.rl.localjob import run_local_job
+    from olaf.topologies.rundir import generation_progress
 
-    ip = loopback_net()
-    ps = PsConfig(bind_ip=ip(100), flush_s=0)
-    workers = [WorkerConfig(ps_ip=ip(100), bind_ip=ip(i + 1), cluster_id=i // 2, worker_id=i % 2 + 1, seed=i,
-                            schedule=ScheduleSpec(period_ms=20.0, max_updates=200), linger_ms=100.0, name=f"w{i + 1}")
-               for i in range(3)]
-    res = run_local_job(tmp_path, ps, workers, target=-1e9, budget_s=120, poll_s=0.2)
-    assert res.reached_s is not None and res.final.generations >= 3
+    class FirstReward:
+        """Stops the run at its first poll after every worker generated at least once."""
+
+        def poll(self, elapsed_s: float) -> tuple[str, bool]:
+            prog = generation_progress(tmp_path / "hosts")
+            return "", len(prog) == 4 and all(p["generated"] >= 1 for p in prog.values())
+
+    plan = validate(RunPlan, {"duration_s": 120, "updates_per_worker": 200,
+                              "groups": [{"clusters": 2, "workers_per_cluster": 2, "period_ms": 20.0}]})
+    res = backends.get("local", BackendOptions(report=False)).run(plan, tmp_path, FirstReward())
+    assert res.status == "stopped"
     m = _validate_run_dir(tmp_path)
     assert m.backend == "local" and m.t_start_ns is not None and m.t_end_ns is not None and m.t_end_ns > m.t_start_ns
-    assert m.stopped_early_s == res.reached_s and not m.partial
-    assert set(m.plan["workers"]) == {"w1", "w2", "w3"} and "--bind" in m.plan["ps"]
+    assert m.stopped_early_s is not None and not m.partial and validate(RunPlan, m.plan) == plan
     summary = report_run(tmp_path, plots=False, quiet=True)
     assert summary["run"]["backend"] == "local" and summary["window"]["source"] == "run.json"
     assert summary["bad_records"] == {} and set(summary["clusters"]) == {"0", "1"}
@@ -379,7 +385,7 @@ def test_an_ns3_run_writes_a_valid_run_directory(sim, tmp_path):
 def test_training_monitor_and_outputs_read_the_logs_through_the_follower_and_reader(tmp_path):
     """olaf train's monitor follows worker and PS logs as they grow (a line in two writes, a corrupt
     line counted, not fatal) and its outputs take t0 from the manifest."""
-    from olaf.rl.trainrun import TrainMonitor, write_training_outputs
+    from olaf.training.monitor import TrainMonitor, write_training_outputs
 
     hosts = tmp_path / "hosts"
     hosts.mkdir()

@@ -205,7 +205,7 @@ def run_sweep(sweep: Sweep, backend: str, out: Path, options: BackendOptions, re
 
     The engine of experiments and of the training figures. Every run's plan is checked by the backend
     before the first starts, then the backend's preflight runs (``on_start`` after it). A plan with a
-    training workload runs with a :class:`~olaf.rl.trainrun.TrainMonitor` (:func:`run_plan`) and its
+    training workload runs with a :class:`~olaf.training.monitor.TrainMonitor` (:func:`run_plan`) and its
     metrics include the training metrics (:data:`olaf.experiments.metrics.TRAINING_METRICS`).
     ``resume`` reuses runs that already have ``metrics.json``. Returns True if Ctrl-C (or SIGTERM)
     interrupted it; what completed is in ``records``.
@@ -252,7 +252,7 @@ def run_sweep(sweep: Sweep, backend: str, out: Path, options: BackendOptions, re
 
 def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, Any]]:
     """Run ``plan`` on ``runner`` into ``out``. A training workload runs with a
-    :class:`~olaf.rl.trainrun.TrainMonitor` and gets its training outputs (``training.json``, curves)
+    :class:`~olaf.training.monitor.TrainMonitor` and gets its training outputs (``training.json``, curves)
     written, also when the run fails after it started; returns ``training.json``'s content, None for
     another workload.
 
@@ -262,7 +262,7 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
     if not isinstance(plan.workload, PPOWorkload):
         runner.run(plan, out)
         return None
-    from olaf.rl.trainrun import TrainMonitor, write_training_outputs  # noqa: PLC0415
+    from olaf.training.monitor import TrainMonitor, write_training_outputs  # noqa: PLC0415
 
     job = plan.workload.job
     monitor = TrainMonitor(out / "hosts", [f"w{i}" for i in range(1, plan.num_workers + 1)], job.target, job.window,

@@ -1,5 +1,5 @@
 """A training job (``olaf train``): its plan from the command's options and its run with a
-:class:`~olaf.rl.trainrun.TrainMonitor` on any backend that runs a training workload
+:class:`~olaf.training.monitor.TrainMonitor` on any backend that runs a training workload
 (``local``: the ideal network; ``mininet``: through the switches).
 
 :func:`build_plan` checks the environment before anything starts (unknown id, continuous

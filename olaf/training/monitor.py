@@ -4,7 +4,7 @@ the files it leaves in the run directory.
 The job is an ``olaf run`` (:func:`olaf.topologies.emulation.run_once`: Mininet, BMv2 switches,
 controller, PS, workers) whose workers run PPO (:class:`olaf.plan.workload.TrainJob`).
 :class:`TrainMonitor` follows the host logs while they are written and ends the run when every
-worker has a reward and the **mean worker reward** (:mod:`olaf.rl.progress`) reaches the target,
+worker has a reward and the **mean worker reward** (:mod:`olaf.training.progress`) reaches the target,
 when every worker has done the job's number of iterations, or when the PS has received the job's
 number of worker updates.
 :func:`write_training_outputs` then writes, beside the AoM report of ``olaf report``:
@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.rl.progress import Progress, RewardTracker
 from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlFollower, read_jsonl
 from olaf.rundir.manifest import ManifestError, read_manifest
 from olaf.rundir.records import ErrorRecord, FlushRecord, GenRecord, UpdateRecord
+from olaf.training.progress import Progress, RewardTracker
 
 PROGRESS_FIELDS = ("t_s", "mean_worker_reward", "workers_with_reward", "env_steps", "iterations", "ps_messages",
                    "ps_updates", "global_reward")
