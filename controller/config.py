@@ -55,10 +55,11 @@ from olaf.constants import (
 from olaf.controller.olaf_params import QueueParams
 from olaf.controller.routing import next_hops
 from olaf.fixedpoint import reward_to_fixed
+from olaf.plan.topology import LayoutHost, LayoutLink
 from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S
 from olaf.rundir.atomic import write_text_atomic
 
-__all__ = ["Admission", "ConfigError", "Deployment", "HostConf", "LinkConf", "NetworkFile", "SwitchConf", "load",
+__all__ = ["Admission", "ConfigError", "Deployment", "LayoutHost", "LayoutLink", "NetworkFile", "SwitchConf", "load",
            "parse", "save", "validate"]
 
 MAC_PATTERN = r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"
@@ -164,22 +165,6 @@ class SwitchConf:
     depth: int = 64
 
 
-@dataclass(frozen=True)
-class HostConf:
-    name: str
-    ip: str
-    mac: str
-    switch: str
-    port: int
-    worker_id: Optional[int] = None
-
-
-@dataclass(frozen=True)
-class LinkConf:
-    a: str
-    port_a: int
-    b: str
-    port_b: int
 
 @dataclass(frozen=True)
 class Deployment:
@@ -188,13 +173,13 @@ class Deployment:
     num_grads: int
     ps: str
     switches: Mapping[str, SwitchConf]
-    hosts: Mapping[str, HostConf]
-    links: tuple[LinkConf, ...]
+    hosts: Mapping[str, LayoutHost]
+    links: tuple[LayoutLink, ...]
     clusters: Mapping[int, tuple[str, ...]]
     admission: Optional[Admission] = None
     identity: str = "address_port"
 
-    def worker(self, name: str) -> HostConf:
+    def worker(self, name: str) -> LayoutHost:
         h = self.hosts.get(name)
         if h is None or h.worker_id is None:
             workers = sorted(n for n, x in self.hosts.items() if x.worker_id is not None)
@@ -266,7 +251,7 @@ def parse(raw: Any) -> Deployment:
             raise ConfigError(f"switches.{n}.bottleneck.depth",
                               f"{sw.depth} is below the queue size {sw.queue.queue_size}: every queued update "
                               "needs a slot for its token in the traffic manager's queue")
-    hosts: dict[str, HostConf] = {}
+    hosts: dict[str, LayoutHost] = {}
     seen_ip: dict[str, str] = {}
     seen_wid: dict[int, str] = {}
     seen_port: dict[tuple[str, int], str] = {}
@@ -285,7 +270,7 @@ def parse(raw: Any) -> Deployment:
             if h.worker_id in seen_wid:
                 raise ConfigError(f"{p}.worker_id", f"{h.worker_id} is already used by {seen_wid[h.worker_id]}")
             seen_wid[h.worker_id] = name
-        hosts[name] = HostConf(name, h.ip, h.mac, h.switch, h.port, h.worker_id)
+        hosts[name] = LayoutHost(name, h.ip, h.mac, h.switch, h.port, h.worker_id)
     links = []
     for i, (a, pa, b, pb) in enumerate(f.links):
         for s, sp, which in ((a, pa, "a"), (b, pb, "b")):
@@ -296,7 +281,7 @@ def parse(raw: Any) -> Deployment:
             if (s, sp) in seen_port:
                 raise ConfigError(f"links[{i}]", f"{s} port {sp} is already used by {seen_port[(s, sp)]}")
             seen_port[(s, sp)] = f"link {i}"
-        links.append(LinkConf(a, pa, b, pb))
+        links.append(LayoutLink(a, pa, b, pb))
     if f.ps not in hosts:
         raise ConfigError("ps", f"unknown host {f.ps!r} (hosts: {', '.join(hosts)})")
     if hosts[f.ps].worker_id is not None:

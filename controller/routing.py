@@ -16,7 +16,9 @@ class _Switch(Protocol):
     def mac(self) -> str: ...
 
 
-class _Host(Protocol):
+class Host(Protocol):
+    """What routing reads of a host: its MAC and the switch port it is attached to."""
+
     @property
     def mac(self) -> str: ...
     @property
@@ -42,7 +44,7 @@ class Network(Protocol):
     @property
     def switches(self) -> Mapping[str, _Switch]: ...
     @property
-    def hosts(self) -> Mapping[str, _Host]: ...
+    def hosts(self) -> Mapping[str, Host]: ...
     @property
     def links(self) -> tuple[_Link, ...]: ...
 

@@ -15,20 +15,14 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Protocol
 
 from olaf.controller.entries import Replica, Rewrite, Route, group_id  # noqa: F401  (group_id re-exported)
+from olaf.controller.routing import Host, next_hops
 from olaf.controller.routing import Network as RoutedNetwork
-from olaf.controller.routing import next_hops
 from olaf.controller.update_identifier import WorkerEntry
 
 
-class _Host(Protocol):
+class _Host(Host, Protocol):
     @property
     def ip(self) -> str: ...
-    @property
-    def mac(self) -> str: ...
-    @property
-    def switch(self) -> str: ...
-    @property
-    def port(self) -> int: ...
     @property
     def worker_id(self) -> Optional[int]: ...
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from olaf.constants import DEFAULT_ACTIVITY_WINDOW_NS
-from olaf.controller.config import Deployment, HostConf, LinkConf, SwitchConf, validate
+from olaf.controller.config import Deployment, SwitchConf, validate
 from olaf.controller.olaf_params import QueueParams
 from olaf.plan.topology import (
     EDGE_SWITCHES,
@@ -86,9 +86,7 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
         if n > MAX_CLUSTERS_PER_SWITCH:
             raise ValueError(f"clusters={n} behind {sw} must be in 1..{MAX_CLUSTERS_PER_SWITCH}")
     lay = layout(topo, groups)
-    hosts = {n: HostConf(h.name, h.ip, h.mac, h.switch, h.port, worker_id=h.worker_id) for n, h in lay.hosts.items()}
-    links = tuple(LinkConf(x.a, x.port_a, x.b, x.port_b) for x in lay.links)
-    clusters = dict(lay.clusters)
+    hosts, links, clusters = dict(lay.hosts), lay.links, dict(lay.clusters)
     switches = {name: _switch(int(name[1:]), queues.get(name, QueueSetup()), num_grads, discipline, reward_threshold,
                               activity_window_ns, grpc_port_base) for name in SWITCHES[topo]}
     return validate(Deployment(num_grads=num_grads, ps=lay.ps, switches=switches, hosts=hosts, links=links,
