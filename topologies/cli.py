@@ -17,12 +17,11 @@ from rich.console import Console
 
 from olaf import backends
 from olaf.backends.base import Backend, BackendOptions
+from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.constants import MAX_G_JUMBO, SEGMENTS
-from olaf.paths import build_dir
-from olaf.plan.topology import MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER
 from olaf.topologies.rundir import new_run_dir
-from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES, TOPOLOGIES, RunSpec, RunSpecError
+from olaf.topologies.spec import QUEUES, RunSpec, RunSpecError
 
 _FLAG = {"duration_s": "--duration", "faults": "--fault"}
 
@@ -34,27 +33,23 @@ def option_name(field: str) -> str:
 
 def make_spec(**kw) -> RunSpec:
     """A RunSpec from click values; a bad value becomes click.BadParameter naming the option."""
+    if kw.get("queue_size") is None:
+        kw["queue_size"] = RunSpec.queue_size  # the topology's root queue (olaf.plan.topology)
     try:
         return RunSpec(**kw)
     except RunSpecError as e:
-        raise click.BadParameter(str(e).split(": ", 1)[1], param_hint=option_name(e.field)) from None
+        raise click.BadParameter(e.message, param_hint=option_name(e.field)) from None
 
 
 def spec_options(f):
     """The run parameters as click options (shared by `olaf run` and `olaf compare`)."""
     d = RunSpec()
     opts = [
-        click.option("--topo", default=d.topo, show_default=True, type=click.Choice(TOPOLOGIES)),
         click.option("--duration", "duration_s", default=d.duration_s, show_default=True,
                      type=FiniteFloat(min=0), help="Seconds of updates; 0 opens the Mininet CLI."),
-        click.option("--clusters", default=d.clusters, show_default=True, type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH),
-                     help="Clusters (multihop: per edge switch)."),
-        click.option("--workers-per-cluster", default=d.workers_per_cluster, show_default=True,
-                     type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
         click.option("--period-ms", default=d.period_ms, show_default=True,
                      type=FiniteFloat(min=0, min_open=True)),
         click.option("--jitter-ms", default=d.jitter_ms, show_default=True, type=FiniteFloat(min=0)),
-        click.option("--queue-size", default=d.queue_size, show_default=True, type=click.IntRange(1, SEGMENTS)),
         click.option("--edge-queue-size", default=d.edge_queue_size, show_default=True,
                      type=click.IntRange(1, SEGMENTS)),
         click.option("--rate-pps", default=d.rate_pps, show_default=True, type=click.IntRange(min=0),
@@ -64,13 +59,9 @@ def spec_options(f):
         click.option("--reward-threshold", type=FiniteFloat(min=0), help="Reward filter T (off by default)."),
         click.option("--activity-window-ms", default=d.activity_window_ms, show_default=True,
                      type=FiniteFloat(min=0)),
-        click.option("--tc/--no-tc", default=d.tc, show_default=True, help="Worker transmission control (paper §5)."),
         click.option("--tc-delta-t-ms", default=d.tc_delta_t_ms, show_default=True,
                      type=FiniteFloat(min=0, min_open=True)),
         click.option("--tc-v-per-s", default=d.tc_v_per_s, show_default=True, type=FiniteFloat(min=0)),
-        click.option("--seed", default=d.seed, show_default=True, type=int),
-        click.option("--bmv2-log-level", default=d.bmv2_log_level, show_default=True,
-                     type=click.Choice(BMV2_LOG_LEVELS), help="Log level of the BMv2 switches (logs/<switch>.log.txt)."),
         click.option("--pcap/--no-pcap", default=d.pcap, show_default=True,
                      help="Capture every switch port into <run>/pcap/ (BMv2 --pcap)."),
         click.option("--admission/--no-admission", default=d.admission, show_default=True,
@@ -78,14 +69,10 @@ def spec_options(f):
         click.option("--fault", "faults", multiple=True, metavar="FAULT",
                      help="Inject a fault (repeatable): switch-restart:<switch>@<s> or ps-kill@<s> after the start "
                           "(docs/reliability.md)."),
-        click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(),
-                     show_default=True),
-        click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
-                     show_default=True),
     ]
     for o in reversed(opts):
         f = o(f)
-    return f
+    return plan_options(f)
 
 
 def _term_as_interrupt(signum, frame):  # noqa: ARG001

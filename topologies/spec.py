@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from olaf.backends.base import BMV2_LOG_LEVELS
 from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, MAX_G_JUMBO, SEGMENTS
 from olaf.controller import config as cfgmod
 from olaf.fixedpoint import reward_to_fixed
@@ -37,15 +38,16 @@ INTERACTIVE_DURATION_S = 10 * 24 * 3600
 """How long workers run in interactive mode (``duration_s = 0``): until the CLI exits."""
 
 QUEUES = ("olaf", "fifo")
-BMV2_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
 
 
 class RunSpecError(ValueError):
-    """A bad run parameter; ``field`` names it (the CLI option is ``--<field with dashes>``)."""
+    """A bad run parameter; ``field`` names it (the CLI option is ``--<field with dashes>``), ``message``
+    says what is wrong with it."""
 
     def __init__(self, field: str, message: str):
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.message = message
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,9 @@ from rich.console import Console
 from olaf.configfile import ConfigError
 from olaf.plan.plan import RunPlan
 
+BMV2_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+"""Log levels of the BMv2 switches (``BackendOptions.bmv2_log_level``)."""
+
 
 class PlanRefused(ConfigError):
     """A backend cannot run a plan as given. ``field`` is the plan field's path (``uplinks.s1.delay_us``,

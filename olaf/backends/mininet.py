@@ -85,7 +85,7 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
                        admission=o.admission, training=job, faults=tuple(p.faults))
         spec.deployment()
     except RunSpecError as e:
-        raise PlanRefused("mininet", e.field, str(e).split(": ", 1)[1]) from None
+        raise PlanRefused("mininet", e.field, e.message) from None
     return spec
 
 

@@ -16,13 +16,11 @@ from rich.console import Console
 
 from olaf import backends
 from olaf.backends.base import BackendOptions, PlanRefused
+from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
-from olaf.constants import SEGMENTS
 from olaf.hosts.modes import Mode
-from olaf.paths import build_dir
-from olaf.plan.topology import MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER, TOPOLOGIES
 from olaf.plan.workload import DEFAULT_ENV, PPOConfig, TrainJob
-from olaf.topologies.spec import BMV2_LOG_LEVELS, QUEUES
+from olaf.topologies.spec import QUEUES
 from olaf.training.job import build_plan, option_of, run_training
 
 
@@ -68,22 +66,10 @@ def train_options(f):
         click.option("--ps-updates", type=click.IntRange(1), default=None,
                      help="End the job once the PS has received this many worker updates (an aggregate "
                           "counts the updates in it; it still ends at the target; --budget-s stays the limit)."),
-        click.option("--topo", default="tor", show_default=True, type=click.Choice(TOPOLOGIES)),
-        click.option("--clusters", default=9, show_default=True, type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH),
-                     help="Clusters (multihop: per edge switch)."),
-        click.option("--workers-per-cluster", default=3, show_default=True,
-                     type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
-        click.option("--queue-size", type=click.IntRange(1, SEGMENTS),
-                     help="Q_max of the switch attached to the PS [default: the topology's, paper §8]."),
-        click.option("--tc/--no-tc", default=False, show_default=True, help="Worker transmission control (paper §5)."),
-        click.option("--seed", default=1, show_default=True, type=int),
-        click.option("--bmv2-log-level", default="warn", show_default=True, type=click.Choice(BMV2_LOG_LEVELS)),
-        click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(),
-                     show_default=True),
     ]
     for o in reversed(opts):
         f = o(f)
-    return f
+    return plan_options(f)
 
 
 @click.group("train", invoke_without_command=True)
@@ -95,8 +81,6 @@ def train_options(f):
 @click.option("--target", type=FiniteFloat(), help="Mean worker reward that ends the job [default: per env].")
 @click.option("--budget-s", default=1800.0, show_default=True, type=FiniteFloat(min=0, min_open=True),
               help="Wall-time budget of the job, s.")
-@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
-              show_default=True)
 @click.option("--backend", type=click.Choice(backends.names()), default="mininet", show_default=True,
               help="Where the job runs (olaf.backends); ns3 refuses it: its workers are synthetic.")
 @click.pass_context

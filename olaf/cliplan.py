@@ -1,0 +1,49 @@
+"""The command-line options that ``olaf run``/``olaf compare`` and ``olaf train`` share: one
+definition of each (name, range, default, help), taken from the run plan's shared models
+(:mod:`olaf.plan.topology`) and the backends' options, so the commands cannot drift apart.
+
+Each command adds its own options beside these (``olaf run``: the emulation's load and
+queues; ``olaf train``: the PPO job).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from olaf.backends.base import BMV2_LOG_LEVELS, BackendOptions
+from olaf.constants import SEGMENTS
+from olaf.paths import build_dir
+from olaf.plan.topology import DEFAULT_QUEUE_SIZE, MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER, TOPOLOGIES
+
+CLUSTERS = 9
+WORKERS_PER_CLUSTER = 3
+"""The default network of ``make run`` and ``make train``: 9 clusters × 3 workers (paper §8.1)."""
+
+
+def plan_options(f):
+    """``--topo``, ``--clusters``, ``--workers-per-cluster``, ``--queue-size``, ``--tc``, ``--seed``,
+    ``--bmv2-log-level``, ``--build``, ``--results``."""
+    root_q = DEFAULT_QUEUE_SIZE["tor"]["s1"]
+    opts = [
+        click.option("--topo", default="tor", show_default=True, type=click.Choice(TOPOLOGIES),
+                     help="tor: one switch; multihop: paper Fig. 9 (s1, s2 -> s3 -> PS)."),
+        click.option("--clusters", default=CLUSTERS, show_default=True,
+                     type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH), help="Clusters (multihop: per edge switch)."),
+        click.option("--workers-per-cluster", default=WORKERS_PER_CLUSTER, show_default=True,
+                     type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
+        click.option("--queue-size", type=click.IntRange(1, SEGMENTS),
+                     help=f"Q_max of the switch attached to the PS, segments [default: the topology's, {root_q}]."),
+        click.option("--tc/--no-tc", default=False, show_default=True, help="Worker transmission control (paper §5)."),
+        click.option("--seed", default=1, show_default=True, type=int),
+        click.option("--bmv2-log-level", default=BackendOptions.bmv2_log_level, show_default=True,
+                     type=click.Choice(BMV2_LOG_LEVELS), help="Log level of the BMv2 switches (logs/<switch>.log.txt)."),
+        click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(),
+                     show_default=True, help="The P4 build outputs (make build)."),
+        click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+                     show_default=True),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
