@@ -26,16 +26,18 @@ pytestmark = pytest.mark.train
 
 OLAF = str(Path(sys.executable).parent / "olaf")
 THRESHOLD = 100.0
-PS_UPDATES = 300
-"""Worker updates at the PS within which a congested job must reach THRESHOLD. Without a
-bottleneck, 4 workers reach 120 within 30–35 iterations each (tests/test_rl_train.py), that is
-120–140 updates at the PS; behind one, the updates that get through carry the workers' local
-learning of several iterations."""
+ITERATIONS = 800
+"""Iterations per worker within which a congested job must reach THRESHOLD. Counted per worker,
+not in updates at the PS: the OlafQueue folds many worker updates into one PS message, so the
+PS's count of worker updates grows much faster than its model (measured through BMv2 at 2
+packets/s: Olaf 323 worker updates in 25 messages after 79 iterations per worker, reward 34).
+Measured here: Olaf reached 100 after about 330 iterations per worker, FIFO after about 310
+(without a bottleneck 4 workers reach 120 within 30–35, tests/test_rl_train.py)."""
 RATE_PPS = 2
 """The bottleneck toward the PS, packets/s: below what 4 CartPole workers send unless an iteration
 takes them over 2 s (about 0.2–0.8 s on a loaded 2-core machine). The test checks that the
 workers did send more than went through, and says so if not."""
-BUDGET_S = 900.0
+BUDGET_S = 1500.0
 JOB = ["--env", "CartPole-v1", "--clusters", "2", "--workers-per-cluster", "2", "--target", str(THRESHOLD)]
 
 
@@ -48,15 +50,15 @@ def train(args, results, build, timeout):
 @pytest.mark.timeout(BUDGET_S + 600)
 @pytest.mark.parametrize("queue", ["olaf", "fifo"])
 def test_cartpole_trains_through_a_congested_switch(build, tmp_path, queue):
-    r = train([*JOB, "--queue", queue, "--rate-pps", str(RATE_PPS), "--ps-updates", str(PS_UPDATES),
+    r = train([*JOB, "--queue", queue, "--rate-pps", str(RATE_PPS), "--iterations", str(ITERATIONS),
                "--budget-s", str(BUDGET_S)], tmp_path, build, timeout=BUDGET_S + 300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = (tmp_path / "latest").resolve()
     t = json.loads((out / "training.json").read_text())
-    assert t["reached"] or t["ps_updates"] >= PS_UPDATES, \
-        f"hang guard: {BUDGET_S:.0f} s passed with {t['ps_updates']} of {PS_UPDATES} updates at the PS"
-    assert t["reached"], (f"mean worker reward {t['final_mean_worker_reward']} after {t['ps_updates']} worker updates "
-                          f"at the PS, below {THRESHOLD}")
+    assert t["reached"] or t["fewest_worker_iterations"] >= ITERATIONS, \
+        f"hang guard: {BUDGET_S:.0f} s passed with {t['fewest_worker_iterations']} of {ITERATIONS} iterations per worker"
+    assert t["reached"], (f"mean worker reward {t['final_mean_worker_reward']} after {t['fewest_worker_iterations']} "
+                          f"iterations per worker, below {THRESHOLD}")
     assert t["final_mean_worker_reward"] >= THRESHOLD and t["workers_with_reward"] == 4
     assert t["saturated_elements"] == 0 and t["worker_errors"] == {}
     with open(out / "progress.csv") as f:
