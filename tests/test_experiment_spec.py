@@ -175,3 +175,17 @@ def test_cli_without_ns3_says_how_to_install(tmp_path, monkeypatch):
     good.write_text(yaml.safe_dump(BASE))
     r = CliRunner().invoke(main, ["experiment", str(good), "--out", str(tmp_path / "out")])
     assert r.exit_code == 1 and "pip install 'olaf-drl[ns3]'" in r.output
+
+
+def test_job_parameters_set_a_training_plan_and_are_refused_elsewhere():
+    from olaf.plan.workload import TrainJob
+
+    base = validate(RunPlan, {"duration_s": 5, "grads": 16, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
+                              "workload": {"kind": "ppo", "job": TrainJob(num_params=16, ack_wait_ms=100.0)}})
+    p = plan_with(base, [("job.mode", "sync"), ("job.ps_lr", 0.1)])
+    job = p.workload.job  # type: ignore[union-attr]
+    assert (job.mode, job.ps_lr, job.num_params) == ("sync", 0.1, 16)
+    assert job.ack_wait_ms == job.round_timeout_ms  # a sync worker waits for its round's ACK
+    bandit = validate(RunPlan, {"duration_s": 5, "groups": [{"clusters": 1, "workers_per_cluster": 1}]})
+    with pytest.raises(ConfigError, match="job.mode: only a plan with a training workload"):
+        plan_with(bandit, [("job.mode", "sync")])

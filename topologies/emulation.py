@@ -45,7 +45,7 @@ from olaf.plan.faults import parse_fault
 from olaf.report.commands import report_run
 from olaf.rundir.atomic import write_json
 from olaf.topologies.faults import FaultInjector
-from olaf.topologies.rundir import copy_program, generation_progress, give_back, update_run_json, write_run_json
+from olaf.topologies.rundir import copy_program, give_back, update_run_json, updates_run_end, write_run_json
 from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec
 
 log = logging.getLogger(__name__)
@@ -229,14 +229,8 @@ def _close_updates_run(out: Path, spec: RunSpec, t0: int, hosts_dir: Path) -> No
     """``run.json`` of an ``updates_per_worker`` run: the window ends at the last generation;
     workers that did not generate all their updates by the deadline are listed."""
     assert spec.updates_per_worker is not None
-    prog = generation_progress(hosts_dir)
-    last = max((p["last_gen_ns"] for p in prog.values() if p["last_gen_ns"] is not None), default=t0)
-    short = {w: p["generated"] for w, p in prog.items() if p["generated"] < spec.updates_per_worker}
-    extra: dict[str, Any] = {}
-    if short:
-        extra["incomplete"] = {"updates_per_worker": spec.updates_per_worker, "deadline_s": spec.duration_s,
-                               "generated": short}
-    write_run_json(out, spec, t0, max(last, t0), **extra)
+    t_end, incomplete = updates_run_end(hosts_dir, t0, spec.updates_per_worker, spec.duration_s)
+    write_run_json(out, spec, t0, t_end, incomplete=incomplete)
 
 
 def _wait_files(paths: list[Path], procs: list, timeout_s: float, what: str) -> None:

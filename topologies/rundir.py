@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from olaf.provenance import provenance
 from olaf.rundir.jsonl import read_jsonl
-from olaf.rundir.manifest import RunManifest, read_manifest, write_manifest
+from olaf.rundir.manifest import Incomplete, RunManifest, read_manifest, write_manifest
 from olaf.rundir.records import GenRecord, WorkerStart
 
 PROGRAM_FILES = ("olaf.p4info.txt", "olaf.json")
@@ -57,12 +57,15 @@ def copy_program(build: Path, out: Path) -> None:
 
 
 def write_run_json(out: Path, spec: Any, t0: int, t_end: Optional[int], **fields: Any) -> RunManifest:
-    """Write ``run.json``, the manifest of an emulated run: the generation window (ns), the run
-    parameters (``spec``, a :class:`~olaf.topologies.spec.RunSpec`) as the plan, the provenance
-    and ``fields`` of :class:`~olaf.rundir.manifest.RunManifest` (``partial``, ``incomplete`` …).
-    Returns it."""
-    m = RunManifest(backend=BACKEND, t_start_ns=t0, t_end_ns=t_end, plan=asdict(spec), provenance=provenance(),
-                    **fields)
+    """Write ``run.json``, the manifest of an emulated run: the generation window (ns), the run plan
+    (``spec.plan``, else :meth:`~olaf.topologies.spec.RunSpec.to_plan`), the emulation's own parameters
+    (``spec``, a :class:`~olaf.topologies.spec.RunSpec`) in ``backend_info.emulation``, the provenance and
+    ``fields`` of :class:`~olaf.rundir.manifest.RunManifest` (``partial``, ``incomplete`` …). Returns it."""
+    plan = spec.plan if spec.plan is not None else spec.to_plan()
+    emulation = asdict(replace(spec, plan=None))
+    del emulation["plan"]
+    m = RunManifest(backend=BACKEND, t_start_ns=t0, t_end_ns=t_end, plan=plan.model_dump(mode="json"),
+                    provenance=provenance(), backend_info={"emulation": emulation}, **fields)
     write_manifest(out, m)
     return m
 
@@ -91,6 +94,18 @@ def generation_progress(hosts_dir: Path) -> dict[str, dict[str, Any]]:
         out[got.records[0].name] = {"generated": len(gens), "last_gen_ns": gens[-1] if gens else None,
                                     "corrupt": got.corrupt_lines}
     return out
+
+
+def updates_run_end(hosts_dir: Path, t0: int, updates_per_worker: int,
+                    deadline_s: Optional[float]) -> tuple[int, Optional[Incomplete]]:
+    """The metric window's end of a run of ``updates_per_worker`` (the last generation, not before ``t0``,
+    ns) and the workers that did not generate all their updates by the deadline (None: every one did)."""
+    prog = generation_progress(hosts_dir)
+    last = max((p["last_gen_ns"] for p in prog.values() if p["last_gen_ns"] is not None), default=t0)
+    short = {w: p["generated"] for w, p in prog.items() if p["generated"] < updates_per_worker}
+    incomplete = Incomplete(updates_per_worker=updates_per_worker, deadline_s=deadline_s, generated=short) \
+        if short else None
+    return max(last, t0), incomplete
 
 
 def give_back(path: Path) -> None:

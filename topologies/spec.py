@@ -105,6 +105,8 @@ class RunSpec:
             transmission-control parameters either way; controller/admission.py).
         faults: faults injected during the run (``topologies/faults.py``): ``switch-restart:s1@5``,
             ``ps-kill@3``.
+        plan: the run plan these parameters emulate (the mininet backend sets it), recorded in
+            ``run.json``; None: :meth:`to_plan`.
         training: a training job (``olaf train``): workers run PPO (:class:`~olaf.plan.workload.TrainJob`),
             ``grads`` must be its parameter count; None: the bandit task of ``olaf run``.
 
@@ -140,6 +142,7 @@ class RunSpec:
     admission: bool = False
     training: Optional[TrainJob] = None
     faults: tuple[str, ...] = ()
+    plan: Optional[RunPlan] = None
 
     def __post_init__(self) -> None:
         def need(ok: bool, field: str, message: str) -> None:

@@ -40,10 +40,10 @@ from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.plan.plan import PPOWorkload, RunPlan
-from olaf.plan.topology import worker_seed
+from olaf.plan.topology import Placement, layout, worker_seed
 from olaf.plan.tx import TxParams
 from olaf.provenance import provenance
-from olaf.rundir.manifest import Incomplete, RunManifest, write_manifest
+from olaf.rundir.manifest import RunManifest, write_manifest
 
 _NO_NETWORK = "the local backend has no switch or links (loopback only): run it on mininet or ns3"
 REFUSED = {
@@ -106,7 +106,7 @@ class LocalBackend:
             LocalRunFailed: a host exited with an error or did not come up.
         """
         from olaf.report.commands import report_run  # noqa: PLC0415
-        from olaf.topologies.rundir import generation_progress  # noqa: PLC0415
+        from olaf.topologies.rundir import updates_run_end  # noqa: PLC0415
 
         self.check(plan)
         hosts_dir, start_file = out / "hosts", out / "start_ns"
@@ -114,21 +114,23 @@ class LocalBackend:
         a = random.randrange(32, 250)
         ps_ip = f"127.{a}.0.100"
         job = plan.workload.job if isinstance(plan.workload, PPOWorkload) else None
+        lay = layout(plan.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in plan.groups])
         workers = []
-        wid = 0
+        cid = 0
         for gi, g in enumerate(plan.groups):
-            first = sum(x.clusters for x in plan.groups[:gi])
             schedule = ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, duration_s=plan.duration_s,
                                     max_updates=plan.updates_per_worker)
-            for c in range(g.clusters):
-                for _ in range(g.workers_per_cluster):
-                    wid += 1
+            for _ in range(g.clusters):
+                for name in lay.clusters[cid]:
+                    wid = lay.hosts[name].worker_id
+                    assert wid is not None
                     workers.append(jobconfig.worker_config(
                         job, ps_ip=ps_ip, bind_ip=f"127.{a}.{wid // 250 + 1}.{wid % 250 + 1}", schedule=schedule,
                         num_weights=plan.grads, task_seed=plan.seed, tx=TxParams(),
-                        seed=worker_seed(plan.seed, wid), cluster_id=first + c, worker_id=wid,
+                        seed=worker_seed(plan.seed, wid), cluster_id=cid, worker_id=wid,
                         start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
-                        out_dir=hosts_dir, name=f"w{wid}"))
+                        out_dir=hosts_dir, name=name))
+                cid += 1
         ps = jobconfig.ps_config(job, bind_ip=ps_ip, worker_ips=[w.bind_ip for w in workers], out_dir=hosts_dir)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
@@ -174,17 +176,12 @@ class LocalBackend:
             partial = True
         finally:
             self._stop(procs)
-        t_end = time.time_ns()
-        prog = generation_progress(hosts_dir)
-        last = max((p["last_gen_ns"] for p in prog.values() if p["last_gen_ns"] is not None), default=t0)
-        incomplete = None
-        if plan.updates_per_worker is not None and stopped_early is None:
-            short = {w: p["generated"] for w, p in prog.items() if p["generated"] < plan.updates_per_worker}
-            if short:
-                incomplete = Incomplete(updates_per_worker=plan.updates_per_worker, deadline_s=plan.duration_s,
-                                        generated=short)
-        self._write_manifest(out, plan, t0, max(t0, min(last, t_end)) if plan.updates_per_worker else t_end,
-                             partial=partial, partial_reason="interrupted" if partial else None,
+        t_end, incomplete = time.time_ns(), None
+        if plan.updates_per_worker is not None:
+            t_end, incomplete = updates_run_end(hosts_dir, t0, plan.updates_per_worker, plan.duration_s)
+            if stopped_early is not None:  # the monitor's goal, not the deadline, ended it
+                incomplete = None
+        self._write_manifest(out, plan, t0, t_end, partial=partial, partial_reason="interrupted" if partial else None,
                              incomplete=incomplete, stopped_early_s=stopped_early)
         summary = report_run(out, plots=self.options.plots, quiet=self.options.quiet) if self.options.report else None
         status = "incomplete" if incomplete else "stopped" if stopped_early is not None else "ok"

@@ -82,7 +82,7 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
                        reward_threshold=p.reward_threshold, activity_window_ms=p.activity_window_ms,
                        tc=p.transmission_control, tc_delta_t_ms=p.tc.delta_t_ms, tc_v_per_s=p.tc.v_per_s,
                        tc_q_max=p.tc.q_max, seed=p.seed, bmv2_log_level=o.bmv2_log_level, pcap=o.pcap,
-                       admission=o.admission, training=job, faults=tuple(p.faults))
+                       admission=o.admission, training=job, faults=tuple(p.faults), plan=p)
         spec.deployment()
     except RunSpecError as e:
         raise PlanRefused("mininet", e.field, e.message) from None
@@ -112,7 +112,7 @@ class MininetBackend:
         run_spec(plan, self.options)
 
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
-        """Emulate ``plan`` into ``out``.
+        """Emulate ``plan`` into ``out`` (after :meth:`preflight`, as every backend's run).
 
         Raises:
             PlanRefused: see :meth:`check`.
@@ -121,18 +121,13 @@ class MininetBackend:
         import time  # noqa: PLC0415
 
         from olaf.topologies.emulation import run_once  # noqa: PLC0415 (Mininet on first use)
-        from olaf.topologies.rundir import update_run_json  # noqa: PLC0415
 
         spec = run_spec(plan, self.options)
-        build = self.options.build or build_dir()
-        self.preflight()
         out.mkdir(parents=True, exist_ok=True)
         t = time.monotonic()
-        summary = run_once(spec, out, build, self.options.console, progress=self.options.progress,
-                           quiet=self.options.quiet, monitor=monitor)
+        summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
+                           progress=self.options.progress, quiet=self.options.quiet, monitor=monitor)
         m = read_manifest(out)
-        # the manifest holds the plan; the emulation's own parameters (the RunSpec it ran) beside it
-        update_run_json(out, plan=plan.model_dump(mode="json"), backend_info={**m.backend_info, "emulation": m.plan})
         status = "incomplete" if m.incomplete else "stopped" if m.stopped_early_s is not None else "ok"
         return RunResult(self.name, out, status, time.monotonic() - t, summary)
 

@@ -27,13 +27,11 @@ the capacities of the original load).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from olaf.configfile import ConfigError, validate
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.topology import SWITCHES
-from olaf.plan.workload import TrainJob
 
 SCALARS = ("queue", "grads", "duration_s", "updates_per_worker", "activity_window_ms", "reward_threshold", "segments",
            "device_queue_packets", "linger_ms")
@@ -107,10 +105,7 @@ def apply(raw: dict[str, Any], name: str, value: Value) -> dict[str, Any]:
         wl = raw.get("workload")
         if not isinstance(wl, dict) or wl.get("kind") != "ppo":
             raise ConfigError(name, "only a plan with a training workload (workload.kind: ppo) has job parameters")
-        job = wl.get("job", {})
-        if isinstance(job, TrainJob):
-            job = dataclasses.asdict(job)
-        wl["job"] = {**job, rest: value}
+        wl["job"] = {**wl.get("job", {}), rest: value}
     elif head == "groups":
         gname, _, field = rest.partition(".")
         for g in raw["groups"]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -256,14 +257,20 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
     written, also when the run fails after it started; returns ``training.json``'s content, None for
     another workload.
 
+    Workers run one OpenMP/MKL thread each (set for this process, which a backend's hosts inherit):
+    many learners share the cores.
+
     Raises:
-        olaf.backends.base.RunFailed: as the backend's ``run``.
+        olaf.backends.base.RunFailed: as the backend's ``run``, or a worker's task failed (after the
+            training outputs are written).
     """
     if not isinstance(plan.workload, PPOWorkload):
         runner.run(plan, out)
         return None
     from olaf.training.monitor import TrainMonitor, write_training_outputs  # noqa: PLC0415
 
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
     job = plan.workload.job
     monitor = TrainMonitor(out / "hosts", [f"w{i}" for i in range(1, plan.num_workers + 1)], job.target, job.window,
                            job.stop_at_target, job.iterations, job.ps_updates)
@@ -279,15 +286,17 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
         if (out / "run.json").exists():
             write_training_outputs(out, monitor, meta)
         raise
-    return write_training_outputs(out, monitor, meta)
+    result = write_training_outputs(out, monitor, meta)
+    if result["worker_errors"]:
+        raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in result["worker_errors"].items())
+                        + f" (what was collected is in {out})")
+    return result
 
 
 def _one(runner: Backend, pr: PlannedRun, run_dir: Path, keep_logs: bool) -> RunRecord:
     t0 = time.perf_counter()
     try:
-        training = run_plan(runner, pr.plan, run_dir)
-        if training is not None and training["worker_errors"]:
-            raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in training["worker_errors"].items()))
+        run_plan(runner, pr.plan, run_dir)
         m = run_metrics(run_dir, pr.plan)
     except RunInterrupted:
         raise KeyboardInterrupt from None  # the backend caught Ctrl-C: stop the sweep too

@@ -1,8 +1,9 @@
 """``olaf train``: distributed PPO through the emulated Olaf network (``make train``), and
 ``olaf train compare FIG``: the paper's training figures (:mod:`olaf.training.figures`).
 
-The command-line layer only: options → the job (:mod:`olaf.training.job`: a
-:class:`~olaf.topologies.spec.RunSpec` with a :class:`~olaf.plan.workload.TrainJob`) → its run.
+The command-line layer only: options → the job's run plan (:mod:`olaf.training.job`: a
+:class:`~olaf.plan.plan.RunPlan` whose workload is a :class:`~olaf.plan.workload.TrainJob`) → its
+run on the chosen backend (:func:`olaf.experiments.runner.run_plan`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import click
 from rich.console import Console
 
 from olaf import backends
-from olaf.backends.base import BackendOptions, PlanRefused
+from olaf.backends.base import BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.hosts.modes import Mode
 from olaf.plan.workload import DEFAULT_ENV, PPOConfig, TrainJob
 from olaf.topologies.spec import QUEUES
-from olaf.training.job import build_plan, option_of, run_training
+from olaf.training.job import build_plan, checked_backend
 
 
 def _term_as_interrupt(signum, frame):  # noqa: ARG001
@@ -101,21 +102,19 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"build": build, "results": results, "backend": backend, **kw}
         return
+    from olaf.experiments.runner import run_plan  # noqa: PLC0415
     from olaf.topologies.rundir import new_run_dir  # noqa: PLC0415
 
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
                              bmv2_log_level=kw.pop("bmv2_log_level"))
     plan = build_plan(**kw)
-    runner = backends.get(backend, options)
-    try:
-        runner.check(plan)
-    except PlanRefused as e:
-        raise click.BadParameter(e.message, param_hint=option_of(e.path)) from None
+    runner = checked_backend(plan, backend, options)
     runner.preflight()
     signal.signal(signal.SIGTERM, _term_as_interrupt)
     console = options.console
     out = new_run_dir(results, f"train-{backend}-{plan.topology}-{plan.discipline}")
-    r = run_training(plan, backend, out, options)
+    r = run_plan(runner, plan, out)
+    assert r is not None  # a training plan
     t = "not reached" if not r["reached"] else f"reached in {r['time_to_target_s']:.0f} s"
     console.print(f"target {r['target']:g} {t}; final mean worker reward {r['final_mean_worker_reward']}; "
                   f"{r['ps_updates']} worker updates at the PS; results: {out}")

@@ -4,20 +4,18 @@
 
 :func:`build_plan` checks the environment before anything starts (unknown id, continuous
 actions, a network that does not fit the frame, a missing ``train`` extra: each a one-line
-error naming the option and the fix); :func:`run_training` runs it and writes the training
-outputs (``training.json``, curves) beside the run's report.
+error naming the option and the fix); :func:`checked_backend` refuses, by option, what the chosen backend cannot
+run; :func:`olaf.experiments.runner.run_plan` runs it and writes the training outputs.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any, Optional
 
 import click
 
 from olaf import backends
-from olaf.backends.base import BackendOptions, PlanRefused, RunFailed
+from olaf.backends.base import Backend, BackendOptions, PlanRefused
 from olaf.configfile import ConfigError, validate
 from olaf.constants import MTU, max_model_elements
 from olaf.plan.plan import RunPlan
@@ -124,28 +122,15 @@ def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], bu
         raise click.BadParameter(e.message, param_hint=option_of(e.path)) from None
 
 
-def run_training(plan: RunPlan, backend: str, out: Path, options: BackendOptions) -> dict[str, Any]:
-    """One training job on ``backend`` into the run directory ``out``
-    (:func:`olaf.experiments.runner.run_plan`); returns ``training.json``'s content.
+def checked_backend(plan: RunPlan, backend: str, options: BackendOptions) -> Backend:
+    """The backend ``backend`` with ``options``, after it checked ``plan``.
 
     Raises:
         click.BadParameter: the backend refuses the plan (naming the option behind the field).
-        olaf.backends.base.RunFailed: the run failed (a host, a switch, a worker's task); what was
-            collected stays in ``out`` and its training files are written first.
     """
-    from olaf.experiments.runner import run_plan  # noqa: PLC0415
-
     runner = backends.get(backend, options)
     try:
         runner.check(plan)
     except PlanRefused as e:
         raise click.BadParameter(e.message, param_hint=option_of(e.path)) from None
-    # one OpenMP/MKL thread per worker process (inherited through Mininet's hosts): the learners share the cores
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("MKL_NUM_THREADS", "1")
-    result = run_plan(runner, plan, out)
-    assert result is not None
-    if result["worker_errors"]:
-        raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in result["worker_errors"].items())
-                        + f" (what was collected is in {out})")
-    return result
+    return runner
