@@ -80,6 +80,9 @@ MAX_ELEMENTS = (1 << 16) - 1
 
 MTU = 1500
 JUMBO_MTU = 9000
+IPV4_MAX_LEN = 65535
+"""Largest IPv4 datagram (16-bit total length, RFC 791): the "MTU" of the loopback network of the
+``local`` backend (Linux's ``lo`` has 65536), whose update of a 9,797-parameter model is one datagram."""
 
 
 def max_elements(mtu: int) -> int:

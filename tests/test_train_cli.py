@@ -16,6 +16,8 @@ from olaf.cli import main  # noqa: E402
     (["--ideal", "--rate-pps", "4"], "--ideal means no bottleneck, but --rate-pps is 4"),
     (["--ideal", "compare", "fig8"], "drop --ideal"),
     (["--hidden", "64"], "has 901 parameters"),
+    (["--net", "sb3"], "has 9797 parameters"),      # and: run it over loopback (--backend local)
+    (["--solve", "--env", "Acrobot-v1", "--solve-at", "x"], "--solve-at"),
 ])
 def test_train_option_errors_name_the_option_and_start_nothing(tmp_path, args, needle):
     r = CliRunner().invoke(main, ["train", "--results", str(tmp_path / "results"), *args])
@@ -47,6 +49,7 @@ def test_local_backend_trains_cartpole_and_writes_the_training_outputs(tmp_path)
 
     r = CliRunner().invoke(main, ["train", "--backend", "local", "--env", "CartPole-v1", "--clusters", "2",
                                   "--workers-per-cluster", "1", "--target", "1e9", "--ps-updates", "4",
+                                  "--eval-every-s", "1", "--eval-episodes", "5",
                                   "--budget-s", "600", "--results", str(tmp_path / "results")])
     assert r.exit_code == 0, r.output
     (run,) = [p for p in (tmp_path / "results").iterdir() if p.name != "latest"]
@@ -61,3 +64,28 @@ def test_local_backend_trains_cartpole_and_writes_the_training_outputs(tmp_path)
         assert (run / f).exists(), f
     s = json.loads((run / "summary.json").read_text())["overall"]
     assert s["sent"] == s["delivered"] and s["delivered"] >= 4  # no switch: every update reaches the PS
+    # the global model was evaluated, last on the PS's final checkpoint (its final weights)
+    ps = json.loads((run / "hosts" / "ps.summary.json").read_text())
+    final = t["final_eval"]
+    assert final["episodes"] == 5 and final["ps_updates"] == ps["updates"] and len(t["evaluations"]) >= 1, t
+    assert not t["solved"] and t["solve_at"] is None
+
+
+@pytest.mark.timeout(900)
+def test_a_job_that_ends_when_solved_ends_at_its_first_solved_evaluation(tmp_path):
+    """--solve-at: the job ends once an evaluation of 100 deterministic episodes of the PS's global
+    model reaches the mean; a threshold any CartPole policy reaches (each episode returns >= 8) makes
+    the first evaluation solve it (the budget only guards a hang)."""
+    import json
+
+    r = CliRunner().invoke(main, ["train", "--backend", "local", "--env", "CartPole-v1", "--clusters", "1",
+                                  "--workers-per-cluster", "2", "--solve-at", "5", "--eval-every-s", "1",
+                                  "--budget-s", "600", "--results", str(tmp_path / "results")])
+    assert r.exit_code == 0, r.output
+    (run,) = [p for p in (tmp_path / "results").iterdir() if p.name != "latest"]
+    t = json.loads((run / "training.json").read_text())
+    assert t["solved"] and t["solve_at"] == 5.0 and t["solved_eval"]["episodes"] == 100, t
+    assert t["solved_eval"]["mean"] >= 5.0 and t["solved_eval"] == t["evaluations"][0]
+    assert json.loads((run / "run.json").read_text())["stopped_early_s"] is not None
+    with open(run / "progress.csv") as f:
+        assert "eval_reward" in f.readline()

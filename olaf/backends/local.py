@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.backends.base import BackendOptions, RunFailed, RunInterrupted, RunMonitor, RunResult, refuse_set
+from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts import jobconfig
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
@@ -88,6 +89,7 @@ class LocalBackend:
 
     name = "local"
     description = "real PS and worker processes over loopback UDP, no switch (the ideal network)"
+    mtu = IPV4_MAX_LEN
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options

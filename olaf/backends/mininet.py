@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Optional
 
 from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
-from olaf.constants import ELEMENT_LEN, ETH_HEADER_LEN, IPV4_HEADER_LEN, SEGMENTS, UDP_HEADER_LEN, UPDATE_HEADER_LEN
+from olaf.constants import (
+    ELEMENT_LEN,
+    ETH_HEADER_LEN,
+    IPV4_HEADER_LEN,
+    MTU,
+    SEGMENTS,
+    UDP_HEADER_LEN,
+    UPDATE_HEADER_LEN,
+)
 from olaf.paths import build_dir
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.rundir.manifest import read_manifest
@@ -94,6 +102,7 @@ class MininetBackend:
 
     name = "mininet"
     description = "Mininet + BMv2 switches with the OlafQueue extern, P4Runtime controller, real hosts (root)"
+    mtu = MTU
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
+from olaf.constants import JUMBO_MTU, MAX_G_JUMBO
 from olaf.plan.plan import RunPlan
 from olaf.rundir.manifest import read_manifest
 
@@ -27,6 +28,7 @@ class Ns3Backend:
 
     name = "ns3"
     description = "ns-3 simulation: the OlafQueue core as a QueueDisc, synthetic workers (fast, paper scale)"
+    mtu = JUMBO_MTU
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options
@@ -43,6 +45,9 @@ class Ns3Backend:
 
     def check(self, plan: RunPlan) -> None:
         refuse_set(self.name, plan, REFUSED)
+        if plan.grads > MAX_G_JUMBO:
+            raise PlanRefused(self.name, "grads", f"{plan.grads} elements do not fit one {JUMBO_MTU} B frame "
+                              f"(at most {MAX_G_JUMBO}); a larger update runs on the local backend (loopback)")
 
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
         """Simulate ``plan`` into ``out``.

@@ -19,6 +19,7 @@ metrics cover what it generated and the results say how far it got.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -273,15 +274,21 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     job = plan.workload.job
     monitor = TrainMonitor(out / "hosts", [f"w{i}" for i in range(1, plan.num_workers + 1)], job.target, job.window,
-                           job.stop_at_target, job.iterations, job.ps_updates)
+                           job.stop_at_target, job.iterations, job.ps_updates, job.solve_at)
     g, root = plan.groups[0], plan.root_switch
     meta = {"env": job.task.env_id, "backend": runner.name, "queue": plan.discipline,
             "rate_pps": plan.uplinks[root].pps if root in plan.uplinks else 0, "topo": plan.topology,
             "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster, "mode": job.mode,
             "seed": plan.seed, "budget_s": plan.duration_s, "iterations": job.iterations,
             "ps_updates": job.ps_updates, "num_params": job.num_params}
+    evaluator: Any = contextlib.nullcontext()
+    if job.eval_every_s is not None:
+        from olaf.training.evaluator import EvalSchedule, Evaluator  # noqa: PLC0415
+
+        evaluator = Evaluator(job.task, out / "hosts", EvalSchedule(job.eval_every_s, job.eval_episodes, plan.seed))
     try:
-        runner.run(plan, out, monitor)
+        with evaluator:  # on exit, its final evaluation (the PS's last checkpoint) ends before the outputs
+            runner.run(plan, out, monitor)
     except RunFailed:
         if (out / "run.json").exists():
             write_training_outputs(out, monitor, meta)

@@ -63,7 +63,7 @@ def _ppo_argv(cfg: WorkerConfig) -> list[str]:
         "--ppo-batch", str(p.batch_size), "--ppo-lr", repr(p.lr), "--ppo-gamma", repr(p.gamma),
         "--ppo-gae-lambda", repr(p.gae_lambda), "--ppo-clip", repr(p.clip_range), "--ppo-ent-coef", repr(p.ent_coef),
         "--ppo-vf-coef", repr(p.vf_coef), "--ppo-max-grad-norm", repr(p.max_grad_norm),
-        "--ppo-reward-scale", repr(p.reward_scale),
+        "--ppo-reward-scale", repr(p.reward_scale), "--arch", p.arch,
     ]
 
 
@@ -83,4 +83,6 @@ def ps_argv(cfg: PsConfig) -> list[str]:
         *[a for ip in sorted(t.allowed_sources or ()) for a in ("--allow", ip)], *_opt("--init-from", t.init_from),
         *_opt("--max-abs-reward", None if t.max_abs_reward is None else repr(t.max_abs_reward)),
         *_opt("--gen-ts-slack-s", None if t.gen_ts_slack_s is None else repr(t.gen_ts_slack_s)),
+        *_opt("--checkpoint-s", None if cfg.checkpoint_s is None else repr(cfg.checkpoint_s)),
+        *_opt("--resume", cfg.resume_from),
     ]

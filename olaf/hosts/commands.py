@@ -10,8 +10,9 @@ from typing import Any, Callable, Optional
 import click
 
 from olaf.clitypes import FiniteFloat
-from olaf.constants import JUMBO_MTU, MAX_G, MAX_G_JUMBO, MTU, UPDATE_PORT
+from olaf.constants import IPV4_MAX_LEN, MAX_G, MAX_G_JUMBO, MTU, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
+from olaf.hosts.checkpoint import CheckpointError
 from olaf.hosts.global_model import Step
 from olaf.hosts.learning import TaskUnavailable, task_kinds
 from olaf.hosts.modes import Mode, ModeParams
@@ -22,14 +23,14 @@ from olaf.hosts.task import TaskParams
 from olaf.hosts.trust import DEFAULT_GEN_TS_SLACK_S, DEFAULT_MAX_ABS_REWARD, TrustPolicy
 from olaf.hosts.worker import TaskFailed, Worker, WorkerConfig
 from olaf.plan.tx import TxParams
-from olaf.plan.workload import DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
+from olaf.plan.workload import ARCHS, DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
 
 _PPO_DEFAULTS = PPOConfig()
 _PPO_OPTIONS = {  # click parameter name -> PPOConfig field
     "ppo_n_steps": "n_steps", "ppo_n_envs": "n_envs", "ppo_epochs": "n_epochs", "ppo_batch": "batch_size",
     "ppo_lr": "lr", "ppo_gamma": "gamma", "ppo_gae_lambda": "gae_lambda", "ppo_clip": "clip_range",
     "ppo_ent_coef": "ent_coef", "ppo_vf_coef": "vf_coef", "ppo_max_grad_norm": "max_grad_norm",
-    "ppo_reward_scale": "reward_scale",
+    "ppo_reward_scale": "reward_scale", "arch": "arch",
 }
 
 
@@ -95,14 +96,18 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--env", "env_id", default=DEFAULT_ENV, show_default=True,
               help="PPO: Gymnasium environment id with a discrete action space (CartPole-v1 for quick runs).")
 @click.option("--hidden", default=",".join(map(str, _PPO_DEFAULTS.hidden)), show_default=True, callback=_hidden,
-              help="PPO: widths of the shared policy/value trunk, comma-separated.")
+              help="PPO: layer widths, comma-separated: of the shared policy/value trunk (--arch shared) or "
+                   "of each of the policy and value MLPs (--arch separate).")
+@click.option("--arch", type=click.Choice(ARCHS), default=_PPO_DEFAULTS.arch, show_default=True,
+              help="PPO: one trunk for policy and value (shared) or two MLPs (separate, as Stable-Baselines3).")
 @click.option("--update", "update_kind", type=click.Choice(UPDATE_KINDS), default="delta", show_default=True,
               help="PPO: what an update carries: the parameter change of the iteration's local PPO epochs "
                    "(delta) or one full-batch PPO gradient (grad).")
 @click.option("--apply-locally/--no-apply-locally", default=True, show_default=True,
               help="PPO: keep training from the worker's own result until new global weights arrive.")
-@click.option("--mtu", type=click.IntRange(68, JUMBO_MTU), default=MTU, show_default=True,
-              help="PPO: IPv4 MTU of the network; the model must fit an update and an ACK of it.")
+@click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=MTU, show_default=True,
+              help="PPO: IPv4 MTU of the network; the model must fit an update and an ACK of it "
+                   f"({IPV4_MAX_LEN}: loopback).")
 @click.option("--ppo-n-steps", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_steps, show_default=True,
               help="PPO: steps per environment per rollout.")
 @click.option("--ppo-n-envs", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_envs, show_default=True,
@@ -273,13 +278,21 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
               show_default=True, help="Reject updates whose mean reward exceeds this in magnitude.")
 @click.option("--gen-ts-slack-s", type=FiniteFloat(min=0), default=DEFAULT_GEN_TS_SLACK_S, show_default=True,
               help="Reject updates whose gen_ts lies this far outside [PS start, now], s.")
+@click.option("--checkpoint-s", type=FiniteFloat(min=0, min_open=True),
+              help="Write NAME.checkpoint.npz (weights and optimizer state) this often, s [default: only "
+                   "when stopping].")
+@click.option("--resume", "resume_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Continue from a checkpoint (NAME.checkpoint.npz of an earlier PS).")
 def ps_cmd(**params: Any) -> None:
     """The parameter server: reward-gated averaged-gradient updates (or SGD/Adam), ACKs with the global weights.
 
     Stops after --duration or on SIGTERM/SIGINT (log flushed, summary written, exit 0).
     """
     cfg = ps_config(params)
-    s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
+    try:
+        s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
+    except CheckpointError as e:
+        raise click.BadParameter(str(e), param_hint="--resume") from None
     click.echo(f"ps: {s['updates']} updates ({s['accepted']} accepted), {s['inits']} INIT, "
                f"{s['malformed']} malformed ({s['stop_reason']}); log {cfg.log_path}", err=True)
 
@@ -301,4 +314,5 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
                         max_abs_reward=p["max_abs_reward"], gen_ts_slack_s=p["gen_ts_slack_s"])
     return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], step=p["step"], gate=p["gate"],
                     modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
-                    flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust)
+                    flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust,
+                    checkpoint_s=p["checkpoint_s"], resume_from=p["resume_from"])

@@ -152,6 +152,46 @@ class GlobalModel:
         # round half to even, as olaf.fixedpoint.to_fixed
         self._ack_weights = tuple(np.rint(self.weights * _SCALE).astype(np.int64).tolist())
 
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything :meth:`load_state` needs to continue exactly where this model is (a PS
+        checkpoint, :mod:`olaf.hosts.checkpoint`): arrays only; absent parts are empty arrays.
+
+        Raises:
+            ValueError: the model is not initialised (nothing to save).
+        """
+        if self.weights is None:
+            raise ValueError("the global model is not initialised: no state to save")
+        empty = np.zeros(0)
+        reward = np.zeros(0, dtype=np.int64) if self._reward is None else np.array(self._reward, dtype=np.int64)
+        return {"weights": self.weights, "avg_grad": empty if self.avg_grad is None else self.avg_grad,
+                "adam_m": empty if self._m is None else self._m, "adam_v": empty if self._v is None else self._v,
+                "reward": reward, "accepted": np.array(self.accepted, dtype=np.int64)}
+
+    def load_state(self, state: dict[str, np.ndarray]) -> None:
+        """Continue from :meth:`state`'s output (weights, ``g_a``, Adam's moments, ``r_g``, the count).
+
+        Raises:
+            ValueError: a part is missing or its shape does not match the weights'.
+        """
+        try:
+            w = np.asarray(state["weights"], dtype=np.float64)
+            parts = {k: np.asarray(state[k], dtype=np.float64) for k in ("avg_grad", "adam_m", "adam_v")}
+            reward = np.asarray(state["reward"], dtype=np.int64)
+            accepted = int(state["accepted"])
+        except KeyError as e:
+            raise ValueError(f"the checkpoint has no {e.args[0]!r}") from None
+        if w.ndim != 1 or w.size == 0:
+            raise ValueError(f"the checkpoint's weights have shape {w.shape}, expected (G,) with G >= 1")
+        for k, v in parts.items():
+            if v.size not in (0, w.size):
+                raise ValueError(f"the checkpoint's {k} has {v.size} elements, its weights {w.size}")
+        if reward.size not in (0, 2) or (reward.size == 2 and reward[1] < 1):
+            raise ValueError(f"the checkpoint's reward {reward.tolist()} is not (reward_sum, count >= 1)")
+        self._set_weights(w)
+        self.avg_grad, self._m, self._v = (None if v.size == 0 else v for v in parts.values())
+        self._reward = None if reward.size == 0 else (int(reward[0]), int(reward[1]))
+        self.accepted = accepted
+
     def ack_weights(self) -> tuple[int, ...]:
         """The global weights as Q7.24 elements for an ACK (empty before INIT)."""
         return self._ack_weights

@@ -23,6 +23,10 @@ from olaf.hosts.worker import WorkerConfig
 from olaf.plan.tx import TxParams
 from olaf.plan.workload import TrainJob
 
+EVAL_CHECKPOINT_S = 5.0
+"""The PS of a job whose global model is evaluated writes its checkpoint this often, s (or at the
+evaluation period if shorter): an evaluation scores weights at most this old."""
+
 
 def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str], out_dir: Path,
               name: str = "ps") -> PsConfig:
@@ -33,8 +37,9 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
     modes = ModeParams(mode=Mode(job.mode), aggr_k=job.aggr_k, aggr_t_ms=job.aggr_t_ms,
                        sync_workers=len(worker_ips) if job.mode == Mode.SYNC.value else None,
                        round_timeout_ms=job.round_timeout_ms)
+    checkpoint_s = None if job.eval_every_s is None else min(job.eval_every_s, EVAL_CHECKPOINT_S)
     return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, lr=job.ps_lr, step=job.ps_step, gate=job.ps_gate,
-                    modes=modes, trust=trust)
+                    modes=modes, trust=trust, checkpoint_s=checkpoint_s)
 
 
 def worker_config(job: Optional[TrainJob], *, ps_ip: str, bind_ip: str, schedule: ScheduleSpec, num_weights: int,

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.fixedpoint import reward_from_fixed
+from olaf.hosts.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
 from olaf.hosts.modes import Aggregator, Mode, ModeParams
 from olaf.hosts.runlog import OutputFiles
@@ -99,6 +100,9 @@ class PsConfig(OutputFiles):
         rcvbuf: socket receive buffer, bytes (the kernel may cap it at
             ``net.core.rmem_max``).
         trust: what the PS accepts (:mod:`olaf.hosts.trust`).
+        checkpoint_s: write ``out_dir/name.checkpoint.npz`` (:mod:`olaf.hosts.checkpoint`) this often,
+            seconds, and when the PS stops (None: only when it stops).
+        resume_from: a checkpoint to continue from (its weights, optimizer state and ``r_g``).
     """
 
     bind_ip: str = "0.0.0.0"
@@ -114,6 +118,13 @@ class PsConfig(OutputFiles):
     flush_s: float = 0.5
     rcvbuf: int = 4 << 20
     trust: TrustPolicy = field(default_factory=TrustPolicy)
+    checkpoint_s: Optional[float] = None
+    resume_from: Optional[Path] = None
+
+    @property
+    def checkpoint_path(self) -> Path:
+        """``out_dir/name.checkpoint.npz``."""
+        return Path(self.out_dir) / f"{self.name}.checkpoint.npz"
 
 
 def _reason_key(message: str) -> str:
@@ -128,6 +139,12 @@ class ParameterServer:
         self.cfg = cfg
         self.stop = stop or threading.Event()
         self.model = GlobalModel(cfg.lr, cfg.step, cfg.gate)
+        if cfg.resume_from is not None:
+            ck = read_checkpoint(cfg.resume_from)
+            try:
+                self.model.load_state(ck.state)
+            except ValueError as e:
+                raise CheckpointError(f"{cfg.resume_from}: {e}") from None
         self.aggregator = None if cfg.modes.mode is Mode.ASYNC else Aggregator(cfg.modes)
         self.counters: Counter[str] = Counter()
         self.malformed_reasons: Counter[str] = Counter()
@@ -153,6 +170,8 @@ class ParameterServer:
                               "aggr_k", "aggr_t_ms", "sync_workers", "round_timeout_ms")},
                           duration_s=cfg.duration_s))
         deadline = None if cfg.duration_s is None else t_start + int(cfg.duration_s * 1e9)
+        every_ns = None if cfg.checkpoint_s is None else int(cfg.checkpoint_s * 1e9)
+        next_checkpoint = None if every_ns is None else t_start + every_ns
         self.ready.set()
         reason = "signal"
         try:
@@ -161,6 +180,9 @@ class ParameterServer:
                 if deadline is not None and now >= deadline:
                     reason = "duration"
                     break
+                if next_checkpoint is not None and every_ns is not None and now >= next_checkpoint:
+                    self.checkpoint(now)
+                    next_checkpoint = now + every_ns
                 wait_ns = 100_000_000
                 flush_at = None if self.aggregator is None else self.aggregator.deadline_ns()
                 if flush_at is not None:
@@ -179,11 +201,25 @@ class ParameterServer:
         finally:
             self.sock.close()
             t_stop = time.time_ns()
+            self.checkpoint(t_stop)
             summary = self.summary(t_start, t_stop, reason)
             log.write(StopRecord(ev="stop", t_ns=t_stop, reason=reason))
             log.close()
             write_json(cfg.summary_path, summary)
         return summary
+
+    def checkpoint(self, t_ns: int) -> None:
+        """Write the model's state to :attr:`PsConfig.checkpoint_path` (nothing before INIT); a
+        write error is counted (``checkpoint_errors``), never fatal."""
+        if not self.model.initialised:
+            return
+        worker_updates = sum(c["worker_updates"] for c in self.per_cluster.values())
+        try:
+            write_checkpoint(self.cfg.checkpoint_path, self.model.state(), t_ns, self.counters["updates"],
+                             worker_updates)
+            self.counters["checkpoints"] += 1
+        except OSError:
+            self.counters["checkpoint_errors"] += 1
 
     def _socket_drops(self, ancdata: list[tuple[int, int, bytes]]) -> None:
         """``socket_drops``: datagrams the kernel dropped because the receive buffer was full
@@ -276,7 +312,7 @@ class ParameterServer:
     def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`PsSummary`)."""
         keys = ["datagrams", "updates", "inits", "malformed", "untrusted", "init_source", "socket_drops",
-                "acks_sent", "ack_errors", "flushes"] + [o.value for o in Outcome]
+                "acks_sent", "ack_errors", "flushes", "checkpoints", "checkpoint_errors"] + [o.value for o in Outcome]
         m = self.model
         return PsSummary(**{
             "role": "ps",
@@ -299,4 +335,5 @@ class ParameterServer:
             "global_reward": m.global_reward(),
             "num_weights": m.num_weights,
             "weights": None if m.weights is None else m.weights.tolist(),
+            "resumed_from": None if self.cfg.resume_from is None else str(self.cfg.resume_from),
         }).dump()

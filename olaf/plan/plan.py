@@ -38,10 +38,11 @@ from olaf.constants import (
     DEFAULT_ACTIVITY_WINDOW_MS,
     ELEMENT_LEN,
     IPV4_HEADER_LEN,
-    MAX_G_JUMBO,
+    IPV4_MAX_LEN,
     SEGMENTS,
     UDP_HEADER_LEN,
     UPDATE_HEADER_LEN,
+    max_elements,
 )
 from olaf.plan.faults import parse_fault
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT, SWITCHES
@@ -127,7 +128,8 @@ class RunPlan(FileModel):
     topology: Literal["tor", "multihop"] = "tor"
     queue: Literal["olaf", "olaf_tc", "fifo"] = "olaf"
     groups: list[ClusterGroup] = Field(min_length=1)
-    grads: int = Field(default=16, ge=1, le=MAX_G_JUMBO, description="gradient elements per update (G)")
+    grads: int = Field(default=16, ge=1, le=max_elements(IPV4_MAX_LEN),
+                       description="gradient elements per update (G); each backend refuses what does not fit its frame")
     duration_s: Optional[float] = Field(default=None, gt=0)
     updates_per_worker: Optional[int] = Field(default=None, ge=1)
     queue_size: dict[str, int] = Field(default_factory=dict, description="Q_max per switch, segments")

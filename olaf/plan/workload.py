@@ -19,8 +19,13 @@ from olaf.constants import MTU
 DEFAULT_ENV = "LunarLander-v3"
 """The environment of paper §2.1 and §8.2."""
 
+SOLVED_EPISODES = 100
+"""Episodes of an environment's definition of "solved": the mean return over 100 consecutive
+episodes reaches Gymnasium's ``reward_threshold`` (LunarLander-v3: 200)."""
 UPDATE_KINDS = ("delta", "grad")
 """What a PPO update carries (:mod:`olaf.rl.learner`)."""
+ARCHS = ("shared", "separate")
+"""Actor-critic architectures (:mod:`olaf.rl.network`): one trunk for policy and value, or two MLPs."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,10 @@ class PPOConfig:
         batch_size: minibatch size of a pass (≥ 1; capped by the rollout size).
         lr: the worker's local Adam learning rate (> 0).
         normalize_advantage: normalise ``Â`` per minibatch.
-        hidden: trunk widths of :class:`~olaf.rl.network.ActorCritic`.
+        hidden: layer widths of :class:`~olaf.rl.network.ActorCritic` (its trunk, or each of its
+            two MLPs).
+        arch: ``"shared"`` (one trunk) or ``"separate"`` (policy and value MLPs, as
+            Stable-Baselines3's and RLlib's default models).
         reward_scale: rewards are multiplied by this before GAE (> 0); the value
             head then learns returns of order 1 so the value loss does not drown
             the policy gradient in the shared trunk. Reported episode returns are
@@ -63,6 +71,7 @@ class PPOConfig:
     normalize_advantage: bool = True
     hidden: tuple[int, ...] = (24,)
     reward_scale: float = 0.01
+    arch: str = "shared"
 
     def __post_init__(self) -> None:
         def need(ok: bool, name: str, rule: str) -> None:
@@ -82,6 +91,7 @@ class PPOConfig:
         need(self.lr > 0, "lr", "must be > 0")
         need(len(self.hidden) >= 1 and min(self.hidden) >= 1, "hidden", "needs at least one layer, each >= 1 wide")
         need(self.reward_scale > 0, "reward_scale", "must be > 0")
+        need(self.arch in ARCHS, "arch", f"must be one of {', '.join(ARCHS)}")
         for name in ("reward_scale", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "lr"):
             need(math.isfinite(getattr(self, name)), name, "must be finite")
 
@@ -90,6 +100,32 @@ class PPOConfig:
         d = asdict(self)
         d["hidden"] = list(self.hidden)
         return d
+
+
+@dataclass(frozen=True)
+class NetPreset:
+    """A named network (``olaf train --net``).
+
+    Attributes:
+        arch, hidden: as :class:`PPOConfig`.
+        reward_scale: :class:`PPOConfig`'s; a separate value MLP learns unscaled returns as
+            Stable-Baselines3 does (1.0), a shared trunk needs them scaled down (0.01).
+        source: where the shape comes from.
+    """
+
+    arch: str
+    hidden: tuple[int, ...]
+    reward_scale: float
+    source: str
+
+
+NETS: dict[str, NetPreset] = {
+    "olaf": NetPreset("shared", (24,), 0.01, "the default job: 341 parameters on LunarLander-v3, one 1500 B frame"),
+    "sb3": NetPreset("separate", (64, 64), 1.0, "Stable-Baselines3 PPO MlpPolicy: 9,797 parameters on LunarLander-v3"),
+    "rllib": NetPreset("separate", (256, 256), 1.0, "RLlib's default model (256,256, value layers not shared): 137,477 "
+                                                     "parameters on LunarLander-v3"),
+}
+"""Networks by name; ``--hidden`` overrides a preset's widths."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +195,11 @@ class TrainJob:
             ``count``: an aggregate carries several; None: no such limit). Whether the target
             is reached within a number of iterations or of updates at the PS does not depend
             on how fast the machine iterates, unlike within a wall-time budget.
+        eval_every_s: evaluate the PS's global model at most this often, s (:mod:`olaf.training.evaluator`;
+            None: no evaluation).
+        eval_episodes: deterministic episodes per evaluation (100: the environment's "solved").
+        solve_at: with ``stop_at_target``, the job ends when an evaluation of at least 100 episodes
+            scores a mean of at least this (then ``target`` is only recorded); requires evaluation.
     """
 
     task: PPOTaskSpec = field(default_factory=PPOTaskSpec)
@@ -176,8 +217,20 @@ class TrainJob:
     window: int = 5
     iterations: Optional[int] = None
     ps_updates: Optional[int] = None
+    eval_every_s: Optional[float] = None
+    eval_episodes: int = SOLVED_EPISODES
+    solve_at: Optional[float] = None
 
     def __post_init__(self) -> None:
+        if self.eval_every_s is not None and not (math.isfinite(self.eval_every_s) and self.eval_every_s > 0):
+            raise ValueError(f"eval_every_s={self.eval_every_s!r} must be > 0 (or None: no evaluation)")
+        if self.eval_episodes < 1:
+            raise ValueError(f"eval_episodes={self.eval_episodes} must be >= 1")
+        if self.solve_at is not None:
+            if not math.isfinite(self.solve_at):
+                raise ValueError(f"solve_at={self.solve_at!r} must be finite")
+            if self.eval_every_s is None:
+                raise ValueError("solve_at needs the global model's evaluation: set eval_every_s")
         if self.num_params < 1:
             raise ValueError(f"num_params={self.num_params} must be >= 1")
         if self.window < 1:

@@ -76,7 +76,7 @@ class PPOLearner:
             raise ValueError(f"update must be one of {', '.join(UPDATE_KINDS)}, got {update!r}")
         shape = env_shape(env_id)
         torch.manual_seed(seed)
-        self.net = ActorCritic(shape.obs_dim, shape.n_actions, cfg.hidden)
+        self.net = ActorCritic(shape.obs_dim, shape.n_actions, cfg.hidden, cfg.arch)
         self.cfg, self.update, self.apply_locally = cfg, update, apply_locally
         self.collector = RolloutCollector(env_id, cfg, seed)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.lr, eps=1e-5)

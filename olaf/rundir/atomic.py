@@ -15,6 +15,20 @@ from pathlib import Path
 from typing import Any
 
 
+def write_bytes_atomic(path: Path | str, data: bytes) -> Path:
+    """As :func:`write_text_atomic` for bytes (e.g. a PS checkpoint, ``numpy.savez``'s output)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
 def write_text_atomic(path: Path | str, text: str) -> Path:
     """Replace ``path`` by a file holding ``text`` in one step; create its directory if missing.
 
@@ -25,16 +39,7 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
         OSError: the directory cannot be created or written; the target is then unchanged
             and the temporary file removed.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    return write_bytes_atomic(path, text.encode())
 
 
 def write_json(path: Path | str, obj: Any, *, indent: int = 2) -> Path:

@@ -266,6 +266,24 @@ class UntrustedRecord(Record):
     count: U16
 
 
+class EvalRecord(Record):
+    """One evaluation of the global model (``hosts/evaluator.jsonl``, :mod:`olaf.training.evaluator`):
+    the PS checkpoint's weights run deterministically for ``episodes`` episodes."""
+
+    ev: Literal["eval"]
+    t_ns: U64 = Field(description="when the evaluation ended")
+    ckpt_t_ns: U64 = Field(description="when the PS wrote the evaluated checkpoint")
+    ps_messages: Count = Field(description="update messages the PS had received by then (an aggregate is one)")
+    ps_updates: Count = Field(description="worker updates in them (Σ count)")
+    episodes: Count
+    mean: float = Field(description="mean episode return")
+    std: float
+    min: float
+    max: float
+    mean_length: float = Field(description="mean episode length, steps")
+    eval_s: float = Field(description="wall time the evaluation took, s")
+
+
 def _tag(v: Any) -> Optional[str]:
     ev = v.get("ev") if isinstance(v, dict) else getattr(v, "ev", None)
     if ev == "start":
@@ -289,6 +307,7 @@ LogRecord = Annotated[
         Annotated[MalformedRecord, Tag("malformed")],
         Annotated[UntrustedRecord, Tag("untrusted")],
         Annotated[StopRecord, Tag("stop")],
+        Annotated[EvalRecord, Tag("eval")],
     ],
     Discriminator(_tag, custom_error_type="unknown_record",
                   custom_error_message="not a known host log record (ev, and role for start)"),
@@ -377,6 +396,8 @@ class PsSummary(Record):
     acks_sent: Count
     ack_errors: Count
     flushes: Count = 0
+    checkpoints: Count = Field(default=0, description="checkpoints written (olaf.hosts.checkpoint)")
+    checkpoint_errors: Count = 0
     initialised: Count = 0
     init_ignored: Count = 0
     accepted: Count = 0
@@ -392,6 +413,7 @@ class PsSummary(Record):
     global_reward: Optional[float]
     num_weights: Optional[Count]
     weights: Optional[list[float]]
+    resumed_from: Optional[str] = Field(default=None, description="the checkpoint the PS continued from")
 
 
 class WorkersTotal(Record):

@@ -20,7 +20,7 @@ from olaf.backends.base import BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.hosts.modes import Mode
-from olaf.plan.workload import DEFAULT_ENV, PPOConfig, TrainJob
+from olaf.plan.workload import DEFAULT_ENV, NETS, PPOConfig, TrainJob
 from olaf.topologies.spec import QUEUES
 from olaf.training.job import build_plan, checked_backend
 
@@ -45,8 +45,11 @@ def train_options(f):
     opts = [
         click.option("--env", default=DEFAULT_ENV, show_default=True,
                      help="Gymnasium environment id with discrete actions (CartPole-v1 for quick runs)."),
-        click.option("--hidden", default="24", show_default=True, callback=lambda c, p, v: _hidden(v),
-                     help="Trunk widths of the shared actor-critic network (must fit a 1500 B frame)."),
+        click.option("--net", type=click.Choice(list(NETS)), default="olaf", show_default=True,
+                     help="The network: " + "; ".join(f"{k}: {v.source}" for k, v in NETS.items())
+                          + ". Its update and ACK must fit one frame of the backend (1500 B; loopback: 65535 B)."),
+        click.option("--hidden", default=None, callback=lambda c, p, v: None if v is None else _hidden(v),
+                     help="Layer widths, comma-separated, instead of the --net's (e.g. 32,32)."),
         click.option("--n-steps", default=PPOConfig.n_steps, show_default=True, type=click.IntRange(1),
                      help="PPO rollout steps per environment and iteration."),
         click.option("--n-envs", default=PPOConfig.n_envs, show_default=True, type=click.IntRange(1),
@@ -64,6 +67,16 @@ def train_options(f):
         click.option("--iterations", type=click.IntRange(1), default=None,
                      help="End the job once every worker has done this many PPO iterations (it still ends at "
                           "the target; --budget-s stays its wall-time limit)."),
+        click.option("--eval-every-s", type=FiniteFloat(min=0, min_open=True), default=None,
+                     help="Evaluate the PS's global model (deterministic episodes, beside the job) at most this "
+                          "often, s [default: off; 30 with --solve/--solve-at]."),
+        click.option("--eval-episodes", type=click.IntRange(1), default=TrainJob.eval_episodes, show_default=True,
+                     help="Episodes per evaluation (100: the environment's definition of solved)."),
+        click.option("--solve", is_flag=True,
+                     help="End the job when the global model is solved: an evaluation of 100 episodes reaches the "
+                          "environment's reward threshold (LunarLander-v3: 200)."),
+        click.option("--solve-at", type=FiniteFloat(), default=None,
+                     help="As --solve with this evaluation mean instead of the environment's threshold."),
         click.option("--ps-updates", type=click.IntRange(1), default=None,
                      help="End the job once the PS has received this many worker updates (an aggregate "
                           "counts the updates in it; it still ends at the target; --budget-s stays the limit)."),
@@ -107,7 +120,7 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
 
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
                              bmv2_log_level=kw.pop("bmv2_log_level"))
-    plan = build_plan(**kw)
+    plan = build_plan(**kw, mtu=backends.get(backend, options).mtu)
     runner = checked_backend(plan, backend, options)
     runner.preflight()
     signal.signal(signal.SIGTERM, _term_as_interrupt)

@@ -17,22 +17,23 @@ import click
 from olaf import backends
 from olaf.backends.base import Backend, BackendOptions, PlanRefused
 from olaf.configfile import ConfigError, validate
-from olaf.constants import MTU, max_model_elements
+from olaf.constants import IPV4_MAX_LEN, MTU, max_model_elements
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT
-from olaf.plan.workload import PPOConfig, PPOTaskSpec, TrainJob
+from olaf.plan.workload import NETS, PPOConfig, PPOTaskSpec, TrainJob
 
 DEFAULT_TARGETS = {"LunarLander-v3": 0.0, "CartPole-v1": 150.0}
 """Mean worker reward that ends a job when ``--target`` is not given (LunarLander: from about
 −200 to 0, docs/training.md; CartPole: 150 of its 500)."""
 
 
-def check_task(env_id: str, hidden: tuple[int, ...], mtu: int) -> int:
-    """The PPO network's parameter count for ``env_id``, after checking that the task can run.
+def check_task(env_id: str, hidden: tuple[int, ...], mtu: int, arch: str = "shared") -> int:
+    """The PPO network's parameter count for ``env_id``, after checking that the task can run
+    with updates and ACKs in one IPv4 packet of ``mtu`` bytes.
 
     Raises:
         click.ClickException: the ``train`` extra is missing, or the environment or network is
-            unusable; the message names the option (``--env``, ``--hidden``) and the fix.
+            unusable; the message names the option (``--env``, ``--net``/``--hidden``) and the fix.
     """
     from olaf.rl.extra import TrainExtraMissing, require_train_extra  # noqa: PLC0415
 
@@ -48,21 +49,41 @@ def check_task(env_id: str, hidden: tuple[int, ...], mtu: int) -> int:
         raise click.BadParameter(str(e), param_hint="--env") from None
     except TrainExtraMissing as e:
         raise click.ClickException(str(e)) from None
-    n = param_count(shape.obs_dim, shape.n_actions, hidden)
+    n = param_count(shape.obs_dim, shape.n_actions, hidden, arch)
     try:
         check_fits(n, mtu)
     except ModelTooLarge:  # its jumbo-frame hint names `olaf worker --mtu`; the emulated links are not jumbo
         default = param_count(shape.obs_dim, shape.n_actions, PPOConfig().hidden)
+        loopback = "" if mtu >= IPV4_MAX_LEN else "; or run it over loopback (--backend local)"
         raise click.BadParameter(
-            f"{','.join(map(str, hidden))}: the network of {env_id} has {n} parameters, but an update and its ACK "
-            f"on the emulated links ({mtu} B MTU) carry at most {max_model_elements(mtu)} elements; choose smaller "
-            f"layers (the default {','.join(map(str, PPOConfig().hidden))} has {default})", param_hint="--hidden") from None
+            f"{arch} {','.join(map(str, hidden))}: the network of {env_id} has {n} parameters, but an update and its "
+            f"ACK on these links ({mtu} B MTU) carry at most {max_model_elements(mtu)} elements; choose smaller "
+            f"layers (the default {','.join(map(str, PPOConfig().hidden))} has {default}){loopback}",
+            param_hint="--net/--hidden") from None
     return n
+
+
+DEFAULT_EVAL_EVERY_S = 30.0
+"""Evaluation period of a job that ends when solved and gives none (``--eval-every-s``), s."""
+
+
+def env_threshold(env_id: str) -> float:
+    """Gymnasium's ``reward_threshold`` of ``env_id`` (its "solved").
+
+    Raises:
+        click.BadParameter: the environment registers none (naming ``--solve-at``).
+    """
+    import gymnasium as gym  # noqa: PLC0415
+
+    t = gym.spec(env_id).reward_threshold
+    if t is None:
+        raise click.BadParameter(f"{env_id} registers no reward threshold: give one with --solve-at", param_hint="--solve")
+    return float(t)
 
 
 PLAN_OPTIONS = {"topology": "--topo", "groups": "--clusters/--workers-per-cluster", "queue": "--queue",
                 "queue_size": "--queue-size", "uplinks": "--rate-pps", "tc": "--tc", "seed": "--seed",
-                "duration_s": "--budget-s", "grads": "--hidden", "workload": "--backend"}
+                "duration_s": "--budget-s", "grads": "--net/--hidden", "workload": "--backend"}
 """The ``olaf train`` option behind each plan field (errors name the option)."""
 
 
@@ -71,19 +92,24 @@ def option_of(field: str) -> str:
     return PLAN_OPTIONS.get(field.split(".")[0].split("[")[0], field)
 
 
-def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], budget_s: float,
+def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]] = None, target: Optional[float],
+               budget_s: float, mtu: int = MTU,
                stop_at_target: bool = True, topo: str = "tor", clusters: int = 9, workers_per_cluster: int = 3,
                queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: int = 0, tc: bool = False,
                seed: int = 1, n_steps: int = PPOConfig.n_steps, n_envs: int = PPOConfig.n_envs,
                ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
                ps_gate: Optional[bool] = TrainJob.ps_gate, mode: str = "async",
                ack_wait_ms: float = TrainJob.ack_wait_ms, iterations: Optional[int] = None,
-               ps_updates: Optional[int] = None) -> RunPlan:
+               ps_updates: Optional[int] = None, eval_every_s: Optional[float] = None,
+               eval_episodes: int = TrainJob.eval_episodes, solve: bool = False,
+               solve_at: Optional[float] = None) -> RunPlan:
     """The run plan of a training job from ``olaf train``'s options (also used by the figures).
 
     Every worker iterates back to back (period 1 ms: the period only spaces a worker's
     iterations) for ``budget_s`` seconds at most; ``iterations`` and ``ps_updates`` end the job
-    earlier (:class:`~olaf.plan.workload.TrainJob`); ``clusters`` is per edge switch (multihop: S1 behind
+    earlier (:class:`~olaf.plan.workload.TrainJob`); ``net`` names the network (:data:`NETS`; ``hidden``
+    overrides its widths) and ``mtu`` is the backend's (:attr:`Backend.mtu <olaf.backends.base.Backend.mtu>`);
+    ``clusters`` is per edge switch (multihop: S1 behind
     s1, S2 behind s2). Only what differs from the plan's defaults is set in it (a bottleneck,
     FIFO, a queue size, transmission control, the multihop topology), so a backend without a
     network (``local``) refuses exactly those options.
@@ -92,13 +118,24 @@ def build_plan(*, env: str, hidden: tuple[int, ...], target: Optional[float], bu
         click.BadParameter / click.ClickException: as :func:`check_task`, or a value out of range
             (naming its option).
     """
-    n = check_task(env, hidden, MTU)
+    if net not in NETS:
+        raise click.BadParameter(f"{net!r}: one of {', '.join(NETS)}", param_hint="--net")
+    preset = NETS[net]
+    widths = preset.hidden if hidden is None else hidden
+    n = check_task(env, widths, mtu, preset.arch)
     tgt = DEFAULT_TARGETS.get(env, 0.0) if target is None else target
+    if solve and solve_at is None:
+        solve_at = env_threshold(env)
+    if solve_at is not None and eval_every_s is None:
+        eval_every_s = DEFAULT_EVAL_EVERY_S
     try:
-        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=PPOConfig(hidden=hidden, n_steps=n_steps, n_envs=n_envs)),
+        ppo = PPOConfig(hidden=widths, arch=preset.arch, reward_scale=preset.reward_scale, n_steps=n_steps,
+                        n_envs=n_envs)
+        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu),
                        num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, mode=mode,
                        ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target, iterations=iterations,
-                       ps_updates=ps_updates)
+                       ps_updates=ps_updates, eval_every_s=eval_every_s, eval_episodes=eval_episodes,
+                       solve_at=solve_at)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
     raw: dict[str, Any] = {

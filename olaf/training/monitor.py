@@ -33,14 +33,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from olaf.plan.workload import SOLVED_EPISODES
 from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlFollower, read_jsonl
 from olaf.rundir.manifest import ManifestError, read_manifest
-from olaf.rundir.records import ErrorRecord, FlushRecord, GenRecord, UpdateRecord
+from olaf.rundir.records import ErrorRecord, EvalRecord, FlushRecord, GenRecord, UpdateRecord
+from olaf.training.evaluator import EVAL_LOG
 from olaf.training.progress import Progress, RewardTracker
 
+
+def is_solved(r: EvalRecord, solve_at: float) -> bool:
+    """The evaluation ``r`` shows a solved model: ≥ :data:`SOLVED_EPISODES` episodes, mean ≥ ``solve_at``."""
+    return r.episodes >= SOLVED_EPISODES and r.mean >= solve_at
+
 PROGRESS_FIELDS = ("t_s", "mean_worker_reward", "workers_with_reward", "env_steps", "iterations", "ps_messages",
-                   "ps_updates", "global_reward")
+                   "ps_updates", "global_reward", "eval_reward", "eval_episodes")
 
 
 class _PsFollow:
@@ -62,6 +69,18 @@ class _PsFollow:
                 self.global_reward = rec.global_reward
 
 
+class _EvalFollow:
+    """Follows the evaluator's log (:mod:`olaf.training.evaluator`): every evaluation so far."""
+
+    def __init__(self, path: Path) -> None:
+        self.log: JsonlFollower[object] = JsonlFollower(path)
+        self.records: list[EvalRecord] = []
+
+    def poll(self) -> Optional[EvalRecord]:
+        self.records += [r for r in self.log.poll() if isinstance(r, EvalRecord)]
+        return self.records[-1] if self.records else None
+
+
 @dataclass
 class TrainMonitor:
     """Follows a training run (:class:`olaf.topologies.emulation.RunMonitor`).
@@ -75,6 +94,9 @@ class TrainMonitor:
         iterations: end the run once every worker has done this many iterations (None: no limit).
         ps_updates: end the run once the PS has received this many worker updates (Σ ``count``;
             None: no limit).
+        solve_at: with ``stop_at_target``, end the run when an evaluation of the global model of at
+            least :data:`SOLVED_EPISODES` episodes scores this mean (the worker target is then only
+            recorded); None: the worker target ends it.
     """
 
     hosts_dir: Path
@@ -84,30 +106,44 @@ class TrainMonitor:
     stop_at_target: bool = True
     iterations: Optional[int] = None
     ps_updates: Optional[int] = None
-    history: list[tuple[float, Progress, int, int, Optional[float]]] = field(default_factory=list)
+    solve_at: Optional[float] = None
+    history: list[tuple[float, Progress, int, int, Optional[float], Optional[EvalRecord]]] = field(default_factory=list)
     reached_s: Optional[float] = None
+    solved: Optional[EvalRecord] = None
 
     def __post_init__(self) -> None:
         self._tracker = RewardTracker([self.hosts_dir / f"{w}.jsonl" for w in self.workers], self.window)
         self._ps = _PsFollow(self.hosts_dir / "ps.jsonl")
+        self._eval = _EvalFollow(self.hosts_dir / EVAL_LOG)
+
+    @property
+    def evaluations(self) -> list[EvalRecord]:
+        """Every evaluation of the global model read so far."""
+        return self._eval.records
 
     def poll(self, elapsed_s: float) -> tuple[str, bool]:
         p = self._tracker.poll()
         self._ps.poll()
-        self.history.append((elapsed_s, p, self._ps.messages, self._ps.updates, self._ps.global_reward))
+        ev = self._eval.poll()
+        self.history.append((elapsed_s, p, self._ps.messages, self._ps.updates, self._ps.global_reward, ev))
         reached = (p.mean_worker_reward is not None and p.workers_with_reward == len(self.workers)
                    and p.mean_worker_reward >= self.target)
         if reached and self.reached_s is None:
             self.reached_s = elapsed_s
+        if self.solve_at is not None and self.solved is None:
+            self.solved = next((r for r in self._eval.records if is_solved(r, self.solve_at)), None)
+        stop = (self.solved is not None) if self.solve_at is not None else reached
         done = ((self.iterations is not None and p.fewest_generations >= self.iterations)
                 or (self.ps_updates is not None and self._ps.updates >= self.ps_updates))
         mean = "–" if p.mean_worker_reward is None else f"{p.mean_worker_reward:.1f}"
         glob = "–" if self._ps.global_reward is None else f"{self._ps.global_reward:.1f}"
         updates = "" if self.ps_updates is None else f"/{self.ps_updates}"
         limit = "" if self.iterations is None else f" (fewest {p.fewest_generations}/{self.iterations} per worker)"
+        solve = "" if self.solve_at is None else f", solved at {self.solve_at:g}"
+        evaluated = "" if ev is None else f" | eval {ev.mean:.1f}±{ev.std:.0f} ({ev.episodes} ep{solve})"
         return (f"reward {mean} ({p.workers_with_reward}/{len(self.workers)} workers, target {self.target:g}) "
-                f"global {glob} | PS {self._ps.updates}{updates} updates | {p.generations} iterations{limit}"), \
-            (reached and self.stop_at_target) or done
+                f"global {glob}{evaluated} | PS {self._ps.updates}{updates} updates | {p.generations} iterations"
+                f"{limit}"), (stop and self.stop_at_target) or done
 
 
 def _worker_rows(path: Path, t0_ns: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -154,9 +190,10 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
     with open(out / "progress.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(PROGRESS_FIELDS)
-        for t, p, msgs, upd, glob in monitor.history:
+        for t, p, msgs, upd, glob, ev in monitor.history:
             w.writerow([f"{t:.2f}", "" if p.mean_worker_reward is None else f"{p.mean_worker_reward:.3f}",
-                        p.workers_with_reward, p.env_steps, p.generations, msgs, upd, "" if glob is None else glob])
+                        p.workers_with_reward, p.env_steps, p.generations, msgs, upd, "" if glob is None else glob,
+                        "" if ev is None else f"{ev.mean:.3f}", "" if ev is None else ev.episodes])
     receptions, ps_corrupt = _ps_receptions(hosts / "ps.jsonl")
     times = [t for t, _ in receptions]
     cum = []
@@ -180,6 +217,20 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
                 w.writerow([name, f"{r['t_s']:.3f}", r["iteration"], r["env_steps"] if r["env_steps"] is not None else "",
                             "" if r["reward"] is None else f"{r['reward']:.3f}", int(r["sent"]), r["ps_updates"]])
     last = monitor.history[-1] if monitor.history else None
+    evals = read_jsonl(hosts / EVAL_LOG).records if (hosts / EVAL_LOG).exists() else []
+    evals = [r for r in evals if isinstance(r, EvalRecord)]
+    solved = None if monitor.solve_at is None else next((r for r in evals if is_solved(r, monitor.solve_at)), None)
+
+    def steps_at(t_s: float) -> Optional[int]:
+        """Environment steps of all workers at ``t_s`` (the last poll at or before it)."""
+        i = bisect.bisect_right([h[0] for h in monitor.history], t_s)
+        return monitor.history[i - 1][1].env_steps if i else None
+
+    def eval_row(r: EvalRecord) -> dict[str, Any]:
+        t_s = (r.ckpt_t_ns - t0_ns) / 1e9
+        return {"t_s": round(t_s, 2), "env_steps": steps_at(t_s), "ps_updates": r.ps_updates, "episodes": r.episodes,
+                "mean": round(r.mean, 3), "std": round(r.std, 3), "eval_s": round(r.eval_s, 2)}
+
     result = {
         "job": job,
         "target": monitor.target,
@@ -197,6 +248,12 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
         "worker_errors": {n: f["error"] for n, f in facts.items() if f["error"]},
         "corrupt_log_lines": {**{n: f["corrupt"] for n, f in facts.items() if f["corrupt"]},
                               **({"ps": ps_corrupt} if ps_corrupt else {})},
+        "evaluations": [eval_row(r) for r in evals],
+        "final_eval": eval_row(evals[-1]) if evals else None,
+        "best_eval": eval_row(max(evals, key=lambda r: r.mean)) if evals else None,
+        "solve_at": monitor.solve_at,
+        "solved": solved is not None,
+        "solved_eval": None if solved is None else eval_row(solved),
     }
     write_json(out / "training.json", result, indent=1)
     _plot(out, monitor, per_worker)
@@ -216,11 +273,18 @@ def _plot(out: Path, monitor: TrainMonitor, per_worker: dict[str, list[dict[str,
             pts = [(r[x_key], r["reward"]) for r in rows if r["reward"] is not None]
             if pts:
                 ax.plot(*zip(*pts), lw=0.5, alpha=0.35)
-        hist = [(t, p.mean_worker_reward, upd) for t, p, _, upd, _ in monitor.history if p.mean_worker_reward is not None]
+        hist = [(t, p.mean_worker_reward, upd) for t, p, _, upd, _, _ in monitor.history
+                if p.mean_worker_reward is not None]
         if hist:
             xs = [h[0] for h in hist] if x_key == "t_s" else [h[2] for h in hist]
             ax.plot(xs, [h[1] for h in hist], lw=2.0, color="black", label="mean worker reward")
+        if x_key == "t_s" and monitor.evaluations:
+            ax.plot([h[0] for h in monitor.history if h[5] is not None],
+                    [h[5].mean for h in monitor.history if h[5] is not None], lw=1.5, color="tab:red",
+                    drawstyle="steps-post", label="global model, deterministic evaluation")
         ax.axhline(monitor.target, ls="--", lw=0.8, color="grey", label=f"target {monitor.target:g}")
+        if monitor.solve_at is not None:
+            ax.axhline(monitor.solve_at, ls=":", lw=0.8, color="tab:red", label=f"solved {monitor.solve_at:g}")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("episode return")
         ax.legend(loc="lower right")
