@@ -136,6 +136,10 @@ bench-rl: $(TRAIN_STAMP) ## PPO task vs bandit: worker ms and PS us per update, 
 bench-rl-train: $(TRAIN_STAMP) ## Default PPO job over loopback (9x3 workers, LunarLander-v3) until mean worker reward 0
 	nice $(PY) bench/rl_train.py --out build/rl_train
 
+.PHONY: bench-solve
+bench-solve: $(TRAIN_STAMP) ## Time to LunarLander "solved": single-process SB3 PPO, then Olaf's 27 workers (--net sb3, local), same session
+	$(PY) bench/solve.py run --out build/solve
+
 .PHONY: bench-sim
 bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs FIFO QueueDisc (same run)
 	nice $(PY) bench/sim_speed.py

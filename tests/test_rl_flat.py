@@ -58,3 +58,26 @@ def test_network_parameters_flatten_in_module_order_and_round_trip():
     net(torch.zeros(2, 8))[1].sum().backward()
     g = get_flat_grad(net)
     assert g.shape == (341,) and g[-1] == 2.0  # d(sum of 2 values)/d(value bias)
+
+
+@pytest.mark.train
+def test_the_separate_network_is_sb3s_shape_and_flattens_policy_mlp_value_mlp_then_heads():
+    """`--net sb3`: Stable-Baselines3's MlpPolicy shape (policy and value MLPs of 64, 64), 9,797
+    parameters on LunarLander; the value does not depend on the policy MLP and vice versa."""
+    import torch
+
+    from olaf.rl.flat import get_flat_params
+    from olaf.rl.network import ActorCritic, param_count
+
+    net = ActorCritic(8, 4, (64, 64), "separate")
+    assert net.num_params == param_count(8, 4, (64, 64), "separate") == 9797
+    flat = get_flat_params(net)
+    mlp = (8 + 1) * 64 + (64 + 1) * 64
+    assert flat[:8].tolist() == net.trunk[0].weight[0].double().tolist()               # policy MLP first
+    assert flat[mlp:mlp + 8].tolist() == net.vf_trunk[0].weight[0].double().tolist()  # then the value MLP
+    assert flat[2 * mlp:2 * mlp + 64].tolist() == net.pi.weight[0].double().tolist()   # then the heads
+    assert flat[-1] == net.v.bias.detach().double().item()
+    net(torch.zeros(3, 8))[1].sum().backward()
+    assert net.trunk[0].weight.grad is None or not net.trunk[0].weight.grad.any()       # value: value MLP only
+    with pytest.raises(ValueError, match="arch='wide'"):
+        ActorCritic(8, 4, (4,), "wide")
