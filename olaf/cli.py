@@ -9,6 +9,7 @@ of every ``olaf.*`` logger (default WARNING).
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -53,6 +54,22 @@ class LazyGroup(click.Group):
             raise click.ClickException(
                 f"`olaf {name}` needs the Python package {missing!r}, which is not installed. "
                 f"Install Olaf with its extras: `make setup` (or `pip install -e '.[p4,verify,train,ns3]'`).") from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; a run that failed or was interrupted (a backend's ``RunFailed``,
+        :mod:`olaf.backends.base`) ends with its message — exit 1, or 130 when interrupted —
+        not with a traceback: what it collected is in the run directory the message names."""
+        try:
+            return super().invoke(ctx)
+        except Exception as e:
+            from olaf.backends.base import RunFailed, RunInterrupted  # noqa: PLC0415
+
+            if isinstance(e, RunInterrupted):
+                click.echo(f"Stopped: {e}", err=True)
+                ctx.exit(130)
+            if isinstance(e, RunFailed):
+                raise click.ClickException(str(e)) from None
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, self.lazy[n][2]) for n in sorted(self.lazy)]

@@ -72,3 +72,23 @@ def test_olafctl_subcommand_help_without_network_or_build(tmp_path):
                        text=True, cwd=tmp_path, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "Move WORKER" in r.stdout
+
+
+def test_a_failed_or_interrupted_run_ends_with_its_message_not_a_traceback():
+    import click
+
+    from olaf.backends.base import RunFailed, RunInterrupted
+    from olaf.cli import LazyGroup
+
+    group = LazyGroup(lazy={})
+
+    @group.command()
+    @click.argument("how")
+    def job(how):
+        raise {"failed": RunFailed, "interrupted": RunInterrupted}[how](f"{how}; partial report in /runs/x")
+
+    r = CliRunner().invoke(group, ["job", "failed"])
+    assert r.exit_code == 1 and "Error: failed; partial report in /runs/x" in r.output and r.exception is not None
+    r = CliRunner().invoke(group, ["job", "interrupted"])
+    assert r.exit_code == 130 and "Stopped: interrupted; partial report in /runs/x" in r.output
+    assert "Traceback" not in r.output
