@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from olaf.experiments import paper_checks
 from olaf.provenance import RESULTS_SCHEMA_VERSION
 
 RESULTS_VERSIONS_READ = (2, RESULTS_SCHEMA_VERSION)
@@ -97,7 +98,7 @@ def write(results: Path, out: Path) -> Path:
         parts.append(_section(doc, table, rel))
     head = HEADER.format(module="olaf/experiments/reproduction.py", backends="|".join(sorted(backends)),
                          date=time.strftime("%Y-%m-%d %H:%M %Z"))
-    out.write_text(head + "\n" + "\n".join(parts))
+    out.write_text(head + "\n" + "\n".join(parts) + "\n" + paper_checks.markdown() + "\n")
     return out
 
 
