@@ -1,0 +1,60 @@
+"""The evaluator of the global model (olaf/training/evaluator.py, olaf/rl/evaluate.py) on real
+CartPole episodes: it scores the PS's checkpoint deterministically, skips a checkpoint it has
+already scored, and scores the final one when stopped."""
+
+import threading
+
+import numpy as np
+import pytest
+from tiers import require
+
+require("train")
+pytestmark = pytest.mark.train
+
+from olaf.hosts.checkpoint import write_checkpoint  # noqa: E402
+from olaf.hosts.global_model import GlobalModel  # noqa: E402
+from olaf.plan.workload import PPOConfig, PPOTaskSpec  # noqa: E402
+from olaf.rundir.jsonl import read_jsonl  # noqa: E402
+from olaf.rundir.records import EvalRecord  # noqa: E402
+from olaf.training.evaluator import EvalSchedule, evaluate_checkpoints  # noqa: E402
+
+SPEC = PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(hidden=(4,)))
+
+
+def weights(bias_right: float) -> np.ndarray:
+    """The CartPole network (4 obs, hidden 4, 2 actions, value: 43 parameters) with zero weights
+    except the policy head's bias: the greedy policy always pushes right (or left)."""
+    w = np.zeros(4 * 4 + 4 + 4 * 2 + 2 + 4 + 1)
+    w[4 * 4 + 4 + 4 * 2 + 1] = bias_right
+    return w
+
+
+def checkpoint(path, w, t_ns, updates):
+    m = GlobalModel(0.1, "sgd")
+    m.init(np.rint(w * (1 << 24)).astype(int).tolist())
+    write_checkpoint(path, m.state(), t_ns=t_ns, updates=updates, worker_updates=updates)
+
+
+def test_an_always_right_policy_scores_what_cartpole_gives_it_and_each_checkpoint_is_scored_once(tmp_path):
+    from olaf.rl.evaluate import evaluate_weights
+
+    r = evaluate_weights(SPEC, weights(1.0), episodes=12, seed=3)
+    assert r.episodes == 12 and 8 <= r.min <= r.mean <= r.max <= 11      # the pole falls within 8-11 steps
+    assert r.mean_length == r.mean and r.steps == round(r.mean * 12)    # CartPole: +1 per step
+    ck, log = tmp_path / "ps.checkpoint.npz", tmp_path / "evaluator.jsonl"
+    checkpoint(ck, weights(1.0), t_ns=1, updates=5)
+    stop = threading.Event()
+    stop.set()                          # stopped at once: only the final evaluation of the last checkpoint
+    assert evaluate_checkpoints(SPEC, ck, log, EvalSchedule(every_s=3600, episodes=12, seed=3), stop) == 1
+    (rec,) = read_jsonl(log).records
+    assert isinstance(rec, EvalRecord) and rec.ckpt_t_ns == 1 and rec.ps_updates == 5
+    assert rec.mean == pytest.approx(r.mean)                             # same seeds: same episodes
+
+
+def test_without_a_checkpoint_nothing_is_scored(tmp_path):
+    stop = threading.Event()
+    stop.set()
+    assert evaluate_checkpoints(SPEC, tmp_path / "none.npz", tmp_path / "e.jsonl", EvalSchedule(1.0, 5), stop) == 0
+    assert read_jsonl(tmp_path / "e.jsonl").records == []
+    with pytest.raises(ValueError, match="episodes=0"):
+        EvalSchedule(1.0, 0)
