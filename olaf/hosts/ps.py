@@ -336,4 +336,5 @@ class ParameterServer:
             "num_weights": m.num_weights,
             "weights": None if m.weights is None else m.weights.tolist(),
             "resumed_from": None if self.cfg.resume_from is None else str(self.cfg.resume_from),
+            "cpu_s": round(time.process_time(), 3),
         }).dump()

@@ -414,6 +414,7 @@ class PsSummary(Record):
     num_weights: Optional[Count]
     weights: Optional[list[float]]
     resumed_from: Optional[str] = Field(default=None, description="the checkpoint the PS continued from")
+    cpu_s: Optional[float] = Field(default=None, description="CPU time of the PS's process (user + system), s")
 
 
 class WorkersTotal(Record):
