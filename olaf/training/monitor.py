@@ -4,22 +4,27 @@ the files it leaves in the run directory.
 The job is an ``olaf run`` (:func:`olaf.topologies.emulation.run_once`: Mininet, BMv2 switches,
 controller, PS, workers) whose workers run PPO (:class:`olaf.plan.workload.TrainJob`).
 :class:`TrainMonitor` follows the host logs while they are written and ends the run when every
-worker has a reward and the **mean worker reward** (:mod:`olaf.training.progress`) reaches the target,
-when every worker has done the job's number of iterations, or when the PS has received the job's
-number of worker updates.
+worker has a reward and the **mean worker reward** (:mod:`olaf.training.progress`) reaches the target
+(or, for a job with ``solve_at``, when an evaluation of the global model of 100 episodes reaches
+it: :mod:`olaf.training.evaluator`), when every worker has done the job's number of iterations, or
+when the PS has received the job's number of worker updates.
 :func:`write_training_outputs` then writes, beside the AoM report of ``olaf report``:
 
 * ``progress.csv`` — one row per poll (about 1 s): ``t_s`` (since t0), ``mean_worker_reward``,
   ``workers_with_reward``, ``env_steps``, ``iterations``, ``ps_messages`` (updates and aggregates
-  the PS received), ``ps_updates`` (worker updates in them: Σ ``count``), ``global_reward``;
+  the PS received), ``ps_updates`` (worker updates in them: Σ ``count``), ``global_reward``,
+  ``eval_reward`` and ``eval_episodes`` (the latest evaluation of the global model, if any);
 * ``rewards.csv`` — one row per worker iteration: ``worker``, ``t_s``, ``iteration``,
   ``env_steps``, ``reward`` (mean return of the episodes that ended in it, empty if none),
   ``sent``, ``ps_updates`` (worker updates the PS had received by then): reward over wall time
   and over received updates;
 * ``training.json`` — the job, whether and when the target was reached, the final mean worker
   reward, the iterations of all workers and of the worker with fewest, saturated fixed-point
-  elements, worker errors (e.g. a NaN loss) and, per host log that has any, its lines that are
-  not valid records (``corrupt_log_lines``);
+  elements, worker errors (e.g. a NaN loss), per host log that has any, its lines that are
+  not valid records (``corrupt_log_lines``), and the evaluations of the global model
+  (``evaluations``: the checkpoint's time since t0, the workers' environment steps then, worker
+  updates at the PS, episodes, mean, std, the evaluation's wall time; ``final_eval``,
+  ``best_eval``, ``solve_at``, ``solved``, ``solved_eval``);
 * ``reward_time.png`` and ``reward_updates.png`` — the per-worker rewards (thin) and their mean
   (bold) over wall time and over the worker updates the PS received (paper Fig. 8's axes and
   Fig. 3's).
