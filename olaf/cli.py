@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "Run an experiment spec (sweeps x seeds) on ns3 or mininet; tables beside the paper's."),
     "train": ("olaf.training.cli", "train_cmd",
               "Distributed PPO through Mininet + BMv2 until a reward target; `train compare FIG` (root)."),
+    "evaluate": ("olaf.training.evaluate_cmd", "evaluate_cmd",
+                 "Score a training run's final global model on deterministic episodes."),
     "report": ("olaf.report.commands", "report_cmd", "Per-cluster accounting, AoM and plots of a run directory."),
     "worker": ("olaf.hosts.commands", "worker_cmd", "One DRL worker (transmission control, paper §5)."),
     "ps": ("olaf.hosts.commands", "ps_cmd", "The asynchronous parameter server (paper §2.1)."),

@@ -69,6 +69,13 @@ def test_local_backend_trains_cartpole_and_writes_the_training_outputs(tmp_path)
     final = t["final_eval"]
     assert final["episodes"] == 5 and final["ps_updates"] == ps["updates"] and len(t["evaluations"]) >= 1, t
     assert not t["solved"] and t["solve_at"] is None
+    # `olaf evaluate` scores the same final checkpoint again, with its own episodes and seed
+    r = CliRunner().invoke(main, ["evaluate", str(run), "--episodes", "3", "--json"])
+    assert r.exit_code == 0, r.output
+    e = json.loads(r.output)
+    assert e["episodes"] == 3 and e["env"] == "CartPole-v1" and e["ps_updates"] == ps["updates"]
+    r = CliRunner().invoke(main, ["evaluate", str(run), "--checkpoint", str(run / "run.json")])
+    assert r.exit_code == 2 and "not a PS checkpoint" in r.output
 
 
 @pytest.mark.timeout(900)

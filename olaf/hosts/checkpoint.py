@@ -67,6 +67,8 @@ def read_checkpoint(path: Path) -> Checkpoint:
     Raises:
         CheckpointError: the file is missing, not a checkpoint, of another format, or lacks an entry.
     """
+    if Path(path).exists() and not zipfile.is_zipfile(path):
+        raise CheckpointError(f"{path}: not a PS checkpoint (not an .npz archive)")
     try:
         with np.load(path, allow_pickle=False) as z:
             d = {k: z[k] for k in z.files}
