@@ -66,3 +66,26 @@ def test_negative_rewards_and_bad_lr():
     assert m.global_reward() == -29.5
     with pytest.raises(ValueError):
         GlobalModel(lr=0)
+
+
+def test_the_step_size_falls_linearly_over_the_worker_updates_applied_then_stays():
+    """γ_k = lr + (lr_final − lr)·min(1, k/decay_updates), k = worker updates applied (an aggregate of
+    3 counts 3); a rejected update does not move the schedule."""
+    m = GlobalModel(lr=1.0, step="sgd", gate=True, lr_final=0.5, decay_updates=4)
+    m.init([0])
+    one = 1 << 24
+    assert m.step_size() == 1.0
+    m.apply(Update(0, 1, 1, 1, 1 << 16, 0, (one,)))                  # k 0 -> 1, step 1.0
+    assert m.weights.tolist() == [1.0] and m.step_size() == 0.875
+    m.apply(Update(0, 1, 2, 3, 6 << 16, 0, (3 * one,)))              # aggregate of 3, mean reward 2: k 1 -> 4
+    assert m.weights.tolist() == [1.875] and m.step_size() == 0.5
+    assert m.apply(Update(0, 1, 3, 1, 0, 0, (one,))).value == "rejected" and m.applied == 4
+    m.apply(Update(0, 1, 4, 1, 5 << 16, 0, (one,)))
+    assert m.weights.tolist() == [2.375] and m.step_size() == 0.5    # stays at lr_final
+
+
+def test_a_schedule_needs_both_ends():
+    with pytest.raises(ValueError, match="lr_final > 0"):
+        GlobalModel(lr=1.0, lr_final=0.1)
+    with pytest.raises(ValueError, match="decay_updates >= 1"):
+        GlobalModel(lr=1.0, lr_final=0.1, decay_updates=0)

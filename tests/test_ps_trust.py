@@ -157,7 +157,8 @@ def test_every_datagram_is_acked_or_counted(deployment, sends):
 def test_trust_options_round_trip_through_the_command_line():
     cfg = PsConfig(bind_ip="10.0.0.100", trust=TrustPolicy(allowed_sources=frozenset({"10.0.1.2", "10.0.1.3"}),
                                                            init_from="10.0.1.2", max_abs_reward=500.0,
-                                                           gen_ts_slack_s=5.0))
+                                                           gen_ts_slack_s=5.0),
+                   lr_final=0.05, lr_decay_updates=6000, checkpoint_s=5.0)
     ctx = ps_cmd.make_context("ps", ps_argv(cfg))
     assert ps_config(ctx.params) == cfg
 

@@ -75,6 +75,8 @@ def ps_argv(cfg: PsConfig) -> list[str]:
     gate = [] if cfg.gate is None else ["--reward-gate" if cfg.gate else "--no-reward-gate"]
     return [
         "--bind", f"{cfg.bind_ip}:{cfg.port}", "--lr", repr(cfg.lr), "--step", cfg.step, *gate,
+        *_opt("--lr-final", None if cfg.lr_final is None else repr(cfg.lr_final)),
+        *_opt("--lr-decay-updates", cfg.lr_decay_updates),
         "--mode", m.mode.value, "--aggr-k", str(m.aggr_k), "--aggr-t-ms", repr(m.aggr_t_ms),
         *_opt("--sync-workers", m.sync_workers), "--round-timeout-ms", repr(m.round_timeout_ms),
         *_opt("--duration", cfg.duration_s),

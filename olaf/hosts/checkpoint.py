@@ -8,7 +8,8 @@
 * ``worker_updates`` — worker updates in them (Σ ``count``);
 * the model's state (:meth:`olaf.hosts.global_model.GlobalModel.state`): ``weights`` (``(G,)``
   float64), ``avg_grad``, ``adam_m``, ``adam_v`` (``(G,)`` or empty), ``reward``
-  (``(reward_sum Q15.16, count)`` of ``r_g``, empty for −∞) and ``accepted``.
+  (``(reward_sum Q15.16, count)`` of ``r_g``, empty for −∞), ``accepted`` (updates applied) and
+  ``applied`` (worker updates in them: the step-size schedule's position).
 
 The PS writes it every ``checkpoint_s`` seconds and when it stops (SIGTERM included); a PS
 started with ``--resume`` continues from it (workers' INITs are then answered with its weights).

@@ -244,6 +244,10 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
               help="Listen address IP[:PORT] for updates (port 50100 by default).")
 @click.option("--lr", type=FiniteFloat(min=0, min_open=True), default=0.001, show_default=True,
               help="Learning rate γ of the step (paper §2.1: w ← w + γ·g_a).")
+@click.option("--lr-final", type=FiniteFloat(min=0, min_open=True),
+              help="Let γ fall linearly to this over --lr-decay-updates worker updates [default: constant].")
+@click.option("--lr-decay-updates", type=click.IntRange(min=1),
+              help="Worker updates (Σ count of applied updates) over which γ falls to --lr-final.")
 @click.option("--step", type=click.Choice([s.value for s in Step]), default=Step.PAPER.value, show_default=True,
               help="Optimizer step: paper (averaged gradient g_a = avg(g_a, g), paper §2.1), sgd (w ← w + γ·g) "
                    "or adam.")
@@ -312,7 +316,10 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
             raise click.BadParameter(f"{ip!r} is not an IPv4 address", param_hint="--allow / --init-from") from None
     trust = TrustPolicy(allowed_sources=frozenset(p["allow"]) if p["allow"] else None, init_from=p["init_from"],
                         max_abs_reward=p["max_abs_reward"], gen_ts_slack_s=p["gen_ts_slack_s"])
+    if (p["lr_final"] is None) != (p["lr_decay_updates"] is None):
+        raise click.UsageError("a step-size schedule needs both --lr-final and --lr-decay-updates")
     return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], step=p["step"], gate=p["gate"],
+                    lr_final=p["lr_final"], lr_decay_updates=p["lr_decay_updates"],
                     modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
                     flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust,
                     checkpoint_s=p["checkpoint_s"], resume_from=p["resume_from"])

@@ -29,6 +29,11 @@ State: global weights ``w`` (``G`` floats), the global reward ``r_g`` (initially
   4. ``r_g ← r`` (with gating, ``r_g`` is therefore the best mean reward applied
      so far; without, the reward of the latest applied update).
 
+  **Step-size schedule** (optional, ``lr_final``): ``γ`` goes linearly from ``lr`` to ``lr_final``
+  over the first ``decay_updates`` worker updates applied (Σ ``count`` of accepted updates) and
+  stays there: ``γ_k = lr + (lr_final − lr)·min(1, k/decay_updates)`` — the linear schedules of
+  RL Zoo's PPO settings, counted in updates rather than environment steps.
+
   An update before any INIT changes nothing (*before_init*); one whose
   element count differs from ``G`` is *wrong_size*.
 
@@ -72,20 +77,28 @@ class GlobalModel:
         lr: learning rate ``γ`` (> 0), paper §2.1 uses 0.001.
         step: optimizer step (:class:`Step` or its value).
         gate: reward gating; None = on for ``paper``, off for ``sgd``/``adam``.
+        lr_final, decay_updates: the step-size schedule (module docstring; None: constant ``lr``).
 
     Raises:
-        ValueError: ``lr`` not > 0 or an unknown step.
+        ValueError: ``lr`` not > 0, ``lr_final`` not > 0 or without ``decay_updates`` ≥ 1, or an unknown step.
     """
 
-    def __init__(self, lr: float = 0.001, step: Step | str = Step.PAPER, gate: Optional[bool] = None) -> None:
+    def __init__(self, lr: float = 0.001, step: Step | str = Step.PAPER, gate: Optional[bool] = None,
+                 lr_final: Optional[float] = None, decay_updates: Optional[int] = None) -> None:
         if not lr > 0:
             raise ValueError(f"learning rate must be > 0, got {lr}")
+        if lr_final is not None and not (lr_final > 0 and decay_updates is not None and decay_updates >= 1):
+            raise ValueError(f"a step-size schedule needs lr_final > 0 (got {lr_final}) and decay_updates >= 1 "
+                             f"(got {decay_updates})")
         try:
             self.step = Step(step)
         except ValueError:
             raise ValueError(f"unknown PS step {step!r}; use one of {', '.join(s.value for s in Step)}") from None
         self.gate = self.step is Step.PAPER if gate is None else gate
         self.lr = lr
+        self.lr_final, self.decay_updates = lr_final, decay_updates
+        self.applied = 0
+        """Worker updates applied (Σ ``count`` of accepted updates): the schedule's ``k``."""
         self.weights: Optional[np.ndarray] = None
         self.avg_grad: Optional[np.ndarray] = None
         self._m: Optional[np.ndarray] = None
@@ -125,19 +138,27 @@ class GlobalModel:
             if reward_sum * g_count <= g_sum * count:
                 return Outcome.REJECTED
         g = np.asarray(grad_sum, dtype=np.float64) / (_SCALE * count)
+        lr = self.step_size()
         if self.step is Step.PAPER:
             self.avg_grad = g if self.avg_grad is None else (self.avg_grad + g) / 2.0
-            delta = self.lr * self.avg_grad
+            delta = lr * self.avg_grad
         elif self.step is Step.SGD:
-            delta = self.lr * g
+            delta = lr * g
         else:
-            delta = self._adam(g)
+            delta = self._adam(g, lr)
         self._set_weights(self.weights + delta)
         self._reward = (reward_sum, count)
         self.accepted += 1
+        self.applied += count
         return Outcome.ACCEPTED
 
-    def _adam(self, g: np.ndarray) -> np.ndarray:
+    def step_size(self) -> float:
+        """``γ`` for the next update (the schedule's ``γ_k``, or ``lr``)."""
+        if self.lr_final is None or self.decay_updates is None:
+            return self.lr
+        return self.lr + (self.lr_final - self.lr) * min(1.0, self.applied / self.decay_updates)
+
+    def _adam(self, g: np.ndarray, lr: float) -> np.ndarray:
         b1, b2 = ADAM_BETAS
         if self._m is None or self._v is None:
             self._m, self._v = np.zeros_like(g), np.zeros_like(g)
@@ -145,7 +166,7 @@ class GlobalModel:
         self._v = b2 * self._v + (1 - b2) * g * g
         t = self.accepted + 1
         m_hat, v_hat = self._m / (1 - b1**t), self._v / (1 - b2**t)
-        return self.lr * m_hat / (np.sqrt(v_hat) + ADAM_EPS)
+        return lr * m_hat / (np.sqrt(v_hat) + ADAM_EPS)
 
     def _set_weights(self, w: np.ndarray) -> None:
         self.weights = np.clip(w, W_MIN, W_MAX)
@@ -165,7 +186,8 @@ class GlobalModel:
         reward = np.zeros(0, dtype=np.int64) if self._reward is None else np.array(self._reward, dtype=np.int64)
         return {"weights": self.weights, "avg_grad": empty if self.avg_grad is None else self.avg_grad,
                 "adam_m": empty if self._m is None else self._m, "adam_v": empty if self._v is None else self._v,
-                "reward": reward, "accepted": np.array(self.accepted, dtype=np.int64)}
+                "reward": reward, "accepted": np.array(self.accepted, dtype=np.int64),
+                "applied": np.array(self.applied, dtype=np.int64)}
 
     def load_state(self, state: dict[str, np.ndarray]) -> None:
         """Continue from :meth:`state`'s output (weights, ``g_a``, Adam's moments, ``r_g``, the count).
@@ -178,6 +200,7 @@ class GlobalModel:
             parts = {k: np.asarray(state[k], dtype=np.float64) for k in ("avg_grad", "adam_m", "adam_v")}
             reward = np.asarray(state["reward"], dtype=np.int64)
             accepted = int(state["accepted"])
+            applied = int(state["applied"])
         except KeyError as e:
             raise ValueError(f"the checkpoint has no {e.args[0]!r}") from None
         if w.ndim != 1 or w.size == 0:
@@ -190,7 +213,7 @@ class GlobalModel:
         self._set_weights(w)
         self.avg_grad, self._m, self._v = (None if v.size == 0 else v for v in parts.values())
         self._reward = None if reward.size == 0 else (int(reward[0]), int(reward[1]))
-        self.accepted = accepted
+        self.accepted, self.applied = accepted, applied
 
     def ack_weights(self) -> tuple[int, ...]:
         """The global weights as Q7.24 elements for an ACK (empty before INIT)."""

@@ -39,6 +39,7 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
                        round_timeout_ms=job.round_timeout_ms)
     checkpoint_s = None if job.eval_every_s is None else min(job.eval_every_s, EVAL_CHECKPOINT_S)
     return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, lr=job.ps_lr, step=job.ps_step, gate=job.ps_gate,
+                    lr_final=job.ps_lr_final, lr_decay_updates=job.ps_lr_decay_updates,
                     modes=modes, trust=trust, checkpoint_s=checkpoint_s)
 
 

@@ -91,6 +91,8 @@ class PsConfig(OutputFiles):
         bind_ip, port: where to listen for updates (port 50100 by protocol).
         ack_port: UDP destination port of ACKs (50101 by protocol).
         lr: learning rate ``γ``.
+        lr_final, lr_decay_updates: ``γ`` falls linearly to ``lr_final`` over this many worker
+            updates (:mod:`olaf.hosts.global_model`; None: constant).
         step: optimizer step (:class:`~olaf.hosts.global_model.Step` value).
         gate: reward gating (None: on for ``paper``, off otherwise).
         modes: training mode and its parameters.
@@ -109,6 +111,8 @@ class PsConfig(OutputFiles):
     port: int = UPDATE_PORT
     ack_port: int = ACK_PORT
     lr: float = 0.001
+    lr_final: Optional[float] = None
+    lr_decay_updates: Optional[int] = None
     step: str = Step.PAPER.value
     gate: Optional[bool] = None
     modes: ModeParams = field(default_factory=ModeParams)
@@ -138,7 +142,7 @@ class ParameterServer:
     def __init__(self, cfg: PsConfig, stop: Optional[threading.Event] = None) -> None:
         self.cfg = cfg
         self.stop = stop or threading.Event()
-        self.model = GlobalModel(cfg.lr, cfg.step, cfg.gate)
+        self.model = GlobalModel(cfg.lr, cfg.step, cfg.gate, cfg.lr_final, cfg.lr_decay_updates)
         if cfg.resume_from is not None:
             ck = read_checkpoint(cfg.resume_from)
             try:
@@ -165,7 +169,8 @@ class ParameterServer:
         log = JsonlLog(cfg.log_path, cfg.flush_s)
         t_start = self._t_start = time.time_ns()
         log.write(PsStart(ev="start", role="ps", t_ns=t_start, bind=f"{cfg.bind_ip}:{cfg.port}",
-                          ack_port=cfg.ack_port, lr=cfg.lr, step=self.model.step.value, gate=self.model.gate,
+                          ack_port=cfg.ack_port, lr=cfg.lr, lr_final=cfg.lr_final,
+                          lr_decay_updates=cfg.lr_decay_updates, step=self.model.step.value, gate=self.model.gate,
                           mode=cfg.modes.mode.value, modes={k: getattr(cfg.modes, k) for k in (
                               "aggr_k", "aggr_t_ms", "sync_workers", "round_timeout_ms")},
                           duration_s=cfg.duration_s))
@@ -319,6 +324,8 @@ class ParameterServer:
             "name": self.cfg.name,
             "bind": f"{self.cfg.bind_ip}:{self.cfg.port}",
             "lr": self.cfg.lr,
+            "lr_final": self.cfg.lr_final,
+            "lr_decay_updates": self.cfg.lr_decay_updates,
             "step": m.step.value,
             "gate": m.gate,
             "mode": self.cfg.modes.mode.value,

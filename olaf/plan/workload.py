@@ -181,6 +181,8 @@ class TrainJob:
             the switches are built for updates of ``G`` elements.
         ps_step, ps_lr, ps_gate: the PS's optimizer step (``paper``, ``sgd``, ``adam``), its
             ``γ``, and reward gating (None: the step's default) — paper §2.1, ``docs/hosts.md``.
+        ps_lr_final, ps_lr_decay_updates: ``γ`` falls linearly to ``ps_lr_final`` over this many
+            worker updates at the PS (None: constant; :mod:`olaf.hosts.global_model`).
         mode: training mode (paper Fig. 2): ``async``, ``async_with_aggr`` or ``sync``;
             ``aggr_k``/``aggr_t_ms`` and ``round_timeout_ms`` as ``olaf ps``.
         ack_wait_ms: a worker waits at most this long after each sent update for the ACK's
@@ -207,6 +209,8 @@ class TrainJob:
     ps_step: str = JOB_PS["step"]
     ps_lr: float = JOB_PS["lr"]
     ps_gate: Optional[bool] = JOB_PS["gate"]
+    ps_lr_final: Optional[float] = None
+    ps_lr_decay_updates: Optional[int] = None
     mode: str = "async"
     aggr_k: int = 8
     aggr_t_ms: float = 100.0
@@ -224,6 +228,12 @@ class TrainJob:
     def __post_init__(self) -> None:
         if self.eval_every_s is not None and not (math.isfinite(self.eval_every_s) and self.eval_every_s > 0):
             raise ValueError(f"eval_every_s={self.eval_every_s!r} must be > 0 (or None: no evaluation)")
+        if (self.ps_lr_final is None) != (self.ps_lr_decay_updates is None):
+            raise ValueError("a PS step-size schedule needs both ps_lr_final and ps_lr_decay_updates")
+        if self.ps_lr_final is not None and not (math.isfinite(self.ps_lr_final) and self.ps_lr_final > 0):
+            raise ValueError(f"ps_lr_final={self.ps_lr_final!r} must be > 0")
+        if self.ps_lr_decay_updates is not None and self.ps_lr_decay_updates < 1:
+            raise ValueError(f"ps_lr_decay_updates={self.ps_lr_decay_updates} must be >= 1")
         if self.eval_episodes < 1:
             raise ValueError(f"eval_episodes={self.eval_episodes} must be >= 1")
         if self.solve_at is not None:

@@ -202,6 +202,8 @@ class PsStart(Record):
     bind: str = Field(description="IP:port it listens on")
     ack_port: int
     lr: Optional[float]
+    lr_final: Optional[float] = None
+    lr_decay_updates: Optional[int] = None
     step: Optional[str] = None
     gate: Optional[bool] = None
     mode: Optional[str] = None
@@ -380,6 +382,8 @@ class PsSummary(Record):
     name: str
     bind: str
     lr: Optional[float]
+    lr_final: Optional[float] = None
+    lr_decay_updates: Optional[int] = None
     step: Optional[str] = None
     gate: Optional[bool] = None
     mode: Optional[str] = None

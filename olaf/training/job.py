@@ -98,7 +98,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: int = 0, tc: bool = False,
                seed: int = 1, n_steps: int = PPOConfig.n_steps, n_envs: int = PPOConfig.n_envs,
                ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
-               ps_gate: Optional[bool] = TrainJob.ps_gate, mode: str = "async",
+               ps_gate: Optional[bool] = TrainJob.ps_gate, ps_lr_final: Optional[float] = None,
+               ps_lr_decay_updates: Optional[int] = None, mode: str = "async",
                ack_wait_ms: float = TrainJob.ack_wait_ms, iterations: Optional[int] = None,
                ps_updates: Optional[int] = None, eval_every_s: Optional[float] = None,
                eval_episodes: int = TrainJob.eval_episodes, solve: bool = False,
@@ -132,7 +133,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
         ppo = PPOConfig(hidden=widths, arch=preset.arch, reward_scale=preset.reward_scale, n_steps=n_steps,
                         n_envs=n_envs)
         job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu),
-                       num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, mode=mode,
+                       num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, ps_lr_final=ps_lr_final,
+                       ps_lr_decay_updates=ps_lr_decay_updates, mode=mode,
                        ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target, iterations=iterations,
                        ps_updates=ps_updates, eval_every_s=eval_every_s, eval_episodes=eval_episodes,
                        solve_at=solve_at)
