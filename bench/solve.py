@@ -11,7 +11,7 @@ Stable-Baselines3 PPO, measured in the same session on the same machine.
 
 then ``table`` compares them: time and environment steps to the first evaluation with a mean
 of at least 200 — for Olaf the time its PS wrote the evaluated checkpoint, for SB3 its training
-time without the evaluation pauses (and with them) — and the ratio Olaf / SB3 (goal: < 1).
+time without the evaluation pauses (and with them) — and the ratio to SB3's mean time to solved (goal: < 1).
 ``table`` also reads existing run directories (``--sb3 DIR --olaf DIR``, repeatable), writes
 ``solve.md`` (the table) and ``solve.png`` (evaluation reward over wall time and over
 environment steps).
@@ -37,7 +37,9 @@ HERE = Path(__file__).resolve().parent
 def _olaf_run(d: Path) -> dict[str, Any]:
     t = json.loads((d / "training.json").read_text())
     s = t.get("solved_eval")
-    return {"label": f"Olaf {t['job'].get('backend', '')} {d.name}", "solved": t["solved"],
+    job = json.loads((d / "run.json").read_text())["plan"]["workload"]["job"]
+    gamma = f"γ {job['ps_lr']:g}" + (f"→{job['ps_lr_final']:g}" if job.get("ps_lr_final") else "")
+    return {"label": f"Olaf seed {t['job']['seed']} ({job['ps_step']}, {gamma})", "solved": t["solved"],
             "time_s": s["t_s"] if s else None, "time_wall_s": s["t_s"] if s else None,
             "steps": s["env_steps"] if s else None, "best": max((e["mean"] for e in t["evaluations"]), default=None),
             "curve": [(e["t_s"], e["env_steps"], e["mean"]) for e in t["evaluations"]],
@@ -71,11 +73,12 @@ def table(sb3_dirs: tuple[Path, ...], olaf_dirs: tuple[Path, ...], out: Path) ->
     out.mkdir(parents=True, exist_ok=True)
     sb3 = [_sb3_run(d) for d in sb3_dirs]
     olaf = [_olaf_run(d.resolve()) for d in olaf_dirs]
-    base = next((r for r in sb3 if r["solved"]), None)
+    solved_sb3 = [r["time_s"] for r in sb3 if r["solved"]]
+    base = sum(solved_sb3) / len(solved_sb3) if solved_sb3 else None
     lines = ["| run | solved | time to solved (s) | with SB3's evaluation pauses (s) | env steps to solved | "
-             "best evaluation | time ratio to SB3 |", "|---|---|---|---|---|---|---|"]
+             "best evaluation | time ratio to SB3's mean |", "|---|---|---|---|---|---|---|"]
     for r in sb3 + olaf:
-        ratio = "" if not (r["solved"] and base) else f"{r['time_s'] / base['time_s']:.2f}"
+        ratio = "" if not (r["solved"] and base) else f"{r['time_s'] / base:.2f}"
         lines.append(f"| {r['label']} | {'yes' if r['solved'] else 'no'} | {_fmt(r['time_s'])} | "
                      f"{_fmt(r['time_wall_s'])} | {_fmt(r['steps'])} | {r['best']:.1f} | {ratio} |")
     (out / "solve.md").write_text("\n".join(lines) + "\n")
