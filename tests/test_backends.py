@@ -73,6 +73,22 @@ def test_ns3_refuses_a_training_workload_because_its_workers_are_synthetic():
     backends.get("mininet").check(p)
 
 
+def test_an_update_larger_than_a_backends_frame_is_refused_by_that_backend_only():
+    """The plan allows what one IPv4 datagram carries (loopback); the network backends refuse more
+    than a jumbo frame, naming grads."""
+    from olaf.constants import IPV4_MAX_LEN, MAX_G_JUMBO, max_elements
+
+    big = plan(grads=MAX_G_JUMBO + 1)
+    for name in ("ns3", "mininet"):
+        with pytest.raises(PlanRefused) as e:
+            backends.get(name).check(big)
+        assert e.value.field == "grads", (name, e.value)
+    backends.get("local").check(big)
+    assert backends.get("local").mtu == IPV4_MAX_LEN and backends.get("mininet").mtu == 1500
+    with pytest.raises(ConfigError, match="grads"):
+        plan(grads=max_elements(IPV4_MAX_LEN) + 1)
+
+
 def test_defaults_are_never_refused():
     for name in backends.names():
         backends.get(name).check(plan())
