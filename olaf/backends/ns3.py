@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
-from olaf.constants import JUMBO_MTU, MAX_G_JUMBO
+from olaf.constants import JUMBO_MTU, max_elements
 from olaf.plan.plan import RunPlan
 from olaf.rundir.manifest import read_manifest
 
@@ -45,9 +45,9 @@ class Ns3Backend:
 
     def check(self, plan: RunPlan) -> None:
         refuse_set(self.name, plan, REFUSED)
-        if plan.grads > MAX_G_JUMBO:
-            raise PlanRefused(self.name, "grads", f"{plan.grads} elements do not fit one {JUMBO_MTU} B frame "
-                              f"(at most {MAX_G_JUMBO}); a larger update runs on the local backend (loopback)")
+        if plan.grads > max_elements(self.mtu):
+            raise PlanRefused(self.name, "grads", f"{plan.grads} elements do not fit one {self.mtu} B frame "
+                              f"(at most {max_elements(self.mtu)}); a larger update runs on the local backend (loopback)")
 
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
         """Simulate ``plan`` into ``out``.

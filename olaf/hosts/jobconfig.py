@@ -28,8 +28,17 @@ EVAL_CHECKPOINT_S = 5.0
 evaluation period if shorter): an evaluation scores weights at most this old."""
 
 
+PS_NAME = "ps"
+"""File-name stem of a job's PS (``hosts/ps.jsonl``, ``ps.summary.json``, ``ps.checkpoint.npz``)."""
+
+
+def ps_checkpoint(hosts_dir: Path) -> Path:
+    """Where the PS of a job whose host files are in ``hosts_dir`` writes its checkpoint."""
+    return PsConfig(out_dir=hosts_dir, name=PS_NAME).checkpoint_path
+
+
 def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str], out_dir: Path,
-              name: str = "ps") -> PsConfig:
+              name: str = PS_NAME) -> PsConfig:
     """The PS at ``bind_ip`` of a job whose workers (in worker-id order) are at ``worker_ips``."""
     trust = TrustPolicy(allowed_sources=frozenset(worker_ips), init_from=worker_ips[0] if worker_ips else None)
     if job is None:

@@ -124,8 +124,9 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
 
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
                              bmv2_log_level=kw.pop("bmv2_log_level"))
-    plan = build_plan(**kw, mtu=backends.get(backend, options).mtu)
-    runner = checked_backend(plan, backend, options)
+    runner = backends.get(backend, options)
+    plan = build_plan(**kw, mtu=runner.mtu)
+    checked_backend(plan, runner)
     runner.preflight()
     signal.signal(signal.SIGTERM, _term_as_interrupt)
     console = options.console

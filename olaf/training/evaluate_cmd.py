@@ -16,6 +16,7 @@ import click
 
 from olaf.configfile import ConfigError, validate
 from olaf.hosts.checkpoint import CheckpointError, read_checkpoint
+from olaf.hosts.jobconfig import ps_checkpoint
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.workload import SOLVED_EPISODES
 from olaf.rundir.manifest import ManifestError, read_manifest
@@ -38,15 +39,18 @@ def evaluate_cmd(run_dir: Path, episodes: int, seed: int, checkpoint: Path | Non
     if not isinstance(plan.workload, PPOWorkload):
         raise click.BadParameter(f"{run_dir} is not a training run (its workload is {plan.workload.kind})",
                                  param_hint="RUN_DIR")
-    path = checkpoint or run_dir / "hosts" / "ps.checkpoint.npz"
+    path = checkpoint or ps_checkpoint(run_dir / "hosts")
     try:
         ck = read_checkpoint(path)
     except CheckpointError as e:
         raise click.BadParameter(f"{e} (the PS writes it when it stops)", param_hint="--checkpoint") from None
-    from olaf.rl.evaluate import evaluate_weights  # noqa: PLC0415
-    from olaf.rl.extra import require_train_extra  # noqa: PLC0415
+    from olaf.rl.extra import TrainExtraMissing, require_train_extra  # noqa: PLC0415
 
-    require_train_extra()
+    try:
+        require_train_extra()
+    except TrainExtraMissing as e:
+        raise click.ClickException(str(e)) from None
+    from olaf.rl.evaluate import evaluate_weights  # noqa: PLC0415
     spec = plan.workload.job.task
     try:
         r = evaluate_weights(spec, ck.weights, episodes, seed)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.hosts.checkpoint import CheckpointError, read_checkpoint
+from olaf.hosts.jobconfig import ps_checkpoint
 from olaf.plan.workload import SOLVED_EPISODES, PPOTaskSpec
 from olaf.rundir.jsonl import JsonlLog
 from olaf.rundir.records import EvalRecord
@@ -109,7 +110,7 @@ class Evaluator:
         self._stop = ctx.Event()
         self.log_path = hosts_dir / EVAL_LOG
         self._proc = ctx.Process(target=_main, name="olaf-evaluator", daemon=True,
-                                 args=(spec, hosts_dir / "ps.checkpoint.npz", self.log_path, schedule, self._stop))
+                                 args=(spec, ps_checkpoint(hosts_dir), self.log_path, schedule, self._stop))
 
     def __enter__(self) -> "Evaluator":
         self._proc.start()

@@ -14,8 +14,7 @@ from typing import Any, Optional
 
 import click
 
-from olaf import backends
-from olaf.backends.base import Backend, BackendOptions, PlanRefused
+from olaf.backends.base import Backend, PlanRefused
 from olaf.configfile import ConfigError, validate
 from olaf.constants import IPV4_MAX_LEN, MTU, max_model_elements
 from olaf.plan.plan import RunPlan
@@ -161,13 +160,12 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
         raise click.BadParameter(e.message, param_hint=option_of(e.path)) from None
 
 
-def checked_backend(plan: RunPlan, backend: str, options: BackendOptions) -> Backend:
-    """The backend ``backend`` with ``options``, after it checked ``plan``.
+def checked_backend(plan: RunPlan, runner: Backend) -> Backend:
+    """``runner`` after it checked ``plan``.
 
     Raises:
         click.BadParameter: the backend refuses the plan (naming the option behind the field).
     """
-    runner = backends.get(backend, options)
     try:
         runner.check(plan)
     except PlanRefused as e:

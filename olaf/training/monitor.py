@@ -126,17 +126,23 @@ class TrainMonitor:
         """Every evaluation of the global model read so far."""
         return self._eval.records
 
+    def poll_evaluations(self) -> Optional[EvalRecord]:
+        """Read the evaluations appended since the last poll (also after the run: the evaluator's
+        final one); sets :attr:`solved` at the first that solves. Returns the latest."""
+        ev = self._eval.poll()
+        if self.solve_at is not None and self.solved is None:
+            self.solved = next((r for r in self._eval.records if is_solved(r, self.solve_at)), None)
+        return ev
+
     def poll(self, elapsed_s: float) -> tuple[str, bool]:
         p = self._tracker.poll()
         self._ps.poll()
-        ev = self._eval.poll()
+        ev = self.poll_evaluations()
         self.history.append((elapsed_s, p, self._ps.messages, self._ps.updates, self._ps.global_reward, ev))
         reached = (p.mean_worker_reward is not None and p.workers_with_reward == len(self.workers)
                    and p.mean_worker_reward >= self.target)
         if reached and self.reached_s is None:
             self.reached_s = elapsed_s
-        if self.solve_at is not None and self.solved is None:
-            self.solved = next((r for r in self._eval.records if is_solved(r, self.solve_at)), None)
         stop = (self.solved is not None) if self.solve_at is not None else reached
         done = ((self.iterations is not None and p.fewest_generations >= self.iterations)
                 or (self.ps_updates is not None and self._ps.updates >= self.ps_updates))
@@ -222,13 +228,13 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
                 w.writerow([name, f"{r['t_s']:.3f}", r["iteration"], r["env_steps"] if r["env_steps"] is not None else "",
                             "" if r["reward"] is None else f"{r['reward']:.3f}", int(r["sent"]), r["ps_updates"]])
     last = monitor.history[-1] if monitor.history else None
-    evals = read_jsonl(hosts / EVAL_LOG).records if (hosts / EVAL_LOG).exists() else []
-    evals = [r for r in evals if isinstance(r, EvalRecord)]
-    solved = None if monitor.solve_at is None else next((r for r in evals if is_solved(r, monitor.solve_at)), None)
+    monitor.poll_evaluations()  # the evaluator's last one, written after the run's last poll
+    evals, solved = monitor.evaluations, monitor.solved
+    poll_times = [h[0] for h in monitor.history]
 
     def steps_at(t_s: float) -> Optional[int]:
         """Environment steps of all workers at ``t_s`` (the last poll at or before it)."""
-        i = bisect.bisect_right([h[0] for h in monitor.history], t_s)
+        i = bisect.bisect_right(poll_times, t_s)
         return monitor.history[i - 1][1].env_steps if i else None
 
     def eval_row(r: EvalRecord) -> dict[str, Any]:
