@@ -57,18 +57,24 @@ IPV4_MAX_OPTIONS_BITS = 320
 """Longest IPv4 options field: (15 − 5) 32-bit words (RFC 791)."""
 
 # --- Olaf messages (docs/protocol.md) ---------------------------------------------------------
-PROTOCOL_VERSION = 1
-"""Version this implementation speaks; receivers drop (and count) any other."""
+PROTOCOL_VERSION = 2
+"""Version this implementation speaks; receivers drop (and count) any other. Version 2 added the
+``chunk`` / ``num_chunks`` fields (update fragmentation, docs/protocol.md "Chunks")."""
 UPDATE_PORT = 50100
 """UDP destination port of model updates (the PS listens here)."""
 ACK_PORT = 50101
 """UDP destination port of ACKs (workers listen here)."""
 MSG_UPDATE = 1
 MSG_ACK = 2
-UPDATE_HEADER_LEN = 26
+UPDATE_HEADER_LEN = 30
 """Bytes of the update header before the gradient elements."""
-ACK_HEADER_LEN = 34
+ACK_HEADER_LEN = 38
 """Bytes of the ACK header before the weight elements."""
+CHUNK_OFFSET = 4
+"""Offset of ``chunk`` (uint16, then ``num_chunks``, uint16) in both messages, bytes: frame
+offset 46, inside the first 64-byte beat of a 512-bit datapath (docs/protocol.md "Chunks")."""
+MAX_CHUNKS_WIRE = (1 << 16) - 1
+"""Most chunks a message can announce (16-bit ``num_chunks``)."""
 ELEMENT_LEN = 4
 """Bytes per gradient / weight element (int32, Q7.24)."""
 UPDATE_FLAG_INIT = 0x01
@@ -93,24 +99,36 @@ def max_elements(mtu: int) -> int:
     return (mtu - IPV4_HEADER_LEN - UDP_HEADER_LEN - UPDATE_HEADER_LEN) // ELEMENT_LEN
 
 
+def max_chunk_elements(mtu: int) -> int:
+    """Most elements one chunk can have so that its update and its ACK slice both fit one IPv4
+    packet of ``mtu`` bytes: the same as :func:`max_model_elements` (358 at 1500 B, 2233 at 9000 B)."""
+    return max_model_elements(mtu)
+
+
 def max_model_elements(mtu: int) -> int:
     """Most weights a model can have so that both its update and its ACK fit one IPv4 packet of ``mtu`` bytes.
 
     The ACK header is 8 bytes longer than the update header, so this is
-    ``(mtu − 20 − 8 − 34) / 4`` rounded down: 359 in a 1500 B MTU, 2234 in a
-    9000 B jumbo frame (``docs/protocol.md`` "Constants").
+    ``(mtu − 20 − 8 − 38) / 4`` rounded down: 358 in a 1500 B MTU, 2233 in a
+    9000 B jumbo frame (``docs/protocol.md`` "Constants"). A larger model travels in chunks
+    (:mod:`olaf.chunks`).
     """
     return min(max_elements(mtu), (mtu - IPV4_HEADER_LEN - UDP_HEADER_LEN - ACK_HEADER_LEN) // ELEMENT_LEN)
 
 
 MAX_G = max_elements(MTU)
-"""361: the largest model in a standard 1500 B MTU."""
+"""360: the most gradient elements of one update in a standard 1500 B MTU."""
 MAX_G_JUMBO = max_elements(JUMBO_MTU)
-"""2236: the largest model in a 9000 B jumbo frame."""
+"""2235: the most gradient elements of one update in a 9000 B jumbo frame."""
 
 # --- Build limits of the BMv2 program (p4src/) ---------------------------------------------------
-SEGMENTS = 64
-"""Physical segments of the OlafQueue extern; ``queue_size`` (Q_max) is 1..SEGMENTS."""
+SEGMENTS = 256
+"""Physical segments of the OlafQueue extern; ``queue_size`` (the occupancy limit, segments) is
+1..SEGMENTS. With K chunks per update the status reports ``Q_max = ⌊queue_size / K⌋`` updates,
+so Q = 8 updates at K = 28 needs 224 segments (docs/dataplane.md "Chunks")."""
+MAX_CHUNKS = 64
+"""Chunks per update K the BMv2 extern keeps per-key state for (key = (cluster, chunk)): 1..MAX_CHUNKS.
+64 holds RLlib's default network (137,477 parameters) in jumbo frames (62 chunks)."""
 MAX_CLUSTERS = 1024
 """Cluster ids 0..MAX_CLUSTERS−1 (OlafQueue extern, ``cluster_mcast``, per-cluster counters)."""
 MAX_WORKERS = 4096
@@ -129,6 +147,8 @@ DEFAULT_ACTIVITY_WINDOW_MS = DEFAULT_ACTIVITY_WINDOW_NS / 1_000_000
 """:data:`DEFAULT_ACTIVITY_WINDOW_NS` in ms (the unit of configuration files and options)."""
 DEFAULT_NUM_GRADS = 16
 """Gradient elements per update of a deployment that does not say."""
+DEFAULT_NUM_CHUNKS = 1
+"""Chunks per update K of a deployment that does not say (a model that fits one frame)."""
 
 
 class LabelledEnum(enum.IntEnum):
@@ -193,6 +213,7 @@ class Malformed(enum.IntEnum):
     IP_OPTIONS = 6   # an Olaf message in an IPv4 packet with options (docs/protocol.md "Transport")
     DESTINATION = 7  # an update not addressed to the PS
     FRAGMENT = 8     # an Olaf message in an IPv4 fragment
+    CHUNK = 9        # num_chunks other than the deployment's K, or chunk >= num_chunks
 
 
 class Traffic(enum.IntEnum):
@@ -266,15 +287,18 @@ _P4_SCALARS: dict[str, Const] = {
     "UPDATE_FLAG_INIT": Const(UPDATE_FLAG_INIT, 8, "update flag: initial weights, bypass the queue"),
     "ACK_FLAG_STATUS_VALID": Const(ACK_FLAG_STATUS_VALID, 8, "ACK flag: queue status written by a switch"),
     "UPDATE_HEADER_LEN": Const(UPDATE_HEADER_LEN, 16, "update header, bytes"),
+    "CHUNK_OFFSET": Const(CHUNK_OFFSET, 16, "offset of chunk / num_chunks in both messages, bytes"),
     "ACK_HEADER_LEN": Const(ACK_HEADER_LEN, 16, "ACK header, bytes"),
     "ELEMENT_LEN": Const(ELEMENT_LEN, 16, "bytes per gradient / weight element"),
     "SEGMENTS": Const(SEGMENTS, 32, "physical segments of the OlafQueue extern"),
     "MAX_CLUSTERS": Const(MAX_CLUSTERS, 32, "cluster ids 0..MAX_CLUSTERS-1"),
+    "MAX_CHUNKS": Const(MAX_CHUNKS, 32, "chunks per update K the OlafQueue extern keeps state for"),
     "MAX_WORKERS": Const(MAX_WORKERS, 32, "worker_table / ack_rewrite entries"),
     "MAX_ROUTES": Const(MAX_ROUTES, 32, "ipv4_lpm entries"),
     "DEFAULT_QUEUE_SIZE": Const(DEFAULT_QUEUE_SIZE, 32, "Q_max before the controller writes olaf_params"),
     "DEFAULT_ACTIVITY_WINDOW_NS": Const(DEFAULT_ACTIVITY_WINDOW_NS, 64, "activity window default, ns"),
     "DEFAULT_NUM_GRADS": Const(DEFAULT_NUM_GRADS, 16, "gradient elements default"),
+    "DEFAULT_NUM_CHUNKS": Const(DEFAULT_NUM_CHUNKS, 16, "chunks per update default"),
     "DECISION_ERROR": Const(DECISION_ERROR, 8, "the extern rejected the update"),
     "DECISION_SLOTS": Const(DECISION_SLOTS, 32, "per-cluster decision counter stride"),
     "PARAM_REWARD_FILTER": Const(PARAM_REWARD_FILTER, 8, "olaf_params flag: reward filtering"),

@@ -9,11 +9,19 @@ Memory organisation follows paper §4 "Memory Organization" and §12.1:
 ``segments`` physical segments, each holding one update; ``available_mem_addrs``
 (FIFO of free segment addresses, initially 0, 1, …, segments-1; a freed
 segment goes to its tail), ``out_mem_addrs`` (FIFO of occupied segments in
-departure order), ``cluster_status`` (per cluster: the segment of its waiting,
-unlocked update) and ``replace_status`` (per cluster: replace flag and
+departure order), ``cluster_status`` (per key: the segment of its waiting,
+unlocked update) and ``replace_status`` (per key: replace flag and
 Worker_ID).
 
-Enqueue decision for update ``n`` of cluster ``u`` from worker ``k``
+**Keys and chunks.** A deployment whose model travels in K chunks (:mod:`olaf.chunks`,
+``num_chunks``) keys the queue by (cluster, chunk): key ``cluster · K + chunk``. Every
+rule below applies per key, as if each chunk index were a cluster of its own; chunks of
+one update are never joined (no reassembly). K = 1 is the paper's queue exactly. The
+activity count stays per cluster, and the status keeps paper §5's meaning in *updates*:
+``Q_n = ⌈occupancy / K⌉`` and ``Q_max = ⌊queue_size / K⌋`` (so ``queue_size`` must be
+at least K).
+
+Enqueue decision for update ``n`` of key ``u`` (its cluster and chunk) from worker ``k``
 (paper Alg. 1, §3 "reward filtering"; docs/vectors.md):
 
 1. No unlocked update of ``u`` waiting: APPEND at the tail if occupancy <
@@ -93,13 +101,14 @@ class QueueConfig:
     Attributes:
         segments: physical segments (≥ 1), fixed at construction.
         num_clusters: size of ``cluster_status`` (≥ 1); cluster ids are 0..num_clusters-1.
-        num_grads: gradient elements per update, fixed per deployment (≥ 0).
-        queue_size: occupancy limit in segments, 1..segments (default: segments).
+        num_grads: gradient elements per update (per chunk), fixed per deployment (≥ 0).
+        queue_size: occupancy limit in segments, K..segments (default: segments).
         reward_threshold: ``T`` in Q15.16 reward units (≥ 0), None disables reward filtering.
         activity_window_ns: a cluster counts as active while ``now - last_arrival <= window``.
         max_sojourn_ns: a head appended more than this before ``now`` is reclaimed as
             expired (ns, ≥ 0; 0: never).
         first_token: token id of the first APPEND (0..2**32-1); later ones follow modulo 2**32.
+        num_chunks: K, chunks per update (1..65535); the queue keeps state per (cluster, chunk).
 
     Raises:
         ValueError: a parameter is out of range (the message names it).
@@ -113,6 +122,7 @@ class QueueConfig:
     activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS
     max_sojourn_ns: int = 0
     first_token: int = 0
+    num_chunks: int = 1
 
     def __post_init__(self) -> None:
         if self.segments < 1:
@@ -123,9 +133,16 @@ class QueueConfig:
             raise ValueError(f"num_grads={self.num_grads} must be >= 0")
         if self.queue_size is None:
             object.__setattr__(self, "queue_size", self.segments)
+        if not 1 <= self.num_chunks <= 0xFFFF:
+            raise ValueError(f"num_chunks={self.num_chunks} must be in 1..65535")
         if not 1 <= self.queue_size <= self.segments:  # type: ignore[operator]
             raise ValueError(
                 f"queue_size={self.queue_size} must be in 1..segments ({self.segments})"
+            )
+        if self.queue_size < self.num_chunks:  # type: ignore[operator]
+            raise ValueError(
+                f"queue_size={self.queue_size} segments holds no whole update of {self.num_chunks} chunks "
+                f"(Q_max = ⌊queue_size / num_chunks⌋ = 0): give at least {self.num_chunks} segments"
             )
         if self.reward_threshold is not None and not 0 <= self.reward_threshold < (1 << 31):
             raise ValueError(
@@ -239,9 +256,10 @@ class OlafQueue:
         self.segments: list[Optional[Update]] = [None] * n
         self.available_mem_addrs: deque[int] = deque(range(n))
         self.out_mem_addrs: deque[int] = deque()
-        self.cluster_status: list[Optional[int]] = [None] * config.num_clusters
-        self.replace_status = [_ReplaceStatus() for _ in range(config.num_clusters)]
-        self.segment_cluster: list[Optional[int]] = [None] * n
+        keys = config.num_clusters * config.num_chunks
+        self.cluster_status: list[Optional[int]] = [None] * keys
+        self.replace_status = [_ReplaceStatus() for _ in range(keys)]
+        self.segment_key: list[Optional[int]] = [None] * n
         self.segment_token: list[Optional[int]] = [None] * n
         self.segment_appended_ns: list[Optional[int]] = [None] * n
         self.next_token = config.first_token
@@ -276,6 +294,7 @@ class OlafQueue:
             activity_window_ns=c.activity_window_ns if activity_window_ns is None else activity_window_ns,
             max_sojourn_ns=c.max_sojourn_ns if max_sojourn_ns is None else max_sojourn_ns,
             first_token=c.first_token,
+            num_chunks=c.num_chunks,
         )
 
     # -- enqueue ---------------------------------------------------------------
@@ -285,8 +304,8 @@ class OlafQueue:
         ``max_sojourn_ns`` are reclaimed first.
 
         Raises:
-            ValueError: cluster_id ≥ num_clusters, wrong number of grads, or
-                time going backwards. Nothing changes in that case.
+            ValueError: cluster_id ≥ num_clusters, num_chunks other than the queue's K,
+                wrong number of grads, or time going backwards. Nothing changes in that case.
         """
         self._check_update(update)
         self._advance(now_ns)
@@ -302,6 +321,10 @@ class OlafQueue:
             raise ValueError(
                 f"cluster_id={u.cluster_id} is outside 0..{self.config.num_clusters - 1}"
             )
+        if u.num_chunks != self.config.num_chunks:
+            raise ValueError(
+                f"update has num_chunks={u.num_chunks}, the queue is configured for {self.config.num_chunks}"
+            )
         if len(u.grads) != self.config.num_grads:
             raise ValueError(
                 f"update has {len(u.grads)} grads, the queue is configured for {self.config.num_grads}"
@@ -312,8 +335,12 @@ class OlafQueue:
             raise ValueError(f"time went backwards: {now_ns} ns < {self.now_ns} ns")
         self.now_ns = now_ns
 
+    def key(self, u: Update) -> int:
+        """The queue key of ``u``: ``cluster_id · K + chunk`` (module docstring)."""
+        return u.cluster_id * self.config.num_chunks + u.chunk
+
     def _decide(self, n: Update) -> EnqueueResult:
-        c = n.cluster_id
+        c = self.key(n)
         seg = self.cluster_status[c]
         if seg is None:
             return self._append(n)
@@ -347,14 +374,14 @@ class OlafQueue:
             return EnqueueResult(Decision.DROP_FULL, None)
         seg = self.available_mem_addrs.popleft()
         self.segments[seg] = n
-        self.segment_cluster[seg] = n.cluster_id
+        self.segment_key[seg] = self.key(n)
         token = self.next_token
         self.next_token = (token + 1) % TOKEN_MODULUS
         self.segment_token[seg] = token
         self.segment_appended_ns[seg] = self.now_ns
         self.out_mem_addrs.append(seg)
         if track:
-            self.cluster_status[n.cluster_id] = seg
+            self.cluster_status[self.key(n)] = seg
             self._mark_replaceable(n)
         return EnqueueResult(Decision.APPEND, seg, token)
 
@@ -364,7 +391,7 @@ class OlafQueue:
         self._mark_replaceable(n)
 
     def _mark_replaceable(self, n: Update) -> None:
-        rs = self.replace_status[n.cluster_id]
+        rs = self.replace_status[self.key(n)]
         rs.flag = n.count == 1
         rs.worker_id = n.worker_id if rs.flag else 0
 
@@ -381,14 +408,14 @@ class OlafQueue:
     def lock_head(self) -> Optional[int]:
         """Lock the head segment for departure; return its address (None if empty).
 
-        Idempotent. After this, updates of the head's cluster no longer fold into it.
+        Idempotent. After this, updates of the head's key no longer fold into it.
         """
         if not self.out_mem_addrs:
             return None
         head = self.out_mem_addrs[0]
         if self.locked != head:
             self.locked = head
-            c = self.segment_cluster[head]
+            c = self.segment_key[head]
             assert c is not None
             if self.cluster_status[c] == head:
                 self.cluster_status[c] = None
@@ -406,7 +433,7 @@ class OlafQueue:
             return None
         token = self.segment_token[head]
         update, c = self._free_head()
-        self.counters.departures[c] += 1
+        self.counters.departures[update.cluster_id] += 1
         self.counters.delivered_count += update.count
         return Departure(head, update, token)
 
@@ -447,9 +474,9 @@ class OlafQueue:
         return pos if pos < len(self.out_mem_addrs) else None
 
     def _free_head(self) -> tuple[Update, int]:
-        """Pop the head segment out of the departure order and free it; (its update, cluster)."""
+        """Pop the head segment out of the departure order and free it; (its update, key)."""
         seg = self.out_mem_addrs.popleft()
-        update, c = self.segments[seg], self.segment_cluster[seg]
+        update, c = self.segments[seg], self.segment_key[seg]
         assert update is not None and c is not None
         if self.cluster_status[c] == seg:
             self.cluster_status[c] = None
@@ -457,15 +484,15 @@ class OlafQueue:
         if self.locked == seg:
             self.locked = None
         self.segments[seg] = None
-        self.segment_cluster[seg] = None
+        self.segment_key[seg] = None
         self.segment_token[seg] = None
         self.segment_appended_ns[seg] = None
         self.available_mem_addrs.append(seg)
         return update, c
 
     def _reclaim_head(self, why: Reclaim) -> None:
-        update, c = self._free_head()
-        (self.counters.lost if why is Reclaim.LOST else self.counters.expired)[c] += 1
+        update, _ = self._free_head()
+        (self.counters.lost if why is Reclaim.LOST else self.counters.expired)[update.cluster_id] += 1
         self.counters.reclaimed_count += update.count
 
     def _expire(self, now_ns: int) -> int:
@@ -493,6 +520,16 @@ class OlafQueue:
         """Occupied segments, including a locked head."""
         return len(self.out_mem_addrs)
 
+    @property
+    def status_queue_size(self) -> int:
+        """Q_max of the status, in updates: ``⌊queue_size / K⌋`` (≥ 1, module docstring)."""
+        return self.limit // self.config.num_chunks
+
+    @property
+    def status_queue_util(self) -> int:
+        """Q_n of the status, in updates: ``⌈occupancy / K⌉`` (module docstring)."""
+        return -(-self.occupancy // self.config.num_chunks)
+
     def active_clusters(self, now_ns: int) -> int:
         """Clusters whose last arrival is within the activity window of ``now_ns``."""
         w = self.config.activity_window_ns
@@ -507,9 +544,9 @@ class OlafQueue:
         self._advance(now_ns)
         self._expire(now_ns)
         return QueueStatus(
-            queue_util=self.occupancy,
+            queue_util=self.status_queue_util,
             active_clusters=self.active_clusters(now_ns),
-            queue_size=self.config.queue_size,  # type: ignore[arg-type]
+            queue_size=self.status_queue_size,
         )
 
     def waiting(self) -> list[Update]:
@@ -545,14 +582,14 @@ class OlafQueue:
             if cs is None:
                 assert not self.replace_status[c].flag
                 continue
-            assert cs in out and cs != self.locked, f"cluster {c} points to a bad segment"
-            assert self.segment_cluster[cs] == c
+            assert cs in out and cs != self.locked, f"key {c} points to a bad segment"
+            assert self.segment_key[cs] == c
             assert cs not in seen
             seen.add(cs)
-        waiting_unlocked = [self.segment_cluster[s] for s in out if s != self.locked]
+        waiting_unlocked = [self.segment_key[s] for s in out if s != self.locked]
         if self.discipline == "olaf":
             assert len(waiting_unlocked) == len(set(waiting_unlocked)), (
-                "two unlocked updates of one cluster"
+                "two unlocked updates of one key"
             )
 
 
@@ -573,7 +610,7 @@ def aggregate(q: Update, n: Update) -> Update:
     """Fold ``n`` into the waiting ``q`` (paper Alg. 1, docs/vectors.md "aggregate").
 
     Saturating int32 add of grads and reward_sum, saturating uint16 add of
-    count, ``gen_ts = max``; worker_id and seq stay ``q``'s.
+    count, ``gen_ts = max``; worker_id, seq and the chunk fields stay ``q``'s.
 
     Raises ValueError if the gradient lengths differ.
     """
@@ -587,6 +624,8 @@ def aggregate(q: Update, n: Update) -> Update:
         reward_sum=sat_add32(q.reward_sum, n.reward_sum),
         gen_ts=max(q.gen_ts, n.gen_ts),
         grads=tuple(sat_add32(a, b) for a, b in zip(q.grads, n.grads)),
+        chunk=q.chunk,
+        num_chunks=q.num_chunks,
     )
 
 

@@ -27,6 +27,9 @@ class Update:
             (saturating). Mean reward = ``reward_sum / count``.
         gen_ts: generation time of the freshest update folded in, ns (uint64).
         grads: gradient elements, Q7.24 int32 each (saturating sums).
+        chunk: index of the model slice the grads belong to, 0..num_chunks−1 (uint16;
+            :mod:`olaf.chunks`). The OlafQueue's key is (cluster_id, chunk).
+        num_chunks: K, chunks per update of the deployment (uint16, ≥ 1; 1: the whole model).
 
     Raises:
         ValueError: a field is outside its wire range.
@@ -39,6 +42,8 @@ class Update:
     reward_sum: int = 0
     gen_ts: int = 0
     grads: tuple[int, ...] = field(default_factory=tuple)
+    chunk: int = 0
+    num_chunks: int = 1
 
     def __post_init__(self) -> None:
         _check_range("cluster_id", self.cluster_id, 0, UINT16_MAX)
@@ -47,6 +52,8 @@ class Update:
         _check_range("count", self.count, 1, UINT16_MAX)
         _check_range("reward_sum", self.reward_sum, INT32_MIN, INT32_MAX)
         _check_range("gen_ts", self.gen_ts, 0, UINT64_MAX)
+        _check_range("num_chunks", self.num_chunks, 1, UINT16_MAX)
+        _check_range("chunk", self.chunk, 0, self.num_chunks - 1)
         if not isinstance(self.grads, tuple):
             object.__setattr__(self, "grads", tuple(self.grads))
         g = self.grads
@@ -59,8 +66,9 @@ class Update:
         return replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict (field names as in the vectors format)."""
-        return {
+        """JSON-ready dict (field names as in the vectors format); ``chunk`` and ``num_chunks``
+        only when the update is one of several chunks (``num_chunks`` > 1)."""
+        out = {
             "cluster_id": self.cluster_id,
             "worker_id": self.worker_id,
             "seq": self.seq,
@@ -69,6 +77,9 @@ class Update:
             "gen_ts": self.gen_ts,
             "grads": list(self.grads),
         }
+        if self.num_chunks != 1:
+            out["chunk"], out["num_chunks"] = self.chunk, self.num_chunks
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Update":
@@ -84,6 +95,8 @@ class Update:
             reward_sum=int(d["reward_sum"]),
             gen_ts=int(d["gen_ts"]),
             grads=tuple(int(g) for g in d["grads"]),
+            chunk=int(d.get("chunk", 0)),
+            num_chunks=int(d.get("num_chunks", 1)),
         )
 
 

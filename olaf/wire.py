@@ -5,15 +5,19 @@ implementation in Python and is what hosts, PTF tests, the vector tools and the
 RTL testbench import. Both messages ride on UDP/IPv4:
 
 * **update** (worker → PS): UDP destination port :data:`UPDATE_PORT`,
-  26-byte header followed by ``num_grads`` Q7.24 int32 gradient elements;
-* **ACK** (PS → cluster): UDP destination port :data:`ACK_PORT`, 34-byte
+  30-byte header followed by ``num_grads`` Q7.24 int32 gradient elements;
+* **ACK** (PS → cluster): UDP destination port :data:`ACK_PORT`, 38-byte
   header (including the queue status written by the switch) followed by
   ``num_weights`` Q7.24 int32 global-weight elements.
 
+Both carry one *chunk* of the model: ``chunk`` (its index) and ``num_chunks`` (K) at
+offset 4 (:mod:`olaf.chunks`; a model that fits one frame is chunk 0 of 1).
+
 All multi-byte fields are big-endian (network byte order). With Ethernet
 (14 B) + IPv4 without options (20 B) + UDP (8 B) in front, the first gradient
-element sits at frame offset 68 and the first weight at 76: both are 4-byte
-aligned, so a 512-bit datapath adds whole 32-bit lanes.
+element sits at frame offset 72 and the first weight at 80: both are 4-byte
+aligned, so a 512-bit datapath adds whole 32-bit lanes; ``chunk`` is at frame offset
+46, in the first 64-byte beat.
 
 :func:`parse_update` / :func:`parse_ack` are the strict decoders: they raise
 :class:`MalformedOlafPacket` naming what is wrong (short, bad length, unknown
@@ -54,6 +58,7 @@ from olaf.constants import (  # noqa: F401  (re-exported: the protocol's names)
     ACK_FLAG_STATUS_VALID,
     ACK_HEADER_LEN,
     ACK_PORT,
+    CHUNK_OFFSET,
     ELEMENT_LEN,
     ETH_HEADER_LEN,
     IPV4_HEADER_LEN,
@@ -70,12 +75,13 @@ from olaf.update import Update
 
 MSG_TYPES = {MSG_UPDATE: "update", MSG_ACK: "ack"}
 
-_UPDATE_HDR = struct.Struct("!BBHHHIHiQ")
-"""version/msg_type, flags, num_grads, cluster_id, worker_id, seq, count, reward_sum, gen_ts (26 bytes)."""
+_UPDATE_HDR = struct.Struct("!BBHHHHHIHiQ")
+"""version/msg_type, flags, num_grads, chunk, num_chunks, cluster_id, worker_id, seq, count, reward_sum,
+gen_ts (30 bytes)."""
 
-_ACK_HDR = struct.Struct("!BBHHHIHiQ3sH3s")
-"""version/msg_type, flags, num_weights, cluster_id, worker_id, seq, count, global_reward, gen_ts,
-queue_util, active_clusters, queue_size (34 bytes)."""
+_ACK_HDR = struct.Struct("!BBHHHHHIHiQ3sH3s")
+"""version/msg_type, flags, num_weights, chunk, num_chunks, cluster_id, worker_id, seq, count,
+global_reward, gen_ts, queue_util, active_clusters, queue_size (38 bytes)."""
 
 
 class MalformedOlafPacket(ValueError):
@@ -83,13 +89,16 @@ class MalformedOlafPacket(ValueError):
 
 
 def _common_header(msg_type: int, flag0: str, elements: str, count_default: int, reward: str) -> list:
-    """The first 26 bytes, shared by the update and the ACK (docs/protocol.md): version,
-    msg_type, flags, element count, cluster_id, worker_id, seq, count, a reward, gen_ts."""
+    """The first 30 bytes, shared by the update and the ACK (docs/protocol.md): version,
+    msg_type, flags, element count, chunk, num_chunks, cluster_id, worker_id, seq, count, a
+    reward, gen_ts."""
     return [
         BitField("version", PROTOCOL_VERSION, 4),
         BitEnumField("msg_type", msg_type, 4, MSG_TYPES),
         FlagsField("flags", 0, 8, [flag0, "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
         FieldLenField(f"num_{elements}", None, count_of=elements, fmt="!H"),
+        ShortField("chunk", 0),
+        ShortField("num_chunks", 1),
         ShortField("cluster_id", 0),
         ShortField("worker_id", 0),
         IntField("seq", 0),
@@ -153,7 +162,8 @@ class QueueStatus:
 class Ack:
     """Decoded ACK: the update it answers, the PS's global state and the queue status.
 
-    ``status`` is None when no Olaf switch wrote it (flag STATUS_VALID clear).
+    ``status`` is None when no Olaf switch wrote it (flag STATUS_VALID clear). ``weights``
+    is the model slice of ``chunk`` (of ``num_chunks``; :mod:`olaf.chunks`).
     """
 
     cluster_id: int
@@ -164,6 +174,8 @@ class Ack:
     gen_ts: int
     weights: tuple[int, ...]
     status: QueueStatus | None
+    chunk: int = 0
+    num_chunks: int = 1
 
 
 def update_layer(u: Update, *, version: int = PROTOCOL_VERSION, init: bool = False) -> OlafUpdate:
@@ -171,6 +183,8 @@ def update_layer(u: Update, *, version: int = PROTOCOL_VERSION, init: bool = Fal
     return OlafUpdate(
         version=version,
         flags=UPDATE_FLAG_INIT if init else 0,
+        chunk=u.chunk,
+        num_chunks=u.num_chunks,
         cluster_id=u.cluster_id,
         worker_id=u.worker_id,
         seq=u.seq,
@@ -192,7 +206,7 @@ def encode_update(u: Update, *, init: bool = False) -> bytes:
     already range-checked by :class:`~olaf.update.Update`.
     """
     hdr = _UPDATE_HDR.pack(PROTOCOL_VERSION << 4 | MSG_UPDATE, UPDATE_FLAG_INIT if init else 0, len(u.grads),
-                           u.cluster_id, u.worker_id, u.seq, u.count, u.reward_sum, u.gen_ts)
+                           u.chunk, u.num_chunks, u.cluster_id, u.worker_id, u.seq, u.count, u.reward_sum, u.gen_ts)
     return hdr + _elements(u.grads)
 
 
@@ -211,9 +225,13 @@ def ack_layer(
     gen_ts: int,
     weights: Sequence[int],
     status: QueueStatus | None = None,
+    chunk: int = 0,
+    num_chunks: int = 1,
 ) -> OlafAck:
     """Build an ACK layer; the PS leaves ``status`` None, the switch fills it."""
     ack = OlafAck(
+        chunk=chunk,
+        num_chunks=num_chunks,
         cluster_id=cluster_id,
         worker_id=worker_id,
         seq=seq,
@@ -240,19 +258,25 @@ def encode_ack(
     gen_ts: int,
     weights: Sequence[int],
     status: QueueStatus | None = None,
+    chunk: int = 0,
+    num_chunks: int = 1,
 ) -> bytes:
     """Olaf ACK bytes (UDP payload); the same bytes as ``bytes(ack_layer(...))``.
 
     Raises:
-        ValueError: a field outside its wire range (uint16 ids and count,
-            uint32 seq, int32 reward and weights, uint64 gen_ts, 24/16-bit status).
+        ValueError: a field outside its wire range (uint16 ids, count, chunk and num_chunks,
+            uint32 seq, int32 reward and weights, uint64 gen_ts, 24/16-bit status), or
+            ``chunk`` not below ``num_chunks``.
     """
+    if not 0 <= chunk < num_chunks:
+        raise ValueError(f"ACK chunk={chunk} must be in 0..num_chunks-1 (num_chunks={num_chunks})")
     flags, util, active, size = 0, 0, 0, 0
     if status is not None:
         flags, util, active, size = (ACK_FLAG_STATUS_VALID, status.queue_util, status.active_clusters,
                                      status.queue_size)
     try:
-        hdr = _ACK_HDR.pack(PROTOCOL_VERSION << 4 | MSG_ACK, flags, len(weights), cluster_id, worker_id, seq,
+        hdr = _ACK_HDR.pack(PROTOCOL_VERSION << 4 | MSG_ACK, flags, len(weights), chunk, num_chunks,
+                            cluster_id, worker_id, seq,
                             count, global_reward, gen_ts, util.to_bytes(3, "big"), active,
                             size.to_bytes(3, "big"))
         return hdr + _elements(weights)
@@ -281,6 +305,9 @@ def _check_common(data: bytes, header_len: int, msg_type: int, what: str) -> int
         raise MalformedOlafPacket(
             f"{what} length mismatch: {n} elements need {expected} bytes, got {len(data)}"
         )
+    chunk, num_chunks = struct.unpack_from("!HH", data, CHUNK_OFFSET)
+    if num_chunks == 0 or chunk >= num_chunks:
+        raise MalformedOlafPacket(f"{what} has chunk {chunk} of num_chunks {num_chunks} (need chunk < num_chunks)")
     return n
 
 
@@ -289,10 +316,10 @@ def parse_update(data: bytes) -> Update:
 
     Raises:
         MalformedOlafPacket: short, length not matching ``num_grads``, unknown
-            version, not an update, or ``count`` of zero.
+            version, not an update, ``chunk`` not below ``num_chunks``, or ``count`` of zero.
     """
     n = _check_common(data, UPDATE_HEADER_LEN, MSG_UPDATE, "update")
-    _, _, _, cluster_id, worker_id, seq, count, reward_sum, gen_ts = _UPDATE_HDR.unpack_from(data)
+    _, _, _, chunk, num_chunks, cluster_id, worker_id, seq, count, reward_sum, gen_ts = _UPDATE_HDR.unpack_from(data)
     if count == 0:
         raise MalformedOlafPacket("update has count 0 (a worker sends count 1)")
     return Update(
@@ -303,6 +330,8 @@ def parse_update(data: bytes) -> Update:
         reward_sum=reward_sum,
         gen_ts=gen_ts,
         grads=struct.unpack_from(f"!{n}i", data, UPDATE_HEADER_LEN),
+        chunk=chunk,
+        num_chunks=num_chunks,
     )
 
 
@@ -311,10 +340,10 @@ def parse_ack(data: bytes) -> Ack:
 
     Raises:
         MalformedOlafPacket: short, length not matching ``num_weights``,
-            unknown version, or not an ACK.
+            unknown version, not an ACK, or ``chunk`` not below ``num_chunks``.
     """
     n = _check_common(data, ACK_HEADER_LEN, MSG_ACK, "ack")
-    (_, flags, _, cluster_id, worker_id, seq, count, global_reward, gen_ts, util, active,
+    (_, flags, _, chunk, num_chunks, cluster_id, worker_id, seq, count, global_reward, gen_ts, util, active,
      size) = _ACK_HDR.unpack_from(data)
     status = None
     if flags & ACK_FLAG_STATUS_VALID:
@@ -328,6 +357,8 @@ def parse_ack(data: bytes) -> Ack:
         gen_ts=gen_ts,
         weights=struct.unpack_from(f"!{n}i", data, ACK_HEADER_LEN),
         status=status,
+        chunk=chunk,
+        num_chunks=num_chunks,
     )
 
 

@@ -20,7 +20,8 @@ avoids Lua 5.3's bit operators, so Wireshark's Lua 5.1/5.2 and 5.3/5.4 both load
 * raises expert infos (group *Malformed*, severity *Error*) by the rules of
   docs/protocol.md "Versioning and malformed messages": ``olaf.malformed.short``,
   ``olaf.malformed.length``, ``olaf.malformed.version``, ``olaf.malformed.msg_type``
-  (type does not match the port), ``olaf.malformed.count`` (update with count 0); and a
+  (type does not match the port), ``olaf.malformed.count`` (update with count 0),
+  ``olaf.malformed.chunk`` (``chunk`` not below ``num_chunks``); and a
   warning ``olaf.reserved_flags`` for reserved flag bits that are set.
 
 Wireshark has no way to load a scapy layer, and no library renders Lua dissectors from
@@ -88,7 +89,9 @@ _BLURBS = {
     "msg_type": "message type; must match the UDP destination port",
     "flags": "flag bits; unnamed bits are reserved and 0",
     "num_grads": "number of gradient elements G",
-    "num_weights": "number of weight elements W",
+    "num_weights": "number of weight elements W (the slice's length)",
+    "chunk": "index of the model slice carried, 0..num_chunks-1",
+    "num_chunks": "K: chunks per update of the deployment",
     "cluster_id": "cluster index (an update's is stamped by the switch)",
     "worker_id": "worker index (an update's is stamped by the switch)",
     "seq": "per-worker sequence number, wraps",
@@ -96,9 +99,9 @@ _BLURBS = {
     "reward_sum": "sum of the folded updates' mean episode rewards, Q15.16 raw",
     "global_reward": "the PS's global reward after the answered update, Q15.16 raw (INT32_MIN: -inf)",
     "gen_ts": "generation time of the freshest folded update, ns",
-    "queue_util": "Q_n: occupied queue segments (written by an Olaf switch)",
+    "queue_util": "Q_n: occupied queue capacity in updates, ceil(segments / K) (written by an Olaf switch)",
     "active_clusters": "N: clusters with an update within the activity window (written by an Olaf switch)",
-    "queue_size": "Q_max: queue size in segments (written by an Olaf switch)",
+    "queue_size": "Q_max: queue size in updates, floor(segments / K) (written by an Olaf switch)",
     "grads": "gradient elements, Q7.24",
     "weights": "global model weights, Q7.24",
 }

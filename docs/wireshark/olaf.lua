@@ -8,7 +8,7 @@
 
 local olaf = Proto("olaf", "Olaf in-network aggregation")
 
-local PROTOCOL_VERSION = 1
+local PROTOCOL_VERSION = 2
 local UPDATE_PORT = 50100
 local ACK_PORT = 50101
 local PORT_MSG = {[50100] = 1, [50101] = 2}
@@ -19,13 +19,15 @@ local NS_BASE = base.UNIT_STRING or base.DEC
 local NS_UNIT = base.UNIT_STRING and {" ns"} or nil
 
 local F = {}
-F["version"] = ProtoField.uint8("olaf.version", "version", base.DEC, nil, 0xf0, "protocol version; receivers accept only 1")
+F["version"] = ProtoField.uint8("olaf.version", "version", base.DEC, nil, 0xf0, "protocol version; receivers accept only 2")
 F["msg_type"] = ProtoField.uint8("olaf.msg_type", "msg_type", base.DEC, {[1] = "update", [2] = "ack"}, 0x0f, "message type; must match the UDP destination port")
 F["flags"] = ProtoField.uint8("olaf.flags", "flags", base.HEX, nil, nil, "flag bits; unnamed bits are reserved and 0")
 F["flags.init"] = ProtoField.bool("olaf.flags.init", "INIT", 8, nil, 0x01)
 F["flags.status_valid"] = ProtoField.bool("olaf.flags.status_valid", "STATUS_VALID", 8, nil, 0x01)
 F["flags.reserved"] = ProtoField.uint8("olaf.flags.reserved", "reserved", base.HEX, nil, 0xfe, "reserved flag bits, 0")
 F["num_grads"] = ProtoField.uint16("olaf.num_grads", "num_grads", base.DEC, nil, nil, "number of gradient elements G")
+F["chunk"] = ProtoField.uint16("olaf.chunk", "chunk", base.DEC, nil, nil, "index of the model slice carried, 0..num_chunks-1")
+F["num_chunks"] = ProtoField.uint16("olaf.num_chunks", "num_chunks", base.DEC, nil, nil, "K: chunks per update of the deployment")
 F["cluster_id"] = ProtoField.uint16("olaf.cluster_id", "cluster_id", base.DEC, nil, nil, "cluster index (an update's is stamped by the switch)")
 F["worker_id"] = ProtoField.uint16("olaf.worker_id", "worker_id", base.DEC, nil, nil, "worker index (an update's is stamped by the switch)")
 F["seq"] = ProtoField.uint32("olaf.seq", "seq", base.DEC, nil, nil, "per-worker sequence number, wraps")
@@ -36,19 +38,19 @@ F["gen_ts"] = ProtoField.uint64("olaf.gen_ts", "gen_ts", NS_BASE, NS_UNIT, nil, 
 F["gen_ts.time"] = ProtoField.absolute_time("olaf.gen_ts.time", "gen_ts (UTC)", base.UTC, "the ns timestamp as a date")
 F["grads"] = ProtoField.none("olaf.grads", "grads", "gradient elements, Q7.24")
 F["grads.value"] = ProtoField.double("olaf.grads.value", "grads", "Q7.24 value = raw / 2^24")
-F["num_weights"] = ProtoField.uint16("olaf.num_weights", "num_weights", base.DEC, nil, nil, "number of weight elements W")
+F["num_weights"] = ProtoField.uint16("olaf.num_weights", "num_weights", base.DEC, nil, nil, "number of weight elements W (the slice's length)")
 F["global_reward"] = ProtoField.int32("olaf.global_reward", "global_reward", base.DEC, nil, nil, "the PS's global reward after the answered update, Q15.16 raw (INT32_MIN: -inf)")
 F["global_reward.value"] = ProtoField.double("olaf.global_reward.value", "global_reward (Q15.16)", "Q15.16 value = raw / 2^16")
-F["queue_util"] = ProtoField.uint24("olaf.queue_util", "queue_util", base.DEC, nil, nil, "Q_n: occupied queue segments (written by an Olaf switch)")
+F["queue_util"] = ProtoField.uint24("olaf.queue_util", "queue_util", base.DEC, nil, nil, "Q_n: occupied queue capacity in updates, ceil(segments / K) (written by an Olaf switch)")
 F["active_clusters"] = ProtoField.uint16("olaf.active_clusters", "active_clusters", base.DEC, nil, nil, "N: clusters with an update within the activity window (written by an Olaf switch)")
-F["queue_size"] = ProtoField.uint24("olaf.queue_size", "queue_size", base.DEC, nil, nil, "Q_max: queue size in segments (written by an Olaf switch)")
+F["queue_size"] = ProtoField.uint24("olaf.queue_size", "queue_size", base.DEC, nil, nil, "Q_max: queue size in updates, floor(segments / K) (written by an Olaf switch)")
 F["weights"] = ProtoField.none("olaf.weights", "weights", "global model weights, Q7.24")
 F["weights.value"] = ProtoField.double("olaf.weights.value", "weights", "Q7.24 value = raw / 2^24")
 F["queue_status"] = ProtoField.none("olaf.queue_status", "queue status (queue_util, active_clusters, queue_size)", "queue status of the path's most congested Olaf switch (paper §5)")
 
 local MESSAGES = {
   [1] = {
-    name = "update", port = 50100, header_len = 26,
+    name = "update", port = 50100, header_len = 30,
     nonzero = {"count"},
     status_mask = nil,
     elements = { name = "grads", count = "num_grads", size = 4, frac = 24 },
@@ -57,16 +59,18 @@ local MESSAGES = {
       { name = "msg_type", off = 0, len = 1, bits = 4, bitoff = 4, signed = false },
       { name = "flags", off = 1, len = 1, bits = 8, bitoff = 0, signed = false, flags = {{ key = "flags.init", mask = 0x01, label = "INIT" }}, reserved = "flags.reserved" },
       { name = "num_grads", off = 2, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "cluster_id", off = 4, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "worker_id", off = 6, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "seq", off = 8, len = 4, bits = 32, bitoff = 0, signed = false },
-      { name = "count", off = 12, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "reward_sum", off = 14, len = 4, bits = 32, bitoff = 0, signed = true, frac = 16 },
-      { name = "gen_ts", off = 18, len = 8, bits = 64, bitoff = 0, signed = false, ns = true },
+      { name = "chunk", off = 4, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "num_chunks", off = 6, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "cluster_id", off = 8, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "worker_id", off = 10, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "seq", off = 12, len = 4, bits = 32, bitoff = 0, signed = false },
+      { name = "count", off = 16, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "reward_sum", off = 18, len = 4, bits = 32, bitoff = 0, signed = true, frac = 16 },
+      { name = "gen_ts", off = 22, len = 8, bits = 64, bitoff = 0, signed = false, ns = true },
     },
   },
   [2] = {
-    name = "ack", port = 50101, header_len = 34,
+    name = "ack", port = 50101, header_len = 38,
     nonzero = {},
     status_mask = 1,
     elements = { name = "weights", count = "num_weights", size = 4, frac = 24 },
@@ -75,15 +79,17 @@ local MESSAGES = {
       { name = "msg_type", off = 0, len = 1, bits = 4, bitoff = 4, signed = false },
       { name = "flags", off = 1, len = 1, bits = 8, bitoff = 0, signed = false, flags = {{ key = "flags.status_valid", mask = 0x01, label = "STATUS_VALID" }}, reserved = "flags.reserved" },
       { name = "num_weights", off = 2, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "cluster_id", off = 4, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "worker_id", off = 6, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "seq", off = 8, len = 4, bits = 32, bitoff = 0, signed = false },
-      { name = "count", off = 12, len = 2, bits = 16, bitoff = 0, signed = false },
-      { name = "global_reward", off = 14, len = 4, bits = 32, bitoff = 0, signed = true, frac = 16, minus_inf = -2147483648 },
-      { name = "gen_ts", off = 18, len = 8, bits = 64, bitoff = 0, signed = false, ns = true },
-      { name = "queue_util", off = 26, len = 3, bits = 24, bitoff = 0, signed = false, status = true },
-      { name = "active_clusters", off = 29, len = 2, bits = 16, bitoff = 0, signed = false, status = true },
-      { name = "queue_size", off = 31, len = 3, bits = 24, bitoff = 0, signed = false, status = true },
+      { name = "chunk", off = 4, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "num_chunks", off = 6, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "cluster_id", off = 8, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "worker_id", off = 10, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "seq", off = 12, len = 4, bits = 32, bitoff = 0, signed = false },
+      { name = "count", off = 16, len = 2, bits = 16, bitoff = 0, signed = false },
+      { name = "global_reward", off = 18, len = 4, bits = 32, bitoff = 0, signed = true, frac = 16, minus_inf = -2147483648 },
+      { name = "gen_ts", off = 22, len = 8, bits = 64, bitoff = 0, signed = false, ns = true },
+      { name = "queue_util", off = 30, len = 3, bits = 24, bitoff = 0, signed = false, status = true },
+      { name = "active_clusters", off = 33, len = 2, bits = 16, bitoff = 0, signed = false, status = true },
+      { name = "queue_size", off = 35, len = 3, bits = 24, bitoff = 0, signed = false, status = true },
     },
   },
 }
@@ -99,6 +105,8 @@ local E = {
                              expert.group.MALFORMED, expert.severity.ERROR),
   count = ProtoExpert.new("olaf.malformed.count", "Malformed Olaf message: update with count 0",
                           expert.group.MALFORMED, expert.severity.ERROR),
+  chunk = ProtoExpert.new("olaf.malformed.chunk", "Malformed Olaf message: chunk not below num_chunks",
+                          expert.group.MALFORMED, expert.severity.ERROR),
   reserved = ProtoExpert.new("olaf.reserved_flags", "Reserved Olaf flag bits set (sent as 0)",
                              expert.group.PROTOCOL, expert.severity.WARN),
 }
@@ -106,7 +114,7 @@ local E = {
 local fields = {}
 for _, f in pairs(F) do fields[#fields + 1] = f end
 olaf.fields = fields
-olaf.experts = { E.short, E.length, E.version, E.msg_type, E.count, E.reserved }
+olaf.experts = { E.short, E.length, E.version, E.msg_type, E.count, E.chunk, E.reserved }
 
 local function has_bit(v, mask)
   return math.floor(v / mask) % 2 == 1
@@ -216,6 +224,10 @@ function olaf.dissector(tvb, pinfo, tree)
       malformed(E.length, string.format("%s length mismatch: %d elements need %d bytes, got %d",
                                         m.name, n, expected, length))
     end
+  end
+  if values.chunk ~= nil and values.num_chunks ~= nil and values.chunk >= values.num_chunks then
+    malformed(E.chunk, string.format("%s has chunk %d of num_chunks %d (need chunk < num_chunks)",
+                                     m.name, values.chunk, values.num_chunks))
   end
   for _, name in ipairs(m.nonzero) do
     if values[name] == 0 then
