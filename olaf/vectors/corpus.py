@@ -18,13 +18,14 @@ from olaf.vectors.format import dumps, load
 
 
 def make_update(c: int, w: int, seq: int = 0, *, grads: Iterable[int], reward: float = 0.0,
-       count: int = 1, gen_ts: Optional[int] = None, reward_raw: Optional[int] = None) -> Update:
+       count: int = 1, gen_ts: Optional[int] = None, reward_raw: Optional[int] = None,
+       chunk: int = 0, num_chunks: int = 1) -> Update:
     """Shorthand update for curated traces (reward in reward units, converted to Q15.16)."""
     return Update(
         cluster_id=c, worker_id=w, seq=seq, count=count,
         reward_sum=reward_to_fixed(reward) if reward_raw is None else reward_raw,
         gen_ts=gen_ts if gen_ts is not None else 1_000_000 + 1000 * seq + w,
-        grads=tuple(grads),
+        grads=tuple(grads), chunk=chunk, num_chunks=num_chunks,
     )
 
 
@@ -463,6 +464,115 @@ def paper_testbed() -> TraceBuilder:
                         workers_per_cluster=3, p_dequeue=0.25)
 
 
+# -- chunked updates (key = (cluster, chunk); docs/protocol.md "Chunks") ---------------
+
+
+def chunk_config(**kw: Any) -> QueueConfig:
+    base = dict(segments=9, num_clusters=3, num_grads=2, num_chunks=3, activity_window_ns=1_000_000)
+    base.update(kw)
+    return QueueConfig(**base)
+
+
+def _chunk(c: int, w: int, seq: int, k: int, *, base: int = 1, reward: float = 0.0, count: int = 1,
+           num_chunks: int = 3) -> Update:
+    """Chunk ``k`` of worker ``w``'s update ``seq`` (grads ``[base·(k+1), −base]``)."""
+    return make_update(c, w, seq, grads=[base * (k + 1), -base], reward=reward, count=count,
+                       chunk=k, num_chunks=num_chunks)
+
+
+@curated
+def chunks_interleaved() -> TraceBuilder:
+    b = TraceBuilder("chunks_interleaved",
+                     "K = 3: chunks of two workers of one cluster and one of another arrive interleaved; "
+                     "each chunk folds only into the same chunk of its cluster (key = (cluster, chunk)); "
+                     "the status counts updates: Q_n = ceil(segments / K), Q_max = floor(queue_size / K).",
+                     chunk_config())
+    b.enqueue(_chunk(0, 1, 0, 0), expect="append")
+    b.enqueue(_chunk(0, 2, 0, 0, base=10), expect="aggregate")
+    b.enqueue(_chunk(1, 5, 0, 0, base=100), expect="append")
+    b.enqueue(_chunk(0, 2, 0, 1, base=10), expect="append")
+    b.status(expect=(1, 2))
+    b.enqueue(_chunk(0, 1, 0, 1), expect="aggregate")
+    b.enqueue(_chunk(0, 1, 0, 2), expect="append")
+    b.enqueue(_chunk(1, 5, 0, 2, base=100), expect="append")
+    b.enqueue(_chunk(1, 5, 0, 1, base=100), expect="append")
+    b.enqueue(_chunk(0, 2, 0, 2, base=10), expect="aggregate")
+    b.status(expect=(2, 2))
+    b.dequeue(expect_update=make_update(0, 1, 0, grads=[11, -11], count=2, chunk=0, num_chunks=3,
+                                        gen_ts=_chunk(0, 2, 0, 0).gen_ts))
+    b.drain()
+    b.status(expect=(0, 2))
+    return b
+
+
+@curated
+def chunk_lost() -> TraceBuilder:
+    b = TraceBuilder("chunk_lost",
+                     "K = 3: one worker's chunk 1 never arrives; chunks 0 and 2 aggregate with the other "
+                     "worker's and chunk 1 departs with count 1: slices are delivered independently.",
+                     chunk_config())
+    for k in (0, 1, 2):
+        b.enqueue(_chunk(2, 7, 4, k), expect="append")
+    for k in (0, 2):
+        b.enqueue(_chunk(2, 8, 9, k, base=3), expect="aggregate")
+    deps = b.drain()
+    assert [d.update.count for d in deps] == [2, 1, 2]
+    return b
+
+
+@curated
+def chunk_replaced() -> TraceBuilder:
+    b = TraceBuilder("chunk_replaced",
+                     "K = 3: a worker's next update meets its own waiting one chunk by chunk: chunk 0 of "
+                     "generation 2 replaces chunk 0 of generation 1 (same-worker rule per key) while "
+                     "chunk 1, already aggregated with another worker, folds; a full queue drops the "
+                     "chunk whose key has no segment.",
+                     chunk_config(segments=4, queue_size=3))
+    b.enqueue(_chunk(0, 1, 1, 0), expect="append")
+    b.enqueue(_chunk(0, 1, 1, 1), expect="append")
+    b.enqueue(_chunk(0, 3, 6, 1, base=5), expect="aggregate")
+    b.enqueue(_chunk(0, 1, 1, 2), expect="append")
+    b.enqueue(_chunk(0, 1, 2, 0, base=2), expect="replace_worker")
+    b.enqueue(_chunk(0, 1, 2, 1, base=2), expect="aggregate")
+    b.enqueue(_chunk(1, 4, 0, 0), expect="drop_full")
+    b.status(expect=(1, 2))
+    b.drain()
+    return b
+
+
+@curated
+def chunks_two_generations() -> TraceBuilder:
+    b = TraceBuilder("chunks_two_generations",
+                     "K = 3 with a locked head: generation 1's chunk 0 is locked for departure, so "
+                     "generation 2's chunk 0 appends a second segment for that key while its chunks 1 "
+                     "and 2 replace generation 1's (paper §12.1 per key).",
+                     chunk_config())
+    for k in (0, 1, 2):
+        b.enqueue(_chunk(1, 2, 1, k), expect="append")
+    b.lock(expect_segment=0)
+    for k in (0, 1, 2):
+        b.enqueue(_chunk(1, 2, 2, k, base=4), expect="append" if k == 0 else "replace_worker")
+    b.dequeue()
+    b.enqueue(_chunk(1, 3, 0, 0, base=7), expect="aggregate")
+    b.drain()
+    return b
+
+
+@curated
+def chunk_reward_filter() -> TraceBuilder:
+    b = TraceBuilder("chunk_reward_filter",
+                     "K = 3, reward filtering per key: every chunk of an update carries its reward, so a "
+                     "better update replaces the waiting chunks it meets and a worse one is dropped chunk by chunk.",
+                     chunk_config(reward_threshold=reward_to_fixed(1.0)))
+    for k in (0, 1):
+        b.enqueue(_chunk(0, 1, 0, k, reward=5.0), expect="append")
+    b.enqueue(_chunk(0, 2, 0, 0, reward=8.0), expect="replace_reward")
+    b.enqueue(_chunk(0, 3, 0, 1, reward=2.0), expect="drop_reward")
+    b.enqueue(_chunk(0, 3, 0, 2, reward=2.0), expect="append")
+    b.drain()
+    return b
+
+
 # -- random traces --------------------------------------------------------------------
 
 
@@ -504,8 +614,9 @@ def random_trace(name: str, *, seed: int, n_events: int, config: QueueConfig,
             ]
             reward = reward_to_fixed(rng.choice(levels)) * count
             gen_ts = b.t_ns + rng.randint(-5000, 1000) + 10_000
+            k = config.num_chunks
             b.enqueue(Update(cluster_id=c, worker_id=w, seq=seq, count=count, reward_sum=reward,
-                             gen_ts=max(gen_ts, 0), grads=tuple(grads)),
+                             gen_ts=max(gen_ts, 0), grads=tuple(grads), chunk=rng.randrange(k) if k > 1 else 0, num_chunks=k),
                       dt_ns=rng.choice([0, 100, 1000, 3000]))
     b.drain()
     return b
@@ -537,7 +648,9 @@ def random_token_trace(name: str, *, seed: int, n_events: int, config: QueueConf
             b.last_token = None
             b.enqueue(Update(cluster_id=c, worker_id=w, seq=seq, count=count,
                              reward_sum=reward_to_fixed(rng.choice(levels)) * count, gen_ts=b.t_ns + 10_000,
-                             grads=tuple(rng.randint(-1000, 1000) for _ in range(config.num_grads))),
+                             grads=tuple(rng.randint(-1000, 1000) for _ in range(config.num_grads)),
+                             chunk=rng.randrange(config.num_chunks) if config.num_chunks > 1 else 0,
+                             num_chunks=config.num_chunks),
                       dt_ns=rng.choice(dts))
             if b.last_token is not None and rng.random() >= p_loss:
                 tm.append(b.last_token)
@@ -567,7 +680,7 @@ def _random_config_change(rng: random.Random, cfg: QueueConfig, *, with_sojourn:
     if k == 3:
         change["max_sojourn_ns"] = rng.choice([0, 5000, 20_000, 100_000])
     elif k == 0:
-        change["queue_size"] = rng.randint(1, cfg.segments)
+        change["queue_size"] = rng.randint(cfg.num_chunks, cfg.segments)  # Q_max = ⌊queue_size / K⌋ ≥ 1
     elif k == 1:
         change["reward_threshold"] = rng.choice([None, 0, reward_to_fixed(0.5), reward_to_fixed(1.0)])
     else:
@@ -587,6 +700,11 @@ RANDOM_SET: list[tuple[Any, ...]] = [
     ("random_nolock_olaf", 6, 150, dict(segments=3, num_clusters=4, num_grads=4,
                                         reward_threshold=reward_to_fixed(1.0)), "olaf", 0.0),
     ("random_nolock_fifo", 7, 100, dict(segments=3, num_clusters=4, num_grads=4), "fifo", 0.0),
+    # Chunked updates: key = (cluster, chunk).
+    ("random_chunks_olaf", 8, 500, dict(segments=12, num_clusters=4, num_grads=3, num_chunks=4,
+                                        reward_threshold=reward_to_fixed(1.0)), "olaf"),
+    ("random_chunks_nolock_olaf", 9, 300, dict(segments=6, num_clusters=3, num_grads=2, num_chunks=5), "olaf", 0.0),
+    ("random_chunks_fifo", 10, 200, dict(segments=6, num_clusters=3, num_grads=2, num_chunks=3), "fifo"),
 ]
 
 
@@ -599,6 +717,8 @@ TOKEN_RANDOM_SET: list[tuple[str, int, int, dict[str, Any], str]] = [
     ("random_tokens_wrap_olaf", 23, 400, dict(segments=4, num_clusters=5, num_grads=2,
                                               first_token=TOKEN_MODULUS - 40), "olaf"),
     ("random_tokens_fifo", 24, 300, dict(segments=3, num_clusters=4, num_grads=2, max_sojourn_ns=30_000), "fifo"),
+    ("random_tokens_chunks_olaf", 25, 500, dict(segments=10, num_clusters=4, num_grads=2, num_chunks=3,
+                                                max_sojourn_ns=50_000), "olaf"),
 ]
 
 

@@ -9,13 +9,14 @@ file::
      "config": {"discipline": "olaf"|"fifo", "segments": int, "num_clusters": int,
                 "num_grads": int, "queue_size": int,
                 "reward_threshold": int|null, "activity_window_ns": int,
-                "max_sojourn_ns": int, "first_token": int},
+                "max_sojourn_ns": int, "first_token": int, "num_chunks": int (optional, 1)},
      "events": [event, ...],
      "final_counters": {"decisions": {...}, "per_cluster": [...], "token_fates": {...}}}
 
 Events (``op``):
 
-* ``enqueue``: ``t_ns``, ``update`` (Update fields), ``expect`` = ``{"decision": label,
+* ``enqueue``: ``t_ns``, ``update`` (Update fields; ``chunk`` and ``num_chunks`` only when
+  ``num_chunks`` > 1), ``expect`` = ``{"decision": label,
   "segment": int|null, "token": int|null}``;
 * ``lock``: ``expect`` = ``{"segment": int|null}``;
 * ``dequeue``: ``expect`` = ``{"segment": int, "update": {...}}`` or null when empty;
@@ -98,7 +99,8 @@ def config_json(config: QueueConfig, discipline: str) -> dict[str, Any]:
     return {"discipline": discipline, "segments": config.segments, "num_clusters": config.num_clusters,
             "num_grads": config.num_grads, "queue_size": config.queue_size,
             "reward_threshold": config.reward_threshold, "activity_window_ns": config.activity_window_ns,
-            "max_sojourn_ns": config.max_sojourn_ns, "first_token": config.first_token}
+            "max_sojourn_ns": config.max_sojourn_ns, "first_token": config.first_token} | (
+                {"num_chunks": config.num_chunks} if config.num_chunks != 1 else {})
 
 
 def config_of(vector: dict[str, Any]) -> tuple[QueueConfig, str]:
