@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from olaf import codegen
 from olaf.cli import main
-from olaf.constants import MAX_G, MAX_G_JUMBO, Decision, shared_constants
+from olaf.constants import JUMBO_MTU, MAX_G, MAX_G_JUMBO, MTU, Decision, max_model_elements, shared_constants
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,7 +40,8 @@ def test_cli_check_and_generate(tmp_path):
 
 
 def test_derived_limits():
-    assert (MAX_G, MAX_G_JUMBO) == (361, 2236)   # docs/protocol.md "Constants"
+    assert (MAX_G, MAX_G_JUMBO) == (360, 2235)   # docs/protocol.md "Constants"
+    assert (max_model_elements(MTU), max_model_elements(JUMBO_MTU)) == (358, 2233)
     assert shared_constants()["NUM_DECISION"].value == len(Decision)
 
 

@@ -51,20 +51,22 @@ def test_update_round_trip_through_a_frame(u):
 
 def test_update_byte_layout_matches_protocol_doc():
     u = Update(cluster_id=0x0102, worker_id=0x0304, seq=0x05060708, count=0x090A,
-               reward_sum=-2, gen_ts=0x1112131415161718, grads=(1, -1))
+               reward_sum=-2, gen_ts=0x1112131415161718, grads=(1, -1), chunk=0x0B0C, num_chunks=0x0D0E)
     b = encode_update(u)
-    assert b[0] == 0x11  # version 1, msg_type 1
+    assert b[0] == 0x21  # version 2, msg_type 1
     assert b[1] == 0  # flags
     assert b[2:4] == b"\x00\x02"
-    assert b[4:6] == b"\x01\x02" and b[6:8] == b"\x03\x04"
-    assert b[8:12] == b"\x05\x06\x07\x08"
-    assert b[12:14] == b"\x09\x0a"
-    assert b[14:18] == b"\xff\xff\xff\xfe"
-    assert b[18:26] == bytes.fromhex("1112131415161718")
-    assert b[26:30] == b"\x00\x00\x00\x01" and b[30:34] == b"\xff\xff\xff\xff"
-    # first gradient at frame offset 14 + 20 + 8 + 26 = 68, 4-byte aligned
+    assert b[4:6] == b"\x0b\x0c" and b[6:8] == b"\x0d\x0e"  # chunk, num_chunks
+    assert b[8:10] == b"\x01\x02" and b[10:12] == b"\x03\x04"
+    assert b[12:16] == b"\x05\x06\x07\x08"
+    assert b[16:18] == b"\x09\x0a"
+    assert b[18:22] == b"\xff\xff\xff\xfe"
+    assert b[22:30] == bytes.fromhex("1112131415161718")
+    assert b[30:34] == b"\x00\x00\x00\x01" and b[34:38] == b"\xff\xff\xff\xff"
+    # chunk in the first 64-byte beat (frame offset 46); first gradient at 14 + 20 + 8 + 30 = 72, 4-byte aligned
     frame = bytes(Ether() / IP() / UDP(dport=UPDATE_PORT) / wire.update_layer(u))
-    assert frame[68:72] == b"\x00\x00\x00\x01" and 68 % 4 == 0
+    assert frame[46:48] == b"\x0b\x0c" and 46 + 2 <= 64
+    assert frame[72:76] == b"\x00\x00\x00\x01" and 72 % 4 == 0
 
 
 def test_ack_round_trip_and_layout():
@@ -73,14 +75,17 @@ def test_ack_round_trip_and_layout():
                            gen_ts=8, weights=[9, -10, INT32_MAX], status=st_)
     b = bytes(layer)
     assert len(b) == wire.ACK_HEADER_LEN + 12
-    assert b[0] == 0x12 and b[1] == wire.ACK_FLAG_STATUS_VALID
-    assert b[26:29] == b"\x01\x02\x03" and b[29:31] == b"\x04\x05" and b[31:34] == b"\x06\x07\x08"
+    assert b[0] == 0x22 and b[1] == wire.ACK_FLAG_STATUS_VALID
+    assert b[4:8] == b"\x00\x00\x00\x01"  # chunk 0 of 1
+    assert b[30:33] == b"\x01\x02\x03" and b[33:35] == b"\x04\x05" and b[35:38] == b"\x06\x07\x08"
+    assert b == wire.encode_ack(cluster_id=3, worker_id=4, seq=5, count=6, global_reward=-7, gen_ts=8,
+                                weights=[9, -10, INT32_MAX], status=st_)
     a = parse_ack(b)
     assert a.status == st_
     assert (a.cluster_id, a.worker_id, a.seq, a.count, a.global_reward, a.gen_ts) == (3, 4, 5, 6, -7, 8)
     assert a.weights == (9, -10, INT32_MAX)
     frame = bytes(Ether() / IP() / UDP(dport=ACK_PORT) / layer)
-    assert 42 + wire.ACK_HEADER_LEN == 76
+    assert 42 + wire.ACK_HEADER_LEN == 80
     assert Ether(frame)[OlafAck].num_weights == 3
 
 
@@ -96,9 +101,11 @@ def test_ack_without_switch_has_no_status():
         (lambda b: b[:10], "too short"),
         (lambda b: b[:-1], "length mismatch"),
         (lambda b: b + b"\x00\x00\x00\x00", "length mismatch"),
-        (lambda b: bytes([0x21]) + b[1:], "unknown version 2"),
-        (lambda b: bytes([0x12]) + b[1:], "msg_type 2"),
-        (lambda b: b[:12] + b"\x00\x00" + b[14:], "count 0"),
+        (lambda b: bytes([0x11]) + b[1:], "unknown version 1"),
+        (lambda b: bytes([0x22]) + b[1:], "msg_type 2"),
+        (lambda b: b[:16] + b"\x00\x00" + b[18:], "count 0"),
+        (lambda b: b[:4] + b"\x00\x03\x00\x03" + b[8:], "chunk 3 of num_chunks 3"),
+        (lambda b: b[:4] + b"\x00\x00\x00\x00" + b[8:], "chunk 0 of num_chunks 0"),
     ],
 )
 def test_malformed_updates_are_rejected_with_reason(mutate, message):
@@ -113,7 +120,9 @@ def test_malformed_ack_rejected():
     with pytest.raises(MalformedOlafPacket, match="too short"):
         parse_ack(good[:20])
     with pytest.raises(MalformedOlafPacket, match="expected 2"):
-        parse_ack(bytes([0x11]) + good[1:])
+        parse_ack(bytes([0x21]) + good[1:])
+    with pytest.raises(MalformedOlafPacket, match="chunk 1 of num_chunks 1"):
+        parse_ack(good[:4] + b"\x00\x01" + good[6:])
     with pytest.raises(MalformedOlafPacket, match="length mismatch"):
         parse_ack(good + b"\x00")
 
@@ -134,9 +143,9 @@ def test_init_flag():
     assert parse_update(encode_update(u, init=True)) == u
 
 
-@pytest.mark.parametrize("n", [101, 361, 2236])
+@pytest.mark.parametrize("n", [101, 360, 2235])
 def test_long_models_decode(n):
-    # the full 1500 B (361) and 9000 B (2236) MTU models, beyond scapy's default list limit of 100
+    # the full 1500 B (360) and 9000 B (2235) MTU updates, beyond scapy's default list limit of 100
     u = Update(cluster_id=1, worker_id=2, seq=3, grads=tuple(range(-n // 2, n - n // 2)))
     assert parse_update(encode_update(u)) == u
     ack = parse_ack(bytes(ack_layer(cluster_id=1, worker_id=2, seq=3, count=1, global_reward=0,
@@ -192,3 +201,17 @@ def test_parsers_raise_only_the_documented_exception(data):
             parse(data)
         except MalformedOlafPacket:
             pass
+
+
+def test_chunk_fields_round_trip_and_ack_chunk_range():
+    u = Update(cluster_id=1, worker_id=2, seq=3, grads=(4, 5), chunk=27, num_chunks=28)
+    assert parse_update(encode_update(u)) == u
+    assert bytes(wire.update_layer(u)) == encode_update(u)
+    a = parse_ack(wire.encode_ack(cluster_id=1, worker_id=2, seq=3, count=1, global_reward=0, gen_ts=0,
+                                  weights=[7], chunk=4, num_chunks=5))
+    assert (a.chunk, a.num_chunks, a.weights) == (4, 5, (7,))
+    with pytest.raises(ValueError, match="chunk=5"):
+        wire.encode_ack(cluster_id=1, worker_id=2, seq=3, count=1, global_reward=0, gen_ts=0,
+                        weights=[], chunk=5, num_chunks=5)
+    with pytest.raises(ValueError, match="chunk=28"):
+        Update(cluster_id=1, worker_id=2, chunk=28, num_chunks=28)

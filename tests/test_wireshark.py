@@ -113,27 +113,28 @@ def test_the_doc_check_sees_an_edited_table():
     layer = [(f.name, f.offset_bits, f.bits) for f in wireshark.checked_layout(wireshark.MESSAGES[0])]
     as_read = [(d["name"], d["offset_bits"], d["bits"]) for d in doc_fields(heading)]
     assert as_read == layer
-    edited = DOC.read_text().replace("| 8 | 32 bit | `seq`", "| 8 | 16 bit | `seq`", 1)
+    edited = DOC.read_text().replace("| 12 | 32 bit | `seq`", "| 12 | 16 bit | `seq`", 1)
     assert edited != DOC.read_text()
     edited_rows = [(d["name"], d["offset_bits"], d["bits"]) for d in doc_fields(heading, edited)]
-    assert [r for r in edited_rows if r not in layer] == [("seq", 64, 16)]
+    assert [r for r in edited_rows if r not in layer] == [("seq", 96, 16)]
 
 
 def test_generator_refuses_a_layer_that_disagrees_with_constants():
-    class ShortSeqUpdate(Packet):   # seq as 16 bits: the header is 24 bytes, constants say 26
+    class ShortSeqUpdate(Packet):   # seq as 16 bits: the header is 28 bytes, constants say 30
         fields_desc = [ShortField("seq", 0) if f.name == "seq" else f for f in wire.OlafUpdate.fields_desc]
 
     m = wireshark.Message("update", ShortSeqUpdate, constants.MSG_UPDATE, constants.UPDATE_PORT,
                           constants.UPDATE_HEADER_LEN, "UPDATE", nonzero=("count",))
-    with pytest.raises(ValueError, match="header is 24.0 bytes, olaf.constants says 26"):
+    with pytest.raises(ValueError, match="header is 28.0 bytes, olaf.constants says 30"):
         wireshark.checked_layout(m)
 
 
 def test_layout_offsets():
     ack = {f.name: f for f in wireshark.checked_layout(wireshark.MESSAGES[1])}
     assert (ack["msg_type"].offset_bits, ack["msg_type"].mask) == (4, 0x0F)
-    assert (ack["queue_util"].offset, ack["queue_util"].nbytes) == (26, 3)
-    assert (ack["queue_size"].offset, ack["weights"].offset) == (31, constants.ACK_HEADER_LEN)
+    assert (ack["chunk"].offset, ack["num_chunks"].offset) == (constants.CHUNK_OFFSET, constants.CHUNK_OFFSET + 2)
+    assert (ack["queue_util"].offset, ack["queue_util"].nbytes) == (30, 3)
+    assert (ack["queue_size"].offset, ack["weights"].offset) == (35, constants.ACK_HEADER_LEN)
     assert ack["flags"].flags == {"status_valid": constants.ACK_FLAG_STATUS_VALID}
 
 
@@ -192,11 +193,15 @@ def _capture() -> tuple[list, dict[str, object]]:
         _frame(no_init, sport=constants.UPDATE_PORT, dport=constants.ACK_PORT, src=PS, dst=WORKER),  # 5 -inf
         _frame(Raw(good[:20]), sport=40000, dport=constants.UPDATE_PORT),  # 6 short
         _frame(Raw(good + b"\x00\x00"), sport=40000, dport=constants.UPDATE_PORT),  # 7 length
-        _frame(Raw(bytes([0x21]) + good[1:]), sport=40000, dport=constants.UPDATE_PORT),  # 8 version 2
+        _frame(Raw(bytes([0x11]) + good[1:]), sport=40000, dport=constants.UPDATE_PORT),  # 8 version 1
         _frame(Raw(good), sport=40000, dport=constants.ACK_PORT, src=PS, dst=WORKER),  # 9 update to the ACK port
-        _frame(Raw(good[:12] + b"\x00\x00" + good[14:]), sport=40000, dport=constants.UPDATE_PORT),  # 10 count 0
+        _frame(Raw(good[:16] + b"\x00\x00" + good[18:]), sport=40000, dport=constants.UPDATE_PORT),  # 10 count 0
         _frame(Raw(bytes(reserved)), sport=40000, dport=constants.UPDATE_PORT),  # 11 reserved flag bit
         _frame(Raw(b"not olaf"), sport=constants.ACK_PORT, dport=9999),  # 12 from an Olaf port only
+        _frame(wire.update_layer(u1.with_(chunk=2, num_chunks=5)), sport=40000,
+               dport=constants.UPDATE_PORT),  # 13 chunk 2 of 5
+        _frame(Raw(good[:4] + b"\x00\x05\x00\x05" + good[8:]), sport=40000,
+               dport=constants.UPDATE_PORT),  # 14 chunk 5 of 5
     ]
     return frames, {"u1": u1, "agg": agg, "init": init, "ack": ack, "status": status}
 
@@ -286,7 +291,8 @@ def test_tshark_decodes_updates(decoded):
         assert _malformed(p) == [] and p["experts"] == []
         for name in ("cluster_id", "worker_id", "seq", "count", "reward_sum", "gen_ts"):
             assert int(_one(p, name)) == getattr(u, name), name
-        assert (int(_one(p, "version")), int(_one(p, "msg_type"))) == (1, constants.MSG_UPDATE)
+        assert (int(_one(p, "version")), int(_one(p, "msg_type"))) == (2, constants.MSG_UPDATE)
+        assert (int(_one(p, "chunk")), int(_one(p, "num_chunks"))) == (0, 1)
         assert int(_one(p, "num_grads")) == len(u.grads) and _one(p, "flags.init") == "0"
         assert float(_one(p, "reward_sum.value")) == u.reward_sum / 2 ** 16
         assert [float(v) for v in p["f"]["olaf.grads.value"]] == pytest.approx([g / 2 ** 24 for g in u.grads],
@@ -328,11 +334,12 @@ def test_tshark_decodes_acks(decoded):
 
 
 @pytest.mark.parametrize("index, abbr, text", [
-    (5, "olaf.malformed.short", "update too short: 20 bytes, the header alone is 26"),
-    (6, "olaf.malformed.length", "update length mismatch: 3 elements need 38 bytes, got 40"),
-    (7, "olaf.malformed.version", "update has unknown version 2"),
+    (5, "olaf.malformed.short", "update too short: 20 bytes, the header alone is 30"),
+    (6, "olaf.malformed.length", "update length mismatch: 3 elements need 42 bytes, got 44"),
+    (7, "olaf.malformed.version", "update has unknown version 1"),
     (8, "olaf.malformed.msg_type", "msg_type 1 (update) sent to UDP port 50101, which expects msg_type 2 (ack)"),
     (9, "olaf.malformed.count", "update has count 0"),
+    (13, "olaf.malformed.chunk", "update has chunk 5 of num_chunks 5"),
 ])
 def test_tshark_flags_malformed_messages(decoded, index, abbr, text):
     packets, _ = decoded
@@ -348,3 +355,10 @@ def test_tshark_warns_on_reserved_flags_and_ignores_other_ports(decoded):
     assert _malformed(p) == [] and [a for a, _ in p["experts"]] == ["olaf.reserved_flags"]
     assert _one(p, "flags.reserved") == "0x40"    # bit 7 of the byte, shown under the mask 0xfe
     assert not packets[11]["olaf"]                  # UDP from port 50101 to 9999 is not an Olaf message
+
+
+def test_tshark_decodes_chunk_fields(decoded):
+    packets, _ = decoded
+    p = packets[12]
+    assert _malformed(p) == [] and p["experts"] == []
+    assert (int(_one(p, "chunk")), int(_one(p, "num_chunks"))) == (2, 5)
