@@ -1,7 +1,8 @@
 // Fuzzing the OlafQueue core (olaf_queue_core.hpp) under ASan/UBSan.
 //
-// The input bytes are decoded into a configuration and a sequence of calls:
-// enqueue (including invalid ones: cluster out of range, wrong length, time
+// The input bytes are decoded into a configuration (K = num_chunks 1..4 chunks
+// per update) and a sequence of calls: enqueue of a chunk (including invalid
+// ones: cluster out of range, wrong num_chunks or chunk >= K, wrong length, time
 // going backwards, which must change nothing), dequeue_token with the tokens of
 // a simulated traffic-manager queue that loses, duplicates and reorders them
 // (plus tokens that were never issued), dequeue / lock_head, status and
@@ -22,6 +23,7 @@
 //
 // Usage of the trace program: fuzz_queue_trace OUT_DIR INPUT...
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -92,10 +94,12 @@ class Driver {
     olaf::Config cfg;
     const uint8_t shape = in_.u8();
     const auto disc = (shape & 7) == 7 ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf;
-    cfg.segments = 1 + in_.u8() % 8;
+    // Bits 5-6 of shape: K - 1, so inputs with them clear decode as before chunks.
+    cfg.num_chunks = 1 + ((shape >> 5) & 3);
+    cfg.segments = std::max<uint32_t>(1 + in_.u8() % 8, cfg.num_chunks);
     cfg.num_clusters = 1 + in_.u8() % 6;
     cfg.num_grads = in_.u8() % 4;
-    cfg.queue_size = 1 + in_.u8() % cfg.segments;
+    cfg.queue_size = valid_queue_size(cfg, in_.u8());
     const int64_t thresholds[] = {-1, -1, 0, 32768, 65536};
     const int64_t thr = in_.pick(thresholds);
     cfg.reward_filter = thr >= 0;
@@ -117,6 +121,11 @@ class Driver {
  private:
   const uint64_t kDt[6] = {0, 1, 100, 1000, 3000, 40000};
 
+  // A queue size the core accepts: num_chunks .. segments.
+  static uint32_t valid_queue_size(const olaf::Config &k, uint8_t b) {
+    return k.num_chunks + b % (k.segments - k.num_chunks + 1);
+  }
+
   void check(const std::string &after) {
     const std::string broken = q_->check_invariants();
     if (!broken.empty()) fail(trace_, "after " + after + ": " + broken);
@@ -133,7 +142,10 @@ class Driver {
 
   olaf::Update random_update() {
     olaf::Update u;
+    const uint32_t num_chunks = q_->config().num_chunks;
     u.cluster_id = static_cast<uint16_t>(in_.u8() % q_->config().num_clusters);
+    u.num_chunks = static_cast<uint16_t>(num_chunks);
+    if (num_chunks > 1) u.chunk = static_cast<uint16_t>(in_.u8() % num_chunks);
     u.worker_id = static_cast<uint16_t>(in_.u8() % 4);
     u.seq = seq_++;
     const uint8_t c = in_.u8();
@@ -248,7 +260,7 @@ class Driver {
     json e{{"op", "configure"}};
     switch (in_.u8() % 4) {
       case 0:
-        e["queue_size"] = 1 + in_.u8() % k.segments;
+        e["queue_size"] = valid_queue_size(k, in_.u8());
         break;
       case 1: {
         const int64_t thr[] = {-1, 0, 32768, 65536};
@@ -277,11 +289,20 @@ class Driver {
     const auto &k = q_->config();
     olaf::Update u = random_update();
     bool refused = false;
-    switch (in_.u8() % 4) {
+    switch (in_.u8() % 6) {
       case 0:
         u.cluster_id = static_cast<uint16_t>(k.num_clusters + in_.u8());
         refused = q_->enqueue(u, t_).error == olaf::Error::kBadCluster;
         break;
+      case 4: {  // another deployment's K, or a chunk index outside 0..K-1
+        const uint8_t b = in_.u8();
+        if (b & 1)
+          u.num_chunks = static_cast<uint16_t>(k.num_chunks + 1 + b % 3);
+        else
+          u.chunk = static_cast<uint16_t>(k.num_chunks + b % 3);
+        refused = q_->enqueue(u, t_).error == olaf::Error::kBadChunk;
+        break;
+      }
       case 1:
         u.grads.push_back(1);
         refused = q_->enqueue(u, t_).error == olaf::Error::kBadLength;
@@ -289,6 +310,11 @@ class Driver {
       case 2:
         if (t_ == 0) return;
         refused = q_->enqueue(u, t_ - 1).error == olaf::Error::kTimeBackwards;
+        break;
+      case 5:  // a queue smaller than one whole update (K segments)
+        if (k.num_chunks == 1) return;
+        refused = !q_->configure(k.num_chunks - 1, k.reward_filter, k.reward_threshold,
+                                 k.activity_window_ns);
         break;
       default:
         refused = !q_->configure(in_.u8() & 1 ? 0 : k.segments + 1, k.reward_filter,

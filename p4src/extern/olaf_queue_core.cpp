@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -63,13 +64,16 @@ const char *error_text(Error e) {
       return "number of grads differs from num_grads";
     case Error::kTimeBackwards:
       return "time went backwards";
+    case Error::kBadChunk:
+      return "num_chunks differs from the queue's or chunk >= num_chunks";
   }
   return "?";
 }
 
 bool Update::operator==(const Update &o) const {
   return cluster_id == o.cluster_id && worker_id == o.worker_id && seq == o.seq &&
-         count == o.count && reward_sum == o.reward_sum && gen_ts == o.gen_ts && grads == o.grads;
+         count == o.count && reward_sum == o.reward_sum && gen_ts == o.gen_ts && grads == o.grads &&
+         chunk == o.chunk && num_chunks == o.num_chunks;
 }
 
 Update aggregate(const Update &q, const Update &n) {
@@ -86,19 +90,26 @@ Queue::Queue(const Config &config, Discipline discipline)
   if (config.segments < 1) throw std::invalid_argument("segments must be >= 1");
   if (config.num_clusters < 1 || config.num_clusters > 0xFFFF)
     throw std::invalid_argument("num_clusters must be in 1..65535");
+  if (config.num_chunks < 1 || config.num_chunks > 0xFFFF)
+    throw std::invalid_argument("num_chunks must be in 1..65535");
   if (config.queue_size < 1 || config.queue_size > config.segments)
     throw std::invalid_argument("queue_size must be in 1..segments");
+  if (config.queue_size < config.num_chunks)
+    throw std::invalid_argument(
+        "queue_size (segments) must be at least num_chunks: a smaller queue holds no whole "
+        "update (Q_max = floor(queue_size / num_chunks) = 0)");
   if (config.reward_threshold < 0 || config.reward_threshold > 0x7FFFFFFF)
     throw std::invalid_argument("reward_threshold must be in 0..2^31-1 (Q15.16)");
   segments_.resize(config.segments);
-  segment_cluster_.assign(config.segments, -1);
+  segment_key_.assign(config.segments, -1);
   segment_token_.assign(config.segments, 0);
   segment_appended_ns_.assign(config.segments, 0);
   next_token_ = config.first_token;
   for (uint32_t s = 0; s < config.segments; s++)
     available_mem_addrs_.push_back(static_cast<int>(s));
-  cluster_status_.assign(config.num_clusters, -1);
-  replace_status_.resize(config.num_clusters);
+  const size_t keys = static_cast<size_t>(config.num_clusters) * config.num_chunks;
+  cluster_status_.assign(keys, -1);
+  replace_status_.resize(keys);
   last_seen_ns_.resize(config.num_clusters);
   counters_.per_cluster.resize(config.num_clusters);
   counters_.departures.assign(config.num_clusters, 0);
@@ -108,7 +119,8 @@ Queue::Queue(const Config &config, Discipline discipline)
 
 bool Queue::configure(uint32_t queue_size, bool reward_filter, int64_t reward_threshold,
                       uint64_t activity_window_ns, std::optional<uint64_t> max_sojourn_ns) {
-  if (queue_size < 1 || queue_size > config_.segments) return false;
+  if (queue_size < 1 || queue_size > config_.segments || queue_size < config_.num_chunks)
+    return false;
   if (reward_threshold < 0 || reward_threshold > 0x7FFFFFFF) return false;
   config_.queue_size = queue_size;
   config_.reward_filter = reward_filter;
@@ -122,6 +134,8 @@ EnqueueResult Queue::enqueue(const Update &n, uint64_t now_ns) {
   EnqueueResult r;
   if (n.cluster_id >= config_.num_clusters)
     r.error = Error::kBadCluster;
+  else if (n.num_chunks != config_.num_chunks || n.chunk >= n.num_chunks)
+    r.error = Error::kBadChunk;
   else if (n.grads.size() != config_.num_grads)
     r.error = Error::kBadLength;
   else if (now_ns < now_ns_)
@@ -134,13 +148,14 @@ EnqueueResult Queue::enqueue(const Update &n, uint64_t now_ns) {
   expire(now_ns);
   const int c = n.cluster_id;
   last_seen_ns_[c] = now_ns;
+  const size_t k = key(n);
 
-  const int seg = cluster_status_[c];
+  const int seg = cluster_status_[k];
   if (discipline_ == Discipline::kFifo || seg < 0) {
     r = append(n, discipline_ == Discipline::kOlaf);
   } else {
     const Update &q = *segments_[seg];
-    ReplaceStatus &rs = replace_status_[c];
+    ReplaceStatus &rs = replace_status_[k];
     bool decided = false;
     if (config_.reward_filter) {
       // Compare mean rewards without division (paper Alg. 1; olaf/queue_model.py).
@@ -184,13 +199,13 @@ EnqueueResult Queue::append(const Update &n, bool track) {
   const int seg = available_mem_addrs_.front();
   available_mem_addrs_.pop_front();
   segments_[seg] = n;
-  segment_cluster_[seg] = n.cluster_id;
+  segment_key_[seg] = static_cast<int64_t>(key(n));
   segment_token_[seg] = next_token_;
   segment_appended_ns_[seg] = now_ns_;
   r.token = next_token_++;  // uint32_t: wraps modulo 2^32 (RFC 1982)
   out_mem_addrs_.push_back(seg);
   if (track) {
-    cluster_status_[n.cluster_id] = seg;
+    cluster_status_[key(n)] = seg;
     mark_replaceable(n);
   }
   r.decision = Decision::kAppend;
@@ -204,7 +219,7 @@ void Queue::overwrite(int seg, const Update &n) {
 }
 
 void Queue::mark_replaceable(const Update &n) {
-  ReplaceStatus &rs = replace_status_[n.cluster_id];
+  ReplaceStatus &rs = replace_status_[key(n)];
   rs.flag = n.count == 1;
   rs.worker_id = rs.flag ? n.worker_id : 0;
 }
@@ -214,7 +229,7 @@ std::optional<int> Queue::lock_head() {
   const int head = out_mem_addrs_.front();
   if (locked_ != head) {
     locked_ = head;
-    const int c = segment_cluster_[head];
+    const size_t c = static_cast<size_t>(segment_key_[head]);
     if (cluster_status_[c] == head) {
       cluster_status_[c] = -1;
       replace_status_[c] = ReplaceStatus{};
@@ -227,14 +242,14 @@ Departure Queue::free_head() {
   const int seg = out_mem_addrs_.front();
   out_mem_addrs_.pop_front();
   Departure dep{seg, std::move(*segments_[seg]), segment_token_[seg]};
-  const int c = segment_cluster_[seg];
+  const size_t c = static_cast<size_t>(segment_key_[seg]);
   if (cluster_status_[c] == seg) {
     cluster_status_[c] = -1;
     replace_status_[c] = ReplaceStatus{};
   }
   if (locked_ == seg) locked_ = -1;
   segments_[seg].reset();
-  segment_cluster_[seg] = -1;
+  segment_key_[seg] = -1;
   segment_token_[seg] = 0;
   segment_appended_ns_[seg] = 0;
   available_mem_addrs_.push_back(seg);
@@ -300,7 +315,8 @@ Status Queue::status(uint64_t now_ns) {
   uint32_t active = 0;
   for (const auto &s : last_seen_ns_)
     if (s && now_ns_ - *s <= config_.activity_window_ns) active++;
-  return Status{occupancy(), active, config_.queue_size};
+  const uint32_t k = config_.num_chunks;
+  return Status{(occupancy() + k - 1) / k, active, config_.queue_size / k};
 }
 
 std::string Queue::check_invariants() const {
@@ -316,26 +332,35 @@ std::string Queue::check_invariants() const {
   for (uint32_t s = 0; s < n; s++) {
     if (segments_[s].has_value() != occupied[s]) bad << "segment " << s << " content; ";
     if (!occupied[s] &&
-        (segment_cluster_[s] != -1 || segment_token_[s] != 0 || segment_appended_ns_[s] != 0))
+        (segment_key_[s] != -1 || segment_token_[s] != 0 || segment_appended_ns_[s] != 0))
       bad << "free segment " << s << " keeps state; ";
   }
   if (locked_ != -1 && (out_mem_addrs_.empty() || locked_ != out_mem_addrs_.front()))
     bad << "lock not at the head; ";
   if (out_mem_addrs_.size() > n) bad << "occupancy above segments; ";
-  std::vector<int> unlocked_of(config_.num_clusters, 0);
+  if (config_.queue_size < config_.num_chunks) bad << "queue_size below num_chunks; ";
+  for (int s : out_mem_addrs_) {
+    const Update &u = *segments_[s];
+    if (u.num_chunks != config_.num_chunks || u.chunk >= u.num_chunks ||
+        segment_key_[s] != static_cast<int64_t>(key(u)))
+      bad << "segment " << s << " holds an update of another key; ";
+  }
+  // Keys with an unlocked update waiting (a map: the key space can be large).
+  std::map<int64_t, int> unlocked_of;
   for (int s : out_mem_addrs_)
-    if (s != locked_) unlocked_of[segment_cluster_[s]]++;
-  for (uint32_t c = 0; c < config_.num_clusters; c++) {
+    if (s != locked_) unlocked_of[segment_key_[s]]++;
+  for (size_t c = 0; c < cluster_status_.size(); c++) {
     const int cs = cluster_status_[c];
     if (cs < 0) {
-      if (replace_status_[c].flag) bad << "cluster " << c << " replaceable without update; ";
+      if (replace_status_[c].flag) bad << "key " << c << " replaceable without update; ";
       continue;
     }
-    if (!occupied[cs] || cs == locked_ || segment_cluster_[cs] != static_cast<int>(c))
-      bad << "cluster " << c << " points to a bad segment; ";
-    if (discipline_ == Discipline::kOlaf && unlocked_of[c] > 1)
-      bad << "two unlocked updates of cluster " << c << "; ";
+    if (!occupied[cs] || cs == locked_ || segment_key_[cs] != static_cast<int64_t>(c))
+      bad << "key " << c << " points to a bad segment; ";
   }
+  if (discipline_ == Discipline::kOlaf)
+    for (const auto &[c, n_unlocked] : unlocked_of)
+      if (n_unlocked > 1) bad << "two unlocked updates of key " << c << "; ";
   if (!out_mem_addrs_.empty()) {
     const uint32_t head = segment_token_[out_mem_addrs_.front()];
     uint32_t i = 0;

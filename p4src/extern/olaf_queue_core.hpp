@@ -15,6 +15,13 @@
 // timed call. Σ APPEND = Σ departures + Σ lost + Σ expired + occupancy.
 // dequeue() departs the head for shells whose tokens cannot be lost.
 //
+// Keys and chunks (docs/protocol.md "Chunks"): a deployment whose model travels
+// in K = num_chunks chunks keys the queue by (cluster, chunk), key =
+// cluster_id * K + chunk; Algorithm 1 runs per key, the activity count and the
+// per-cluster counters stay per cluster, and the status is in updates:
+// queue_util = ceil(occupancy / K), queue_size = floor(queue_size / K). K = 1 is
+// the paper's queue.
+//
 // Not thread-safe by itself: the caller serialises calls (BMv2 holds the
 // extern instance's mutex during every method call).
 
@@ -57,9 +64,10 @@ constexpr int kNumTokenFates = constants::NUM_TOKEN_FATE;
 const char *token_fate_label(TokenFate f);
 bool token_fate_from_label(const std::string &label, TokenFate *out);
 
-// One model update (docs/protocol.md): ids stamped by the switch, count of
-// worker updates folded in (uint16, saturating), reward_sum Q15.16 int32
-// (saturating), gen_ts in ns (max), grads Q7.24 int32 (saturating sums).
+// One model update, or one chunk of it (docs/protocol.md): ids stamped by the
+// switch, count of worker updates folded in (uint16, saturating), reward_sum
+// Q15.16 int32 (saturating), gen_ts in ns (max), grads Q7.24 int32 (saturating
+// sums), chunk index 0..num_chunks-1 and num_chunks K (the slice carried).
 struct Update {
   uint16_t cluster_id = 0;
   uint16_t worker_id = 0;
@@ -68,6 +76,8 @@ struct Update {
   int32_t reward_sum = 0;
   uint64_t gen_ts = 0;
   std::vector<int32_t> grads;
+  uint16_t chunk = 0;
+  uint16_t num_chunks = 1;
 
   bool operator==(const Update &o) const;
 };
@@ -76,13 +86,14 @@ struct Update {
 struct Config {
   uint32_t segments = 1;         // physical segments
   uint32_t num_clusters = 1;     // cluster ids 0 .. num_clusters-1
-  uint32_t num_grads = 0;        // gradient elements per update
-  uint32_t queue_size = 1;       // occupancy limit, 1 .. segments
+  uint32_t num_grads = 0;        // gradient elements per update (per chunk)
+  uint32_t queue_size = 1;       // occupancy limit in segments, num_chunks .. segments
   bool reward_filter = false;    // reward filtering enabled
   int64_t reward_threshold = 0;  // T, Q15.16, >= 0
   uint64_t activity_window_ns = 1000000000ULL;
   uint64_t max_sojourn_ns = 0;  // heads older than this are reclaimed (0: never), ns
   uint32_t first_token = 0;     // token id of the first APPEND (serial, wraps at 2^32)
+  uint32_t num_chunks = 1;      // K, chunks per update, 1..65535; state per (cluster, chunk)
 };
 
 enum class Error : uint8_t {
@@ -90,6 +101,7 @@ enum class Error : uint8_t {
   kBadCluster,     // cluster_id >= num_clusters
   kBadLength,      // grads.size() != num_grads
   kTimeBackwards,  // now_ns < the last event's time
+  kBadChunk,       // num_chunks != the queue's, or chunk >= num_chunks
 };
 const char *error_text(Error e);
 
@@ -113,10 +125,11 @@ struct DequeueResult {
   uint32_t expired = 0;                // heads reclaimed by expiry at this call's time (segments)
 };
 
+// The status in updates (paper §5; docs/protocol.md "Chunks").
 struct Status {
-  uint32_t queue_util;       // occupied segments (incl. a locked head)
+  uint32_t queue_util;       // Q_n = ceil(occupied segments (incl. a locked head) / K)
   uint32_t active_clusters;  // clusters seen within the activity window
-  uint32_t queue_size;       // Q_max
+  uint32_t queue_size;       // Q_max = floor(queue_size / K), >= 1
 };
 
 struct Counters {
@@ -139,13 +152,15 @@ class Queue {
   Queue(const Config &config, Discipline discipline = Discipline::kOlaf);
 
   // Runtime writes (controller). Waiting updates are kept. Returns false
-  // (and changes nothing) if queue_size is outside 1..segments. max_sojourn_ns:
+  // (and changes nothing) if queue_size is outside num_chunks..segments or the
+  // threshold outside 0..2^31-1. max_sojourn_ns:
   // nullopt keeps the current value; a smaller one applies at the next timed call.
   bool configure(uint32_t queue_size, bool reward_filter, int64_t reward_threshold,
                  uint64_t activity_window_ns,
                  std::optional<uint64_t> max_sojourn_ns = std::nullopt);
 
   // Reclaims expired heads at now_ns, then decides (an APPEND returns its token).
+  // A bad cluster, chunk, length or time is an error: counted, nothing changes.
   EnqueueResult enqueue(const Update &u, uint64_t now_ns);
   std::optional<int> lock_head();
   // Departs the head (no expiry): for shells whose tokens cannot be lost.
@@ -171,6 +186,10 @@ class Queue {
   int head() const { return out_mem_addrs_.empty() ? -1 : out_mem_addrs_.front(); }
   // Token id the next APPEND gets.
   uint32_t next_token() const { return next_token_; }
+  // Queue key of a valid update: cluster_id * num_chunks + chunk.
+  size_t key(const Update &u) const {
+    return static_cast<size_t>(u.cluster_id) * config_.num_chunks + u.chunk;
+  }
 
  private:
   struct ReplaceStatus {
@@ -189,21 +208,22 @@ class Queue {
   Config config_;
   Discipline discipline_;
   std::vector<std::optional<Update>> segments_;
-  std::vector<int> segment_cluster_;
+  std::vector<int64_t> segment_key_;  // key of the update in each segment, -1: free
   std::vector<uint32_t> segment_token_;
   std::vector<uint64_t> segment_appended_ns_;
   std::deque<int> available_mem_addrs_;
   std::deque<int> out_mem_addrs_;
-  std::vector<int> cluster_status_;  // -1: no unlocked update waiting
-  std::vector<ReplaceStatus> replace_status_;
-  std::vector<std::optional<uint64_t>> last_seen_ns_;
+  std::vector<int> cluster_status_;                    // per key; -1: no unlocked update waiting
+  std::vector<ReplaceStatus> replace_status_;          // per key
+  std::vector<std::optional<uint64_t>> last_seen_ns_;  // per cluster
   int locked_ = -1;
   uint64_t now_ns_ = 0;
   uint32_t next_token_ = 0;
   Counters counters_;
 };
 
-// Fold n into q (saturating sums, gen_ts = max, q keeps worker_id/seq).
+// Fold n into q (saturating sums, gen_ts = max, q keeps worker_id, seq and
+// the chunk fields).
 Update aggregate(const Update &q, const Update &n);
 
 }  // namespace olaf

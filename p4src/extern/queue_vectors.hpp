@@ -30,17 +30,26 @@ inline Update update_from_json(const json &j) {
   u.reward_sum = j.at("reward_sum").get<int32_t>();
   u.gen_ts = j.at("gen_ts").get<uint64_t>();
   u.grads = j.at("grads").get<std::vector<int32_t>>();
+  u.chunk = j.value("chunk", uint16_t{0});
+  u.num_chunks = j.value("num_chunks", uint16_t{1});
   return u;
 }
 
+// chunk and num_chunks only when the update is one of several chunks (num_chunks
+// > 1), as olaf.update.Update.to_dict writes them.
 inline json update_to_json(const Update &u) {
-  return json{{"cluster_id", u.cluster_id},
-              {"worker_id", u.worker_id},
-              {"seq", u.seq},
-              {"count", u.count},
-              {"reward_sum", u.reward_sum},
-              {"gen_ts", u.gen_ts},
-              {"grads", u.grads}};
+  json j{{"cluster_id", u.cluster_id},
+         {"worker_id", u.worker_id},
+         {"seq", u.seq},
+         {"count", u.count},
+         {"reward_sum", u.reward_sum},
+         {"gen_ts", u.gen_ts},
+         {"grads", u.grads}};
+  if (u.num_chunks != 1) {
+    j["chunk"] = u.chunk;
+    j["num_chunks"] = u.num_chunks;
+  }
+  return j;
 }
 
 // The "config" object of a vector file -> (Config, Discipline).
@@ -55,21 +64,25 @@ inline std::pair<Config, Discipline> config_from_json(const json &c) {
   cfg.activity_window_ns = c.at("activity_window_ns").get<uint64_t>();
   cfg.max_sojourn_ns = c.value("max_sojourn_ns", uint64_t{0});
   cfg.first_token = c.value("first_token", uint32_t{0});
+  cfg.num_chunks = c.value("num_chunks", uint32_t{1});
   const auto disc =
       c.value("discipline", std::string("olaf")) == "fifo" ? Discipline::kFifo : Discipline::kOlaf;
   return {cfg, disc};
 }
 
+// num_chunks only when it is not 1, as olaf.vectors.format writes it.
 inline json config_to_json(const Config &c, Discipline d) {
-  return json{{"discipline", d == Discipline::kFifo ? "fifo" : "olaf"},
-              {"segments", c.segments},
-              {"num_clusters", c.num_clusters},
-              {"num_grads", c.num_grads},
-              {"queue_size", c.queue_size},
-              {"reward_threshold", c.reward_filter ? json(c.reward_threshold) : json(nullptr)},
-              {"activity_window_ns", c.activity_window_ns},
-              {"max_sojourn_ns", c.max_sojourn_ns},
-              {"first_token", c.first_token}};
+  json j{{"discipline", d == Discipline::kFifo ? "fifo" : "olaf"},
+         {"segments", c.segments},
+         {"num_clusters", c.num_clusters},
+         {"num_grads", c.num_grads},
+         {"queue_size", c.queue_size},
+         {"reward_threshold", c.reward_filter ? json(c.reward_threshold) : json(nullptr)},
+         {"activity_window_ns", c.activity_window_ns},
+         {"max_sojourn_ns", c.max_sojourn_ns},
+         {"first_token", c.first_token}};
+  if (c.num_chunks != 1) j["num_chunks"] = c.num_chunks;
+  return j;
 }
 
 // The "final_counters" object: decisions, per cluster (decisions, departures,
