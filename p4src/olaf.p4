@@ -31,7 +31,7 @@
 #include "include/ack_multicast.p4"
 
 // One queue shared by ingress (enqueue, status) and egress (dequeue).
-OlafQueue(SEGMENTS, MAX_CLUSTERS) olaf_queue;
+OlafQueue(SEGMENTS, MAX_CLUSTERS, MAX_CHUNKS) olaf_queue;
 
 control OlafIngress(inout headers_t hdr, inout metadata_t meta,
                     inout standard_metadata_t standard_metadata) {
@@ -50,7 +50,8 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
     action configure_queue() {
         olaf_queue.configure(meta.params.queue_size, meta.params.flags,
                              meta.params.reward_threshold, meta.params.activity_window_ns,
-                             meta.params.num_grads, meta.params.max_sojourn_ns);
+                             meta.params.num_grads, meta.params.max_sojourn_ns,
+                             meta.params.num_chunks);
     }
 
     // Every packet ends in exactly one of these counters (docs/dataplane.md "Counters").
@@ -93,8 +94,8 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
             drop_traffic(TRAFFIC_IPV4_CHECKSUM);
             return;
         }
-        validate.apply(hdr, meta, standard_metadata);
         params.apply(meta);
+        validate.apply(hdr, meta, standard_metadata);
         if (meta.malformed == 0 && hdr.olaf_update.isValid()) {
             if (hdr.olaf_update.num_grads != meta.params.num_grads) {
                 meta.malformed = 1;
@@ -174,6 +175,7 @@ control OlafIngress(inout headers_t hdr, inout metadata_t meta,
             olaf_queue.enqueue(hdr.olaf_update.cluster_id, hdr.olaf_update.worker_id,
                                hdr.olaf_update.seq, hdr.olaf_update.count,
                                hdr.olaf_update.reward_sum, hdr.olaf_update.gen_ts,
+                               hdr.olaf_update.chunk, hdr.olaf_update.num_chunks,
                                hdr.ipv4.srcAddr, hdr.udp.srcPort,
                                meta.decision, meta.token, expired);
             if (expired != 0) {
@@ -212,6 +214,7 @@ control OlafEgress(inout headers_t hdr, inout metadata_t meta,
                                hdr.olaf_update.cluster_id, hdr.olaf_update.worker_id,
                                hdr.olaf_update.seq, hdr.olaf_update.count,
                                hdr.olaf_update.reward_sum, hdr.olaf_update.gen_ts,
+                               hdr.olaf_update.chunk, hdr.olaf_update.num_chunks,
                                hdr.ipv4.srcAddr, hdr.udp.srcPort);
             token_fates.count((bit<32>)fate);
             if (lost != 0) {

@@ -22,6 +22,11 @@
 // that appended or last replaced it). Segments older than max_sojourn_ns
 // (olaf_params) are reclaimed at every call; each method reports how many
 // segments it reclaimed so that the P4 program counts them.
+//
+// Chunks (docs/dataplane.md "Chunks"): the core is keyed by (cluster, chunk) for
+// the configured K (olaf_params num_chunks, 1..max_chunks, the constructor's build
+// limit); its per-key state is num_clusters * K entries. The status it reports is in
+// updates (ceil(occupancy / K), floor(queue_size / K)).
 
 #include <bm/bm_sim/extern.h>
 #include <bm/bm_sim/logger.h>
@@ -61,6 +66,7 @@ class OlafQueue : public bm::ExternType {
   BM_EXTERN_ATTRIBUTES {
     BM_EXTERN_ATTRIBUTE_ADD(segments);
     BM_EXTERN_ATTRIBUTE_ADD(num_clusters);
+    BM_EXTERN_ATTRIBUTE_ADD(max_chunks);
   }
 
   void init() override {
@@ -69,13 +75,16 @@ class OlafQueue : public bm::ExternType {
     config_.num_clusters = num_clusters.get<uint32_t>();
     config_.queue_size = std::min<uint32_t>(k::DEFAULT_QUEUE_SIZE, config_.segments);
     config_.num_grads = 0;  // set by the first configure() (olaf_params)
+    config_.num_chunks = 1;
+    max_chunks_ = std::min<uint32_t>(std::max<uint32_t>(max_chunks.get<uint32_t>(), 1), 0xFFFF);
     core_ = std::make_unique<olaf::Queue>(config_, discipline_);
     owners_.assign(config_.segments, Owner{});
   }
 
   void configure(const bm::Data &queue_size, const bm::Data &flags,
                  const bm::Data &reward_threshold, const bm::Data &activity_window_ns,
-                 const bm::Data &num_grads, const bm::Data &max_sojourn_ns) {
+                 const bm::Data &num_grads, const bm::Data &max_sojourn_ns,
+                 const bm::Data &num_chunks) {
     const auto f = flags.get<uint32_t>();
     const auto want_disc = (f & k::PARAM_FIFO) ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf;
     const auto want_grads = num_grads.get<uint32_t>();
@@ -84,36 +93,61 @@ class OlafQueue : public bm::ExternType {
     const auto thr = static_cast<int64_t>(reward_threshold.get<uint32_t>() & 0x7FFFFFFFu);
     const auto win = activity_window_ns.get<uint64_t>();
     const auto soj = max_sojourn_ns.get<uint64_t>();
+    const auto want_k = num_chunks.get<uint32_t>();
 
     // Static parameters change only while the queue is empty (nothing is lost);
     // until then the request stays pending and is retried on every call. The new
     // core continues the token ids, so a stale token still in the traffic manager
     // can never match a segment of the new core.
-    if ((want_disc != discipline_ || want_grads != config_.num_grads) && core_->occupancy() == 0) {
+    // A K outside 1..max_chunks (or one the queue size cannot hold) is refused and
+    // the queue keeps its K; updates of the refused K are then malformed[chunk].
+    const bool k_ok = want_k >= 1 && want_k <= max_chunks_;
+    if (!k_ok && want_k != refused_k_) {
+      BMLOG_ERROR("OlafQueue {}: rejected num_chunks={} (must be 1..{})", get_name(), want_k,
+                  max_chunks_);
+    }
+    refused_k_ = k_ok ? 0 : want_k;
+    const uint32_t k_next = k_ok ? want_k : config_.num_chunks;
+    const bool static_change =
+        want_disc != discipline_ || want_grads != config_.num_grads || k_next != config_.num_chunks;
+    if (static_change && core_->occupancy() == 0) {
       discipline_ = want_disc;
       config_.num_grads = want_grads;
-      config_.queue_size = (qs >= 1 && qs <= config_.segments) ? qs : config_.queue_size;
+      config_.num_chunks = k_next;
+      if (qs >= k_next && qs <= config_.segments) {
+        config_.queue_size = qs;
+      } else if (config_.queue_size < k_next) {
+        config_.queue_size = std::min(k_next, config_.segments);
+      }
       config_.reward_filter = filter;
       config_.reward_threshold = thr;
       config_.activity_window_ns = win;
       config_.max_sojourn_ns = soj;
       config_.first_token = core_->next_token();
-      core_ = std::make_unique<olaf::Queue>(config_, discipline_);
+      if (config_.queue_size < config_.num_chunks) {
+        // K above the segments: no queue size can hold one update; keep the old core.
+        BMLOG_ERROR("OlafQueue {}: num_chunks={} exceeds the {} segments", get_name(),
+                    config_.num_chunks, config_.segments);
+        config_ = core_->config();
+        discipline_ = core_->discipline();
+      } else {
+        core_ = std::make_unique<olaf::Queue>(config_, discipline_);
+      }
     }
     const auto &c = core_->config();
     if (qs != c.queue_size || filter != c.reward_filter || thr != c.reward_threshold ||
         win != c.activity_window_ns || soj != c.max_sojourn_ns) {
       if (!core_->configure(qs, filter, thr, win, soj)) {
-        BMLOG_ERROR("OlafQueue {}: rejected queue_size={} (must be 1..{})", get_name(), qs,
-                    c.segments);
+        BMLOG_ERROR("OlafQueue {}: rejected queue_size={} (must be {}..{} segments)", get_name(),
+                    qs, c.num_chunks, c.segments);
       }
     }
   }
 
   void enqueue(const bm::Data &cluster_id, const bm::Data &worker_id, const bm::Data &seq,
                const bm::Data &count, const bm::Data &reward_sum, const bm::Data &gen_ts,
-               const bm::Data &src_ip, const bm::Data &src_port, bm::Data &decision,
-               bm::Data &token, bm::Data &expired) {
+               const bm::Data &chunk, const bm::Data &num_chunks, const bm::Data &src_ip,
+               const bm::Data &src_port, bm::Data &decision, bm::Data &token, bm::Data &expired) {
     olaf::Update u;
     u.cluster_id = cluster_id.get<uint16_t>();
     u.worker_id = worker_id.get<uint16_t>();
@@ -121,6 +155,8 @@ class OlafQueue : public bm::ExternType {
     u.count = count.get<uint16_t>();
     u.reward_sum = static_cast<int32_t>(reward_sum.get<uint32_t>());
     u.gen_ts = gen_ts.get<uint64_t>();
+    u.chunk = chunk.get<uint16_t>();
+    u.num_chunks = num_chunks.get<uint16_t>();
     const size_t need = size_t{core_->config().num_grads} * 4;
     bm::Packet &pkt = get_packet();
     token.set(0);
@@ -150,7 +186,8 @@ class OlafQueue : public bm::ExternType {
 
   void dequeue(const bm::Data &token, bm::Data &fate, bm::Data &lost, bm::Data &expired,
                bm::Data &cluster_id, bm::Data &worker_id, bm::Data &seq, bm::Data &count,
-               bm::Data &reward_sum, bm::Data &gen_ts, bm::Data &src_ip, bm::Data &src_port) {
+               bm::Data &reward_sum, bm::Data &gen_ts, bm::Data &chunk, bm::Data &num_chunks,
+               bm::Data &src_ip, bm::Data &src_port) {
     bm::Packet &pkt = get_packet();
     lost.set(0);
     expired.set(0);
@@ -176,6 +213,8 @@ class OlafQueue : public bm::ExternType {
     count.set(u.count);
     reward_sum.set(static_cast<uint32_t>(u.reward_sum));
     gen_ts.set(u.gen_ts);
+    chunk.set(u.chunk);
+    num_chunks.set(u.num_chunks);
     const Owner &o = owners_[r.departure->segment];
     src_ip.set(o.ip);
     src_port.set(o.port);
@@ -203,9 +242,13 @@ class OlafQueue : public bm::ExternType {
                                      .count());
   }
 
-  // Constructor parameters (P4: OlafQueue(bit<32> segments, bit<32> num_clusters)).
+  // Constructor parameters (P4: OlafQueue(bit<32> segments, bit<32> num_clusters,
+  // bit<32> max_chunks)).
   bm::Data segments{k::SEGMENTS};
   bm::Data num_clusters{k::MAX_CLUSTERS};
+  bm::Data max_chunks{k::MAX_CHUNKS};
+  uint32_t max_chunks_ = 1;
+  uint32_t refused_k_ = 0;  // the refused num_chunks last logged (0: none)
 
   olaf::Config config_;
   olaf::Discipline discipline_ = olaf::Discipline::kOlaf;
@@ -216,11 +259,13 @@ class OlafQueue : public bm::ExternType {
 
 BM_REGISTER_EXTERN(OlafQueue);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, configure, const bm::Data &, const bm::Data &,
-                          const bm::Data &, const bm::Data &, const bm::Data &, const bm::Data &);
+                          const bm::Data &, const bm::Data &, const bm::Data &, const bm::Data &,
+                          const bm::Data &);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, enqueue, const bm::Data &, const bm::Data &, const bm::Data &,
                           const bm::Data &, const bm::Data &, const bm::Data &, const bm::Data &,
-                          const bm::Data &, bm::Data &, bm::Data &, bm::Data &);
+                          const bm::Data &, const bm::Data &, const bm::Data &, bm::Data &,
+                          bm::Data &, bm::Data &);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, dequeue, const bm::Data &, bm::Data &, bm::Data &, bm::Data &,
                           bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &, bm::Data &,
-                          bm::Data &, bm::Data &);
+                          bm::Data &, bm::Data &, bm::Data &, bm::Data &);
 BM_REGISTER_EXTERN_METHOD(OlafQueue, status, bm::Data &, bm::Data &, bm::Data &, bm::Data &);

@@ -41,12 +41,15 @@ header udp_t {
     bit<16> checksum;
 }
 
-// Model update, worker -> PS (26 bytes; the Q7.24 grads follow as payload).
+// Model update (one chunk of it), worker -> PS (UPDATE_HEADER_LEN = 30 bytes; the
+// Q7.24 grads follow as payload).
 header olaf_update_t {
     bit<4>  version;
     bit<4>  msg_type;
     bit<8>  flags;
-    bit<16> num_grads;
+    bit<16> num_grads;    // elements of this chunk (the deployment's chunk length)
+    bit<16> chunk;        // slice index, 0..num_chunks-1 (offset CHUNK_OFFSET)
+    bit<16> num_chunks;   // K, chunks per update
     bit<16> cluster_id;   // stamped by the switch
     bit<16> worker_id;    // stamped by the switch
     bit<32> seq;
@@ -55,21 +58,23 @@ header olaf_update_t {
     bit<64> gen_ts;       // ns
 }
 
-// ACK, PS -> cluster (34 bytes; the Q7.24 weights follow as payload).
+// ACK, PS -> cluster (ACK_HEADER_LEN = 38 bytes; the Q7.24 weights follow as payload).
 header olaf_ack_t {
     bit<4>  version;
     bit<4>  msg_type;
     bit<8>  flags;
     bit<16> num_weights;
+    bit<16> chunk;            // chunk of the update answered
+    bit<16> num_chunks;       // K
     bit<16> cluster_id;
     bit<16> worker_id;
     bit<32> seq;
     bit<16> count;
     bit<32> global_reward;
     bit<64> gen_ts;
-    bit<24> queue_util;       // written by the switch
+    bit<24> queue_util;       // written by the switch: ceil(occupied segments / K), updates
     bit<16> active_clusters;  // written by the switch
-    bit<24> queue_size;       // written by the switch
+    bit<24> queue_size;       // written by the switch: floor(segments / K), updates
 }
 
 struct headers_t {
@@ -82,7 +87,7 @@ struct headers_t {
 }
 
 struct olaf_params_t {
-    bit<32> queue_size;          // occupancy limit, segments
+    bit<32> queue_size;          // occupancy limit, segments (num_chunks..SEGMENTS)
     bit<8>  flags;               // PARAM_REWARD_FILTER | PARAM_FIFO
     bit<32> reward_threshold;    // Q15.16
     bit<64> activity_window_ns;
@@ -90,6 +95,7 @@ struct olaf_params_t {
     ip4Addr_t ps_addr;           // the PS: updates must be addressed to it, ACKs come from it
     egressSpec_t ps_port;        // this switch's port toward the PS
     bit<64> max_sojourn_ns;      // longest time a token can wait in the PS port's TM queue
+    bit<16> num_chunks;          // K, chunks per update in this deployment (1..MAX_CHUNKS)
 }
 
 struct metadata_t {
@@ -105,7 +111,7 @@ struct metadata_t {
     bit<1>  ack_grouped;         // cluster_mcast hit
     bit<32> malformed_reason;
     bit<1>  malformed;
-    bit<24> queue_util;
+    bit<24> queue_util;          // status from OlafQueue.status, in updates
     bit<16> active_clusters;
     bit<24> queue_size;
 }

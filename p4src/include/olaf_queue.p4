@@ -14,21 +14,28 @@
 #define OLAF_QUEUE_P4_
 
 extern OlafQueue {
-    // segments: physical segments; num_clusters: cluster ids 0..num_clusters-1.
-    OlafQueue(bit<32> segments, bit<32> num_clusters);
+    // segments: physical segments; num_clusters: cluster ids 0..num_clusters-1;
+    // max_chunks: the largest K (chunks per update) a configure may set. The queue keeps
+    // per-key state for num_clusters * K keys, key = (cluster, chunk) (docs/dataplane.md
+    // "Chunks").
+    OlafQueue(bit<32> segments, bit<32> num_clusters, bit<32> max_chunks);
 
     // Runtime parameters from the control plane (table olaf_params). Applied
-    // on every call; a change of num_grads or of the discipline takes effect
-    // when the queue is next empty. max_sojourn_ns: 0 = segments never expire.
+    // on every call; a change of num_grads, num_chunks or of the discipline takes
+    // effect when the queue is next empty. max_sojourn_ns: 0 = segments never expire.
+    // queue_size (segments) below num_chunks, or num_chunks outside 1..max_chunks, is
+    // refused (logged; the previous values stay).
     void configure(in bit<32> queue_size, in bit<8> flags, in bit<32> reward_threshold,
                    in bit<64> activity_window_ns, in bit<16> num_grads,
-                   in bit<64> max_sojourn_ns);
+                   in bit<64> max_sojourn_ns, in bit<16> num_chunks);
 
-    // Offer the parsed update; the gradients are read from the packet payload.
-    // decision: DECISION_*; token: the new segment's token id (APPEND only);
-    // expired: segments reclaimed by expiry before the decision.
+    // Offer the parsed update (one chunk); the gradients are read from the packet payload.
+    // decision: DECISION_* (DECISION_ERROR for a chunk the queue is not configured for);
+    // token: the new segment's token id (APPEND only); expired: segments reclaimed by
+    // expiry before the decision.
     void enqueue(in bit<16> cluster_id, in bit<16> worker_id, in bit<32> seq,
                  in bit<16> count, in bit<32> reward_sum, in bit<64> gen_ts,
+                 in bit<16> chunk, in bit<16> num_chunks,
                  in bit<32> src_ip, in bit<16> src_port,
                  out bit<8> decision, out bit<32> token, out bit<32> expired);
 
@@ -40,9 +47,11 @@ extern OlafQueue {
     void dequeue(in bit<32> token, out bit<8> fate, out bit<32> lost, out bit<32> expired,
                  out bit<16> cluster_id, out bit<16> worker_id, out bit<32> seq,
                  out bit<16> count, out bit<32> reward_sum, out bit<64> gen_ts,
+                 out bit<16> chunk, out bit<16> num_chunks,
                  out bit<32> src_ip, out bit<16> src_port);
 
-    // Queue status for ACKs (paper §5): occupied segments, active clusters, Q_max;
+    // Queue status for ACKs (paper §5), in updates: queue_util = ceil(occupied
+    // segments / K), active clusters, queue_size = floor(Q_max segments / K);
     // expired: as for enqueue.
     void status(out bit<24> queue_util, out bit<16> active_clusters, out bit<24> queue_size,
                 out bit<32> expired);

@@ -1,5 +1,7 @@
 // Malformed Olaf messages (docs/protocol.md "Versioning and malformed
 // messages") are flagged here; ingress counts them by reason and drops them.
+// Needs meta.params (OlafParams applied first): an update of another K than the
+// deployment's (params.num_chunks) is MALFORMED_CHUNK like a chunk >= num_chunks.
 #ifndef OLAF_VALIDATE_P4_
 #define OLAF_VALIDATE_P4_
 
@@ -25,6 +27,9 @@ control ValidateOlaf(in headers_t hdr, inout metadata_t meta,
                 malformed(MALFORMED_LENGTH);
             } else if (hdr.olaf_update.count == 0) {
                 malformed(MALFORMED_COUNT);
+            } else if (hdr.olaf_update.num_chunks != meta.params.num_chunks
+                       || hdr.olaf_update.chunk >= hdr.olaf_update.num_chunks) {
+                malformed(MALFORMED_CHUNK);
             }
         } else if (hdr.olaf_ack.isValid()) {
             bit<32> elems = (bit<32>)hdr.olaf_ack.num_weights;
@@ -36,6 +41,8 @@ control ValidateOlaf(in headers_t hdr, inout metadata_t meta,
                        || hdr.ipv4.totalLen != IPV4_HEADER_LEN + hdr.udp.length
                        || standard_metadata.packet_length != frame_len) {
                 malformed(MALFORMED_LENGTH);
+            } else if (hdr.olaf_ack.chunk >= hdr.olaf_ack.num_chunks) {
+                malformed(MALFORMED_CHUNK);
             }
         } else if (hdr.udp.isValid()
                    && (hdr.udp.dstPort == UPDATE_PORT || hdr.udp.dstPort == ACK_PORT)) {
