@@ -54,7 +54,7 @@ def test_set_paths_are_what_the_plan_sets_not_its_defaults():
     ("mininet", {"uplinks": {"s1": {"pps": 100, "delay_us": 300}}}, "uplinks.s1.delay_us", "no propagation delay"),
     ("mininet", {"access": {"gbps": 1}}, "access.gbps", "not shaped"),
     ("mininet", {"linger_ms": 10}, "linger_ms", "last ACKs"),
-    ("mininet", {"segments": 16}, "segments", "the P4 build has 64"),
+    ("mininet", {"segments": 16}, "segments", "the P4 build has 256"),
 ])
 def test_each_backend_refuses_a_set_field_it_cannot_honour_by_name(backend, fields, path, reason):
     with pytest.raises(PlanRefused, match=reason) as e:
@@ -73,20 +73,29 @@ def test_ns3_refuses_a_training_workload_because_its_workers_are_synthetic():
     backends.get("mininet").check(p)
 
 
-def test_an_update_larger_than_a_backends_frame_is_refused_by_that_backend_only():
-    """The plan allows what one IPv4 datagram carries (loopback); the network backends refuse more
-    than a jumbo frame, naming grads."""
-    from olaf.constants import IPV4_MAX_LEN, MAX_G_JUMBO, max_elements
+def test_a_model_beyond_a_frame_travels_in_chunks_up_to_the_build_limit():
+    """An update larger than a frame is K chunks (olaf.chunks); the mininet backend refuses a K above
+    the P4 build's MAX_CHUNKS and a queue of Q updates that needs more than its segments, naming the field."""
+    from olaf.constants import IPV4_MAX_LEN, MAX_CHUNKS, SEGMENTS, max_chunk_elements
+    from olaf.plan.plan import MAX_MODEL_PARAMS
 
-    big = plan(grads=MAX_G_JUMBO + 1)
-    for name in ("ns3", "mininet"):
-        with pytest.raises(PlanRefused) as e:
-            backends.get(name).check(big)
-        assert e.value.field == "grads", (name, e.value)
-    backends.get("local").check(big)
+    sb3 = plan(grads=9797)
+    assert sb3.chunking(1500).num_chunks == 28 and sb3.chunking(9000).num_chunks == 5
+    assert sb3.chunking(IPV4_MAX_LEN).num_chunks == 1
+    assert sb3.queue_segments(sb3.chunking(1500)) == {"s1": 8 * 28}
+    backends.get("mininet").check(sb3)
+    backends.get("local").check(sb3)
     assert backends.get("local").mtu == IPV4_MAX_LEN and backends.get("mininet").mtu == 1500
+    too_many = plan(grads=MAX_CHUNKS * max_chunk_elements(1500) + 1)
+    with pytest.raises(PlanRefused, match=f"K = {MAX_CHUNKS + 1} chunks") as e:
+        backends.get("mininet").check(too_many)
+    assert e.value.field == "grads"
+    deep = plan(grads=9797, queue_size={"s1": SEGMENTS // 28 + 1})
+    with pytest.raises(PlanRefused, match=f"1..{SEGMENTS // 28} updates") as e:
+        backends.get("mininet").check(deep)
+    assert e.value.field == "queue_sizes"
     with pytest.raises(ConfigError, match="grads"):
-        plan(grads=max_elements(IPV4_MAX_LEN) + 1)
+        plan(grads=MAX_MODEL_PARAMS + 1)
 
 
 def test_defaults_are_never_refused():

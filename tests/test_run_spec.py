@@ -13,7 +13,7 @@ from olaf.topologies.spec import RunSpec, RunSpecError, WorkerGroup
 
 @pytest.mark.parametrize("kw, field", [
     (dict(topo="ring"), "topo"), (dict(queue="red"), "queue"), (dict(duration_s=-1), "duration_s"),
-    (dict(jitter_ms=60.0), "jitter_ms"), (dict(queue_size=65), "queue_size"), (dict(rate_pps=-5), "rate_pps"),
+    (dict(jitter_ms=60.0), "jitter_ms"), (dict(queue_size=257), "queue_size"), (dict(rate_pps=-5), "rate_pps"),
     (dict(grads=0), "grads"), (dict(bmv2_log_level="loud"), "bmv2_log_level"), (dict(clusters=251), "clusters"),
 ])
 def test_errors_name_the_field(kw, field):

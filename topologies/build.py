@@ -39,7 +39,7 @@ class QueueSetup:
     """Per-switch queue and bottleneck settings.
 
     Attributes:
-        size: Q_max, segments.
+        size: Q_max, updates (``deployment`` gives the switch Q_max · K segments).
         rate_pps: egress rate toward the PS, packets/s (0 = unlimited).
         depth: traffic-manager queue depth toward the PS, packets.
     """
@@ -49,21 +49,25 @@ class QueueSetup:
     depth: int = 64
 
 
-def _switch(k: int, q: QueueSetup, num_grads: int, discipline: str, reward_threshold: Optional[int],
+def _switch(k: int, q: QueueSetup, num_grads: int, num_chunks: int, discipline: str, reward_threshold: Optional[int],
             activity_window_ns: int, port_base: int) -> SwitchConf:
+    segments = q.size * num_chunks
     return SwitchConf(
         name=f"s{k}", grpc=f"127.0.0.1:{port_base + k}", device_id=k, thrift_port=9090 + k,
         mac=switch_mac(k),
-        queue=QueueParams(queue_size=q.size, num_grads=num_grads, reward_threshold=reward_threshold,
-                          activity_window_ns=activity_window_ns, discipline=discipline),
-        rate_pps=q.rate_pps, depth=q.depth)
+        queue=QueueParams(queue_size=segments, num_grads=num_grads, num_chunks=num_chunks,
+                          reward_threshold=reward_threshold, activity_window_ns=activity_window_ns,
+                          discipline=discipline),
+        rate_pps=q.rate_pps, depth=max(q.depth, segments))
 
 
 def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, QueueSetup], *, num_grads: int = 16,
-               discipline: str = "olaf", reward_threshold: Optional[int] = None,
+               num_chunks: int = 1, discipline: str = "olaf", reward_threshold: Optional[int] = None,
                activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS, grpc_port_base: int = 50000) -> Deployment:
     """The deployment of ``topo`` (``tor`` or ``multihop``) with cluster groups ``groups`` and
     each switch's queue and bottleneck ``queues`` (a switch not in it gets ``QueueSetup()``).
+    Updates of ``num_grads`` elements travel in ``num_chunks`` chunks (K, :mod:`olaf.chunks`): a
+    queue of Q_max updates gets Q_max · K segments and a traffic-manager depth of at least that.
 
     Clusters are numbered 0.. and workers ``w1``.. in group order (as the simulation,
     :mod:`olaf.sim.topology`, numbers them). Ports: the workers of an edge switch on
@@ -87,8 +91,8 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
             raise ValueError(f"clusters={n} behind {sw} must be in 1..{MAX_CLUSTERS_PER_SWITCH}")
     lay = layout(topo, groups)
     hosts, links, clusters = dict(lay.hosts), lay.links, dict(lay.clusters)
-    switches = {name: _switch(int(name[1:]), queues.get(name, QueueSetup()), num_grads, discipline, reward_threshold,
-                              activity_window_ns, grpc_port_base) for name in SWITCHES[topo]}
+    switches = {name: _switch(int(name[1:]), queues.get(name, QueueSetup()), num_grads, num_chunks, discipline,
+                              reward_threshold, activity_window_ns, grpc_port_base) for name in SWITCHES[topo]}
     return validate(Deployment(num_grads=num_grads, ps=lay.ps, switches=switches, hosts=hosts, links=links,
                                clusters=clusters))
 

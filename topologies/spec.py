@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from olaf.backends.base import BMV2_LOG_LEVELS
-from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, MAX_G_JUMBO, SEGMENTS
+from olaf.chunks import Chunking, ChunkingError
+from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, MAX_CHUNKS, MTU, SEGMENTS
 from olaf.controller import config as cfgmod
 from olaf.fixedpoint import reward_to_fixed
 from olaf.hosts import jobconfig
@@ -38,6 +39,12 @@ INTERACTIVE_DURATION_S = 10 * 24 * 3600
 """How long workers run in interactive mode (``duration_s = 0``): until the CLI exits."""
 
 QUEUES = ("olaf", "fifo")
+
+
+def _segments_hint(k: int) -> str:
+    """What a queue size (updates) may be when every update is ``k`` chunks (``k`` segments)."""
+    return (f"must be in 1..{SEGMENTS // k} updates: each update is {k} chunk(s), one segment each, and the P4 "
+            f"build has {SEGMENTS} segments")
 
 
 class RunSpecError(ValueError):
@@ -87,12 +94,13 @@ class RunSpec:
         updates_per_worker: each worker stops after this many updates (None: at
             ``duration_s``); ``duration_s`` is then the deadline, and a run whose workers
             are not done by it is stopped and marked incomplete.
-        queue_size: Q_max in segments (tor and multihop core; multihop edges use edge_queue_size).
+        queue_size: Q_max in updates (tor and multihop core; multihop edges use edge_queue_size); a
+            switch's queue gets Q_max · K segments when updates travel in K chunks (:attr:`chunking`).
         edge_queue_size: multihop only: Q_max of s1 and s2.
         rate_pps: bottleneck (egress toward the PS) in packets/s, 0 = unlimited.
         edge_rate_pps: multihop only: rate of s1/s2 toward s3 (0 = unlimited).
         queue_sizes / rates_pps: per switch, replace the four above for that switch.
-        grads: gradient elements per update.
+        grads: model parameters per update (P); sent in K chunks when it does not fit a 1500 B frame.
         reward_threshold: reward filter T in reward units, None = off.
         activity_window_ms: window for the active-cluster count in ACKs, ms.
         tc: worker transmission control (paper §5), with tc_delta_t_ms, tc_v_per_s and
@@ -156,11 +164,14 @@ class RunSpec:
         need(self.workers_per_cluster >= 1, "workers_per_cluster", "must be >= 1")
         need(self.period_ms > 0, "period_ms", "must be > 0 ms")
         need(0 <= self.jitter_ms <= self.period_ms, "jitter_ms", "must be in 0..period_ms")
+        try:
+            k = self.chunking.num_chunks
+        except ChunkingError as e:
+            raise RunSpecError("grads", f"{self.grads!r}: {e}") from None
         for f in ("queue_size", "edge_queue_size"):
-            need(1 <= getattr(self, f) <= SEGMENTS, f, f"must be in 1..{SEGMENTS} (segments of the P4 build)")
+            need(1 <= getattr(self, f) * k <= SEGMENTS, f, _segments_hint(k))
         for f in ("rate_pps", "edge_rate_pps"):
             need(getattr(self, f) >= 0, f, "must be >= 0 packets/s (0: unlimited)")
-        need(1 <= self.grads <= MAX_G_JUMBO, "grads", f"must be in 1..{MAX_G_JUMBO}")
         need(self.reward_threshold is None or self.reward_threshold >= 0, "reward_threshold", "must be >= 0")
         need(self.activity_window_ms >= 0, "activity_window_ms", "must be >= 0 ms")
         need(self.tc_delta_t_ms > 0, "tc_delta_t_ms", "must be > 0 ms")
@@ -187,7 +198,7 @@ class RunSpec:
             unknown = sorted(set(getattr(self, f)) - set(switches))
             need(not unknown, f, f"unknown switch(es) {', '.join(unknown)}; {self.topo} has {', '.join(switches)}")
         for sw, q in self.queue_sizes.items():
-            need(1 <= q <= SEGMENTS, "queue_sizes", f"{sw}: must be in 1..{SEGMENTS} (segments of the P4 build)")
+            need(1 <= q * k <= SEGMENTS, "queue_sizes", f"{sw}: {_segments_hint(k)}")
         for sw, r in self.rates_pps.items():
             need(r >= 0, "rates_pps", f"{sw}: must be >= 0 packets/s (0: unlimited)")
         names = [g.name for g in self.groups]
@@ -256,8 +267,18 @@ class RunSpec:
             raw["workload"] = {"kind": "ppo", "job": self.training}
         return RunPlan.model_validate(raw)
 
+    @property
+    def chunking(self) -> Chunking:
+        """How an update of ``grads`` parameters crosses the emulated links (MTU 1500 B): K chunks
+        of L elements (:mod:`olaf.chunks`), K at most the P4 build's ``MAX_CHUNKS``.
+
+        Raises:
+            olaf.chunks.ChunkingError: K above ``MAX_CHUNKS`` (the message names P, K and the limit).
+        """
+        return Chunking.for_model(self.grads, MTU, max_chunks=MAX_CHUNKS)
+
     def switch_queues(self) -> dict[str, QueueSetup]:
-        """Each switch's queue size and rate toward the PS (``queue_sizes``/``rates_pps`` over the
+        """Each switch's queue size (updates) and rate toward the PS (``queue_sizes``/``rates_pps`` over the
         flat fields: the switch attached to the PS has ``queue_size``/``rate_pps``, multihop edges
         ``edge_queue_size``/``edge_rate_pps``)."""
         out = {}
@@ -298,8 +319,9 @@ class RunSpec:
         if not self.groups and self.topo == "multihop" and self.clusters > 100:
             raise ValueError(f"clusters={self.clusters} per edge switch must be in 1..100")
         placements = [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in self.cluster_groups()]
-        return deployment(self.topo, placements, self.switch_queues(), num_grads=self.grads, discipline=self.queue,
-                          reward_threshold=thr, activity_window_ns=window_ns)
+        ch = self.chunking
+        return deployment(self.topo, placements, self.switch_queues(), num_grads=ch.chunk_len, num_chunks=ch.num_chunks,
+                          discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
 
     def ps_config(self, d: cfgmod.Deployment, hosts_dir: Path) -> PsConfig:
         """The PS of deployment ``d``, logging into ``hosts_dir`` (:func:`olaf.hosts.jobconfig.ps_config`)."""

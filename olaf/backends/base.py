@@ -108,8 +108,8 @@ class Backend(Protocol):
     name: str
     description: str
     mtu: int
-    """IPv4 MTU of the links between workers and PS, bytes: a training job's update and ACK must
-    fit it (:func:`olaf.constants.max_model_elements`)."""
+    """IPv4 MTU of the links between workers and PS, bytes: an update that does not fit it travels
+    in K chunks (:meth:`RunPlan.chunking <olaf.plan.plan.RunPlan.chunking>`)."""
 
     def preflight(self) -> None:
         """Say what this machine lacks for this backend, before any run starts.

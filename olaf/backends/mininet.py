@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Optional
 
 from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
+from olaf.chunks import ChunkingError
 from olaf.constants import (
     ELEMENT_LEN,
     ETH_HEADER_LEN,
     IPV4_HEADER_LEN,
+    MAX_CHUNKS,
     MTU,
     SEGMENTS,
     UDP_HEADER_LEN,
@@ -44,7 +46,8 @@ DEADLINE_SLACK = 1.25
 
 
 def ethernet_frame_bytes(grads: int) -> int:
-    """Bytes of an update frame on a veth link: Ethernet 14 + IPv4 20 + UDP 8 + 26 + 4·G."""
+    """Bytes of an update frame on a veth link: Ethernet 14 + IPv4 20 + UDP 8 + 30 + 4·G (G: the
+    elements of one frame, the chunk length L when updates travel in chunks)."""
     return ETH_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + UPDATE_HEADER_LEN + ELEMENT_LEN * grads
 
 
@@ -52,7 +55,11 @@ def _rate_pps(p: RunPlan, switch: str) -> int:
     if switch not in p.uplinks:
         return 0  # the access link's capacity: unshaped veth, unlimited
     link = p.uplinks[switch]
-    pps = link.pps if link.pps is not None else link.gbps * 1e9 / (8 * ethernet_frame_bytes(p.grads))  # type: ignore[operator]
+    try:
+        frame = ethernet_frame_bytes(p.chunking(MTU, MAX_CHUNKS).chunk_len)
+    except ChunkingError as e:
+        raise PlanRefused("mininet", "grads", str(e)) from None
+    pps = link.pps if link.pps is not None else link.gbps * 1e9 / (8 * frame)  # type: ignore[operator]
     if pps < 1:
         raise PlanRefused("mininet", f"uplinks.{switch}", f"{pps:.3g} packets/s: BMv2 rates are whole packets/s "
                           "(>= 1); scale the plan (an experiment: backends.mininet.set)")

@@ -25,6 +25,11 @@ of the same size).
 Workloads (``workload.kind``): ``bandit`` (the numpy contextual bandit of every worker:
 the network experiments) and ``ppo`` (PPO on a Gymnasium environment: a training job,
 :class:`~olaf.plan.workload.TrainJob`; ``grads`` must be its parameter count).
+
+Model size and chunks: ``grads`` is the model's parameter count P. A backend derives from its
+links' MTU how the update travels (:meth:`RunPlan.chunking`: K chunks of L elements,
+:mod:`olaf.chunks`); ``queue_size`` is in *updates*, so a switch's queue gets ``queue_size · K``
+segments and the status it reports (paper §5) means the same for every K.
 """
 
 from __future__ import annotations
@@ -33,21 +38,25 @@ from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field, model_validator
 
+from olaf.chunks import Chunking
 from olaf.configfile import FileModel
 from olaf.constants import (
     DEFAULT_ACTIVITY_WINDOW_MS,
     ELEMENT_LEN,
     IPV4_HEADER_LEN,
-    IPV4_MAX_LEN,
+    MAX_CHUNKS_WIRE,
+    MAX_ELEMENTS,
     SEGMENTS,
     UDP_HEADER_LEN,
     UPDATE_HEADER_LEN,
-    max_elements,
 )
 from olaf.plan.faults import parse_fault
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT, SWITCHES
 from olaf.plan.tx import TxParams
 from olaf.plan.workload import TrainJob
+
+MAX_MODEL_PARAMS = MAX_CHUNKS_WIRE * MAX_ELEMENTS
+"""Largest ``grads``: 65535 chunks of 65535 elements (the 16-bit wire fields)."""
 
 PPP_HEADER_LEN = 2
 """Bytes ns-3's point-to-point device puts in front of an IPv4 datagram (PPP)."""
@@ -128,11 +137,13 @@ class RunPlan(FileModel):
     topology: Literal["tor", "multihop"] = "tor"
     queue: Literal["olaf", "olaf_tc", "fifo"] = "olaf"
     groups: list[ClusterGroup] = Field(min_length=1)
-    grads: int = Field(default=16, ge=1, le=max_elements(IPV4_MAX_LEN),
-                       description="gradient elements per update (G); each backend refuses what does not fit its frame")
+    grads: int = Field(default=16, ge=1, le=MAX_MODEL_PARAMS,
+                       description="model parameters per update (P); a backend sends an update that does not fit "
+                       "its frame as K chunks (olaf.chunks) and refuses a K above its build limit")
     duration_s: Optional[float] = Field(default=None, gt=0)
     updates_per_worker: Optional[int] = Field(default=None, ge=1)
-    queue_size: dict[str, int] = Field(default_factory=dict, description="Q_max per switch, segments")
+    queue_size: dict[str, int] = Field(default_factory=dict, description="Q_max per switch, updates (K segments "
+                                       "each when updates travel in K chunks)")
     uplinks: dict[str, Link] = Field(default_factory=dict, description="each switch's link toward the PS")
     access: Link = Field(default=Link(gbps=1.0), description="worker links; also every link's ACK direction")
     tc: TxParams = Field(default=TxParams(), description="transmission control (paper §5): on with queue olaf_tc or "
@@ -178,6 +189,18 @@ class RunPlan(FileModel):
         if self.num_workers > 250 * 250:
             raise ValueError(f"{self.num_workers} workers: at most {250 * 250} (addressing 10.0.x.y)")
         return self
+
+    def chunking(self, mtu: int, max_chunks: int = MAX_CHUNKS_WIRE) -> Chunking:
+        """How an update of ``grads`` parameters travels on links of ``mtu`` bytes (:mod:`olaf.chunks`).
+
+        Raises:
+            olaf.chunks.ChunkingError: K above ``max_chunks`` (the message names P, K and the limit).
+        """
+        return Chunking.for_model(self.grads, mtu, max_chunks=max_chunks)
+
+    def queue_segments(self, chunking: Chunking) -> dict[str, int]:
+        """Segments of every switch's queue: ``queue_size · K`` (Q_max updates of K chunks each)."""
+        return {sw: q * chunking.num_chunks for sw, q in self.queue_sizes.items()}
 
     @property
     def num_clusters(self) -> int:
