@@ -12,7 +12,14 @@ forwarding measured in the same run:
   egress ``dequeue`` writes each segment into its token;
 * ``aggregate64`` / ``aggregate361``: updates of 4 clusters while the PS port drains 1 pkt/s:
   every update after the first of its cluster is folded in (saturating adds of G elements);
-* ``fifo``: the FIFO baseline (PARAM_FIFO), G = 64, unlimited PS port.
+* ``fifo``: the FIFO baseline (PARAM_FIFO), G = 64, unlimited PS port;
+* chunked updates (docs/protocol.md "Chunks"), each beside single-frame updates of the same
+  frame size: ``append350`` / ``chunks28_append`` (G = L = 350: Stable-Baselines3's LunarLander
+  network, 9,797 parameters, at MTU 1500 is K = 28 chunks of 350) and ``aggregate350`` /
+  ``chunks28_aggregate`` (4 clusters, PS port at 1 pkt/s, 8 updates = 224 segments), and
+  ``aggregate1960`` / ``chunks5_aggregate`` (the same network in jumbo frames: K = 5, L = 1960;
+  the namespace's veths get MTU 9000). Chunk frames cycle through the chunk indices, so every
+  key (cluster, chunk) is hit.
 
 Then the latency from ``olafctl move`` returning to the first update aggregated in the new
 cluster (ms), and the PS's updates/s (bench/ps_throughput.py) for the same table.
@@ -61,7 +68,9 @@ def _switch_pid(launcher: int) -> int:
     return launcher
 
 
-def _frames(kind: str, g: int) -> list[bytes]:
+def _frames(kind: str, g: int, num_chunks: int = 1, clusters: int = 1) -> list[bytes]:
+    """Prebuilt frames: one IPv4 frame, or updates that cycle through the chunk indices, then the
+    clusters, then :data:`WORKERS` workers (the source addresses are set by the caller)."""
     from olaf_base import PS_IP, SW_MAC, worker_ip, worker_mac
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
@@ -71,10 +80,11 @@ def _frames(kind: str, g: int) -> list[bytes]:
 
     if kind == "ipv4":
         return [bytes(Ether(src=worker_mac(1), dst=SW_MAC) / IP(src=worker_ip(1), dst=PS_IP)
-                      / UDP(sport=1234, dport=5678, chksum=0) / (b"x" * (26 + 4 * g)))]
+                      / UDP(sport=1234, dport=5678, chksum=0) / (b"x" * (wire.UPDATE_HEADER_LEN + 4 * g)))]
     out = []
-    for i in range(64):
-        u = Update(cluster_id=0, worker_id=0, seq=i, reward_sum=0, gen_ts=i + 1, grads=tuple([i] * g))
+    for i in range(max(64, num_chunks * clusters * WORKERS)):
+        u = Update(cluster_id=0, worker_id=0, seq=i, reward_sum=0, gen_ts=i + 1, grads=tuple([i] * g),
+                   chunk=i % num_chunks, num_chunks=num_chunks)
         out.append(bytes(Ether(src=worker_mac(1), dst=SW_MAC) / IP(src=worker_ip(1), dst=PS_IP, id=i)
                          / UDP(sport=wire.ACK_PORT, dport=wire.UPDATE_PORT, chksum=0) / wire.update_layer(u)))
     return out
@@ -105,23 +115,23 @@ def inner(seconds: float, rounds: int, build: Path, out_json: Path, switch_pid: 
     tm = TrafficManager(9090, name="s1")
     counters = OlafCounters(sw)
 
-    def setup(g: int, rate_pps: int, discipline: str = "olaf", size: int = 64):
+    def setup(g: int, rate_pps: int, discipline: str = "olaf", size: int = 64, num_chunks: int = 1):
         push_pipeline(sw, tm, build / "olaf.p4info.txt", build / "olaf.json")
         tm.set_queue_depth(4096)
         tm.set_queue_rate(rate_pps, PS_PORT)
         Ipv4Forwarding(sw).route(PS_IP, 32, PS_PORT, SW_MAC, PS_MAC)
         Ipv4Forwarding(sw).route(worker_ip(1), 32, 1, SW_MAC, worker_mac(1))
-        OlafParams(sw).set(QueueParams(queue_size=size, num_grads=g, discipline=discipline),
+        OlafParams(sw).set(QueueParams(queue_size=size, num_grads=g, discipline=discipline, num_chunks=num_chunks),
                            PathParams(PS_IP, PS_PORT, 0))
 
     def processed() -> int:
         return (sum(counters.traffic().values()) + sum(counters.decisions().values())
                 + sum(counters.malformed().values()))
 
-    def blast(kind: str, g: int, clusters: int) -> dict:
+    def blast(kind: str, g: int, clusters: int, num_chunks: int = 1) -> dict:
         ident = UpdateIdentifier(sw)
         # one source address per cluster: the frames cycle through them
-        frames = _frames(kind, g)
+        frames = _frames(kind, g, num_chunks, clusters)
         if kind != "ipv4":
             from scapy.layers.inet import IP
             from scapy.layers.l2 import Ether
@@ -130,7 +140,7 @@ def inner(seconds: float, rounds: int, build: Path, out_json: Path, switch_pid: 
             fixed = []
             for i, f in enumerate(frames):
                 p = Ether(f)
-                c, w = i % clusters, (i // clusters) % WORKERS
+                c, w = (i // num_chunks) % clusters, (i // (num_chunks * clusters)) % WORKERS
                 p[IP].src = f"10.9.{c}.{w + 1}"
                 del p[IP].chksum
                 fixed.append(bytes(p))
@@ -158,7 +168,16 @@ def inner(seconds: float, rounds: int, build: Path, out_json: Path, switch_pid: 
         "aggregate64": ((64, 1, "olaf", 8), ("olaf", 64, 4)),
         "aggregate361": ((361, 1, "olaf", 8), ("olaf", 361, 4)),
         "fifo": ((64, 0, "fifo"), ("olaf", 64, 16)),
+        "append350": ((350, 0, "olaf", 224), ("olaf", 350, 16)),
+        "chunks28_append": ((350, 0, "olaf", 224, 28), ("olaf", 350, 16, 28)),
+        "aggregate350": ((350, 1, "olaf", 8), ("olaf", 350, 4)),
+        "chunks28_aggregate": ((350, 1, "olaf", 224, 28), ("olaf", 350, 4, 28)),
+        "aggregate1960": ((1960, 1, "olaf", 8), ("olaf", 1960, 4)),
+        "chunks5_aggregate": ((1960, 1, "olaf", 40, 5), ("olaf", 1960, 4, 5)),
     }
+    for dev in os.listdir("/sys/class/net"):  # jumbo frames for the K = 5 rows (both ends are in this namespace)
+        if dev != "lo":
+            subprocess.run(["ip", "link", "set", "dev", dev, "mtu", "9000"], check=True)
     runs: dict[str, list[dict]] = {k: [] for k in workloads}
     for _ in range(rounds):  # interleaved rounds: a load change on the machine hits every workload
         for name, (s_args, b_args) in workloads.items():
