@@ -336,7 +336,8 @@ def delete_cluster(c: Ctx, cluster: int, force: bool) -> None:
 
 @main.command("set-queue")
 @click.option("--switch", help="Only this switch (default: all).")
-@click.option("--size", type=click.IntRange(1, SEGMENTS), help="Queue size Q_max in segments.")
+@click.option("--size", type=click.IntRange(1, SEGMENTS),
+              help="Queue size Q_max in segments (at least the deployment's num_chunks).")
 @click.option("--reward-threshold", help="Threshold T in reward units, or 'off'.")
 @click.option("--activity-window-ms", type=FiniteFloat(min=0), help="Window for active clusters, ms.")
 @pass_ctx

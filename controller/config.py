@@ -2,7 +2,8 @@
 
 YAML or JSON (``docs/controller.md`` shows a full example)::
 
-    num_grads: 16
+    num_grads: 16               # elements per update (per chunk)
+    num_chunks: 1               # chunks per update K (optional, default 1; docs/protocol.md "Chunks")
     ps: ps                      # the PS host
     switches:
       s1: {grpc: "127.0.0.1:50001", device_id: 1, thrift_port: 9091,
@@ -28,7 +29,9 @@ The file is validated by pydantic models (:class:`NetworkFile`; JSON Schema in
 membership, connectivity). Every problem raises :class:`~olaf.configfile.ConfigError`
 naming the field (``clusters.3[1]``) and what would fix it. The bottleneck is the
 egress queue toward the PS on each switch (``rate_pps`` packets/s, 0 = unlimited;
-``depth`` packets).
+``depth`` packets). A model that travels in ``num_chunks`` = K chunks needs K segments per
+update: every switch's ``queue.size`` (segments) must be at least K, and K at most
+``MAX_CHUNKS`` of the P4 build; the switch reports ⌊size / K⌋ updates in its ACKs.
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ from olaf.configfile import ConfigError, FileModel, read_document
 from olaf.configfile import validate as validate_model
 from olaf.constants import (
     DEFAULT_ACTIVITY_WINDOW_MS,
+    DEFAULT_NUM_CHUNKS,
     DEFAULT_NUM_GRADS,
     DEFAULT_QUEUE_SIZE,
+    MAX_CHUNKS,
     MAX_CLUSTERS,
     MAX_G_JUMBO,
     MAX_WORKERS,
@@ -72,7 +77,8 @@ MAX_PORT = 510  # BMv2 port numbers of a deployment (bit<9> egress_spec, 511 = d
 class QueueFile(FileModel):
     """OlafQueue parameters of one switch (``olaf_params``)."""
 
-    size: int = Field(DEFAULT_QUEUE_SIZE, ge=1, le=SEGMENTS, description="Q_max, segments")
+    size: int = Field(DEFAULT_QUEUE_SIZE, ge=1, le=SEGMENTS, description="Q_max, segments (at least num_chunks: "
+                                                                       "an update of K chunks takes K segments)")
     reward_threshold: Optional[float] = Field(None, ge=0, description="reward filter T in reward units; null: off")
     reward_threshold_raw: Optional[int] = Field(None, ge=0, le=2**31 - 1, description="T in Q15.16 (instead of "
                                                 "reward_threshold)")
@@ -135,7 +141,10 @@ class AdmissionFile(FileModel):
 class NetworkFile(FileModel):
     """A deployment file (``network.yaml``)."""
 
-    num_grads: int = Field(DEFAULT_NUM_GRADS, ge=0, le=MAX_G_JUMBO, description="gradient elements per update")
+    num_grads: int = Field(DEFAULT_NUM_GRADS, ge=0, le=MAX_G_JUMBO,
+                           description="gradient elements per update (per chunk: the chunk length L)")
+    num_chunks: int = Field(DEFAULT_NUM_CHUNKS, ge=1, description="chunks per update K (docs/protocol.md \"Chunks\"); "
+                            f"at most MAX_CHUNKS = {MAX_CHUNKS} of the P4 build")
     ps: str = Field(description="host name of the parameter server")
     switches: dict[str, SwitchFile] = Field(min_length=1)
     hosts: dict[str, HostFile]
@@ -168,7 +177,9 @@ class SwitchConf:
 
 @dataclass(frozen=True)
 class Deployment:
-    """A validated deployment. ``clusters`` maps cluster id → worker host names."""
+    """A validated deployment. ``clusters`` maps cluster id → worker host names; updates of
+    ``num_grads`` elements travel in ``num_chunks`` chunks (:func:`validate` writes it into every
+    switch's :class:`QueueParams`)."""
 
     num_grads: int
     ps: str
@@ -178,6 +189,7 @@ class Deployment:
     clusters: Mapping[int, tuple[str, ...]]
     admission: Optional[Admission] = None
     identity: str = "address_port"
+    num_chunks: int = DEFAULT_NUM_CHUNKS
 
     def worker(self, name: str) -> LayoutHost:
         h = self.hosts.get(name)
@@ -201,7 +213,7 @@ class Deployment:
     def to_file(self) -> NetworkFile:
         """The deployment as a :class:`NetworkFile` (what :func:`save` writes)."""
         return NetworkFile(
-            num_grads=self.num_grads, ps=self.ps,
+            num_grads=self.num_grads, num_chunks=self.num_chunks, ps=self.ps,
             switches={n: SwitchFile(grpc=s.grpc, device_id=s.device_id, thrift_port=s.thrift_port, mac=s.mac,
                                     queue=QueueFile(size=s.queue.queue_size,
                                                     reward_threshold_raw=s.queue.reward_threshold,
@@ -290,14 +302,35 @@ def parse(raw: Any) -> Deployment:
         raise ConfigError("admission.switch", f"unknown switch {f.admission.switch!r}")
     clusters = {c: tuple(ws) for c, ws in f.clusters.items()}
     return validate(Deployment(num_grads=f.num_grads, ps=f.ps, switches=switches, hosts=hosts,
-                               links=tuple(links), clusters=clusters, admission=f.admission, identity=f.identity))
+                               links=tuple(links), clusters=clusters, admission=f.admission, identity=f.identity,
+                               num_chunks=f.num_chunks))
 
 
 def validate(d: Deployment) -> Deployment:
-    """Cross-field checks (membership, connectivity); returns ``d`` or raises ConfigError."""
+    """Cross-field checks (chunks, membership, connectivity); returns ``d`` with the deployment's
+    ``num_chunks`` in every switch's queue parameters, or raises ConfigError."""
+    d = _with_chunks(d)
     _check_clusters(d)
     _check_connected(d)
     return d
+
+
+def _with_chunks(d: Deployment) -> Deployment:
+    """``d`` with ``d.num_chunks`` written into every switch's :class:`QueueParams` (what the
+    controller writes to ``olaf_params``). ConfigError if K is outside 1..MAX_CHUNKS or a
+    queue holds fewer than K segments (docs/protocol.md "Chunks")."""
+    k = d.num_chunks
+    if not 1 <= k <= MAX_CHUNKS:
+        raise ConfigError("num_chunks", f"{k} is outside 1..{MAX_CHUNKS} (MAX_CHUNKS of the P4 build): use a larger "
+                                        "MTU (longer, fewer chunks) or a smaller model")
+    switches = {}
+    for n, s in d.switches.items():
+        if s.queue.queue_size < k:
+            raise ConfigError(f"switches.{n}.queue.size",
+                              f"{s.queue.queue_size} segments is below num_chunks={k}: an update of {k} chunks takes "
+                              f"{k} segments; give a size of at least {k} (Q_max in updates = size // num_chunks)")
+        switches[n] = s if s.queue.num_chunks == k else replace(s, queue=replace(s.queue, num_chunks=k))
+    return replace(d, switches=switches)
 
 
 def _check_clusters(d: Deployment) -> None:

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING
 
 from olaf.constants import (
     DEFAULT_ACTIVITY_WINDOW_NS,
+    DEFAULT_NUM_CHUNKS,
     DEFAULT_NUM_GRADS,
     DEFAULT_QUEUE_SIZE,
+    MAX_CHUNKS,
     MAX_ELEMENTS,
     PARAM_FIFO,
     PARAM_REWARD_FILTER,
@@ -29,8 +31,11 @@ class QueueParams:
     """What the extern reads on every update and ACK.
 
     Attributes:
-        queue_size: occupancy limit Q_max in segments (1..``SEGMENTS`` of the P4 build).
-        num_grads: gradient elements per update in this deployment.
+        queue_size: occupancy limit Q_max in segments (``num_chunks``..``SEGMENTS`` of the P4
+            build); the switch reports ⌊queue_size / num_chunks⌋ updates in ACKs.
+        num_grads: gradient elements per update (per chunk, L) in this deployment.
+        num_chunks: K, chunks per update in this deployment (1..``MAX_CHUNKS`` of the P4 build;
+            docs/protocol.md "Chunks"); the queue keeps one key per (cluster, chunk).
         reward_threshold: T in Q15.16, or None to disable reward filtering.
         activity_window_ns: window for counting active clusters, ns.
         discipline: "olaf" or "fifo" (FIFO baseline; takes effect when the queue is empty).
@@ -41,6 +46,7 @@ class QueueParams:
     reward_threshold: int | None = None
     activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS
     discipline: str = "olaf"
+    num_chunks: int = DEFAULT_NUM_CHUNKS
 
     def __post_init__(self) -> None:
         if self.discipline not in ("olaf", "fifo"):
@@ -51,6 +57,13 @@ class QueueParams:
             raise ValueError(f"reward_threshold={self.reward_threshold} must be in 0..2**31-1 (Q15.16)")
         if not 0 <= self.num_grads <= MAX_ELEMENTS:
             raise ValueError(f"num_grads={self.num_grads} must be in 0..{MAX_ELEMENTS}")
+        if not 1 <= self.num_chunks <= MAX_CHUNKS:
+            raise ValueError(f"num_chunks={self.num_chunks} must be in 1..{MAX_CHUNKS} (MAX_CHUNKS of the P4 build): "
+                             "use a larger MTU (longer, fewer chunks) or a smaller model")
+        if self.queue_size < self.num_chunks:
+            raise ValueError(f"queue_size={self.queue_size} segments is below num_chunks={self.num_chunks}: it holds "
+                             f"no whole update (Q_max = ⌊queue_size / num_chunks⌋ = 0); give a queue size of at least "
+                             f"{self.num_chunks} segments")
 
     @property
     def flags(self) -> int:
@@ -106,6 +119,7 @@ class OlafParams:
             "ps_addr": path.ps_addr,
             "ps_port": path.ps_port,
             "max_sojourn_ns": path.max_sojourn_ns,
+            "num_chunks": p.num_chunks,
         })
         e.is_default_action = True
         self.sw.write([self.sw.update("modify", e)])
@@ -126,6 +140,6 @@ class OlafParams:
                 queue_size=v["queue_size"], num_grads=v["num_grads"],
                 reward_threshold=v["reward_threshold"] if v["flags"] & PARAM_REWARD_FILTER else None,
                 activity_window_ns=v["activity_window_ns"],
-                discipline="fifo" if v["flags"] & PARAM_FIFO else "olaf"), PathParams(
+                discipline="fifo" if v["flags"] & PARAM_FIFO else "olaf", num_chunks=v["num_chunks"]), PathParams(
                 ip_str(v["ps_addr"]), v["ps_port"], v["max_sojourn_ns"])
         raise RuntimeError(f"{self.sw.name}: olaf_params has no default action")

@@ -6,6 +6,7 @@ BMv2 Thrift, not P4Runtime; here they go to a recorder (they are exercised
 against BMv2 in the integration tests).
 """
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,40 @@ def test_olafctl_move_and_errors(fake, tmp_path, monkeypatch):
     r = CliRunner().invoke(olafctl.main, args + ["set-queue", "--size", "6", "--reward-threshold", "0.5"])
     assert r.exit_code == 0, r.output
     assert fake.servicer.updates()[0].entity.table_entry.is_default_action
+
+
+def olaf_params_written(ctl, sv):
+    """The action data of every olaf_params write the fake switch received."""
+    pl = ctl.switches["s1"].sw.require_pipeline()
+    return [pl.param_values(u.entity.table_entry.action.action) for u in sv.updates()
+            if u.entity.HasField("table_entry")
+            and pl.ctx.get_name_from_id(u.entity.table_entry.table_id) == "OlafIngress.params.olaf_params"]
+
+
+def test_num_chunks_reaches_olaf_params_and_bounds_set_queue(fake, tmp_path, monkeypatch):
+    d = cfgmod.validate(replace(deployment(fake), num_chunks=3))
+    assert d.switches["s1"].queue.num_chunks == 3
+    ctl = controller(d, tmp_path, monkeypatch)
+    ctl.deploy()
+    [written] = olaf_params_written(ctl, fake.servicer)
+    assert (written["num_chunks"], written["queue_size"], written["num_grads"]) == (3, 4, 8)
+    ctl.close()
+    net = tmp_path / "network.yaml"
+    cfgmod.save(d, net)
+    assert cfgmod.load(net).num_chunks == 3
+    args = ["--network", str(net), "--p4info", str(P4INFO), "--bmv2-json", str(tmp_path / "olaf.json")]
+    fake.servicer.clear_records()
+    r = CliRunner().invoke(olafctl.main, args + ["set-queue", "--size", "2"])
+    assert r.exit_code == 1 and "queue_size=2 segments is below num_chunks=3" in r.output, r.output
+    assert "at least 3 segments" in r.output
+    assert fake.servicer.updates() == []
+    r = CliRunner().invoke(olafctl.main, args + ["set-queue", "--size", "3"])
+    assert r.exit_code == 0, r.output
+    ctl = controller(cfgmod.load(net), tmp_path, monkeypatch)
+    ctl.switches["s1"].connect(5.0, push_pipeline=False)
+    q, _ = ctl.switches["s1"].params.get()
+    assert (q.queue_size, q.num_chunks) == (3, 3)
+    ctl.close()
 
 
 def test_olafctl_without_network_file(tmp_path):

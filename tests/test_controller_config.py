@@ -3,7 +3,9 @@
 import pytest
 import yaml
 
+from olaf.constants import MAX_CHUNKS
 from olaf.controller.config import ConfigError, load, parse, save
+from olaf.controller.olaf_params import QueueParams
 from olaf.controller.routing import next_hops
 from olaf.controller.state import desired_state, group_id
 from olaf.topologies.build import QueueSetup, multihop, tor
@@ -54,6 +56,39 @@ def test_errors_name_the_field(mutate, field):
     with pytest.raises(ConfigError) as e:
         parse(c)
     assert e.value.path == field, str(e.value)
+
+
+def test_num_chunks_default_and_in_every_queue():
+    d = parse(minimal())
+    assert d.num_chunks == 1 and d.switches["s1"].queue.num_chunks == 1
+    c = minimal()
+    c["num_chunks"] = 4
+    d = parse(c)
+    assert d.num_chunks == 4 and d.switches["s1"].queue.num_chunks == 4
+    assert d.to_dict()["num_chunks"] == 4
+
+
+@pytest.mark.parametrize("num_chunks, size, field, fix", [
+    (5, 4, "switches.s1.queue.size", "give a size of at least 5"),
+    (MAX_CHUNKS + 1, 256, "num_chunks", "use a larger MTU"),
+    (0, 4, "num_chunks", ""),
+])
+def test_chunks_the_switch_cannot_hold_are_refused(num_chunks, size, field, fix):
+    c = minimal()
+    c["num_chunks"] = num_chunks
+    c["switches"]["s1"]["queue"]["size"] = size
+    c["switches"]["s1"]["bottleneck"] = {"depth": size}
+    with pytest.raises(ConfigError) as e:
+        parse(c)
+    assert e.value.path == field and fix in str(e.value), str(e.value)
+
+
+def test_queue_params_refuse_a_queue_below_num_chunks():
+    with pytest.raises(ValueError, match="queue_size=2 segments is below num_chunks=3"):
+        QueueParams(queue_size=2, num_chunks=3)
+    with pytest.raises(ValueError, match=f"num_chunks={MAX_CHUNKS + 1} must be in 1..{MAX_CHUNKS}"):
+        QueueParams(queue_size=200, num_chunks=MAX_CHUNKS + 1)
+    assert QueueParams(queue_size=3, num_chunks=3).num_chunks == 3
 
 
 def test_disconnected_switch_is_rejected():
