@@ -7,7 +7,9 @@ departures come out as datagrams parsed by :func:`olaf.wire.parse_update`. Decis
 segments, departing updates (bit for bit), their source address (the segment's owner),
 status and final counters must equal the reference model's.
 
-``lock`` maps to ``QueueDisc::Peek`` (the head is committed to depart next).
+``lock`` maps to ``QueueDisc::Peek`` (the head is committed to depart next). Vectors with
+``num_chunks`` K > 1 configure the QueueDisc's ``NumChunks`` and carry ``chunk``/``num_chunks``
+in every datagram (docs/protocol.md "Chunks").
 
 Skipped: the vectors of the token ledger (:func:`olaf.vectors.uses_token_ledger`:
 ``dequeue_token`` events, expiry by ``max_sojourn_ns``). The QueueDisc keeps its tokens in
@@ -51,7 +53,7 @@ def replay(sim, vector: dict) -> tuple[int, int]:
     c = vector["config"]
     thr = -1 if c["reward_threshold"] is None else c["reward_threshold"]
     h = sim.QueueHarness(c.get("discipline", "olaf"), c["segments"], c["num_clusters"], c["num_grads"],
-                         c["queue_size"], thr, c["activity_window_ns"])
+                         c["queue_size"], thr, c["activity_window_ns"], c.get("num_chunks", 1))
     cfg = dict(queue_size=c["queue_size"], reward_threshold=thr, activity_window_ns=c["activity_window_ns"])
     compared = departures = 0
     for i, e in enumerate(vector["events"]):
@@ -110,6 +112,8 @@ def test_only_token_ledger_vectors_are_skipped() -> None:
     skipped = {p.stem for p in ALL_VECTORS} - {p.stem for p in VECTORS}
     assert skipped and all(s.startswith(("token_", "random_tokens_")) for s in skipped)
     assert len(VECTORS) >= 26
+    chunked = [p.stem for p in VECTORS if load(p)["config"].get("num_chunks", 1) > 1]
+    assert len(chunked) >= 8, chunked  # the chunk traces and the seeded chunk traces are replayed
 
 
 @pytest.mark.ns3
@@ -118,3 +122,28 @@ def test_queue_disc_replays_vector(sim, path: Path) -> None:
     vector = json.loads(path.read_text())
     compared, _ = replay(sim, vector)
     assert compared == sum(e["op"] != "configure" for e in vector["events"])
+
+
+def _update(**kw) -> Update:
+    return Update(cluster_id=0, worker_id=1, seq=1, grads=(1, 2), **kw)
+
+
+@pytest.mark.ns3
+def test_queue_disc_counts_and_drops_bad_chunks(sim) -> None:
+    """A queue of K = 3: an update announcing another K is refused by the core (bad chunk), one
+    whose ``chunk`` is not below its ``num_chunks`` is malformed on the wire, one of another size
+    is malformed too; each is counted and dropped, and a good chunk still appends."""
+    h = sim.QueueHarness("olaf", 8, 2, 2, 6, -1, 1_000_000, 3)
+    bad_k = h.Enqueue(datagram(_update(chunk=1, num_chunks=2)), 10)
+    raw = bytearray(datagram(_update(chunk=2, num_chunks=3)))
+    raw[28 + 4:28 + 6] = (3).to_bytes(2, "big")  # chunk 3 of 3: outside 0..K-1
+    bad_range = h.Enqueue(bytes(raw), 20)
+    short = h.Enqueue(datagram(Update(cluster_id=0, worker_id=1, seq=1, grads=(1,), chunk=0, num_chunks=3)), 30)
+    good = h.Enqueue(datagram(_update(chunk=2, num_chunks=3)), 40)
+    assert [r.decision for r in (bad_k, bad_range, short)] == [255, 255, 255]
+    assert bad_k.error == bad_range.error != short.error
+    assert (good.decision, good.segment) == (Decision.APPEND, 0)
+    assert list(h.Errors()) == [3, 2, 2]  # all; malformed (chunk range, length); bad chunk (another K, range)
+    assert list(h.Status(50)) == [1, 1, 2]  # ceil(1 / 3) updates of floor(6 / 3)
+    with pytest.raises(Exception, match="num_chunks"):
+        sim.QueueHarness("olaf", 8, 2, 2, 2, -1, 1_000_000, 3)  # queue_size below K

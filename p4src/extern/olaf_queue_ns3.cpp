@@ -45,8 +45,12 @@ TypeId OlafQueueDisc::GetTypeId() {
                         UintegerValue(k::DEFAULT_NUM_GRADS),
                         MakeUintegerAccessor(&OlafQueueDisc::num_grads_),
                         MakeUintegerChecker<uint32_t>(0, 0xFFFF))
+          .AddAttribute("NumChunks", "K, chunks per update; the queue is keyed by (cluster, chunk)",
+                        UintegerValue(k::DEFAULT_NUM_CHUNKS),
+                        MakeUintegerAccessor(&OlafQueueDisc::num_chunks_),
+                        MakeUintegerChecker<uint32_t>(1, 0xFFFF))
           .AddAttribute(
-              "QueueSize", "Q_max, segments (1..Segments)", UintegerValue(k::DEFAULT_QUEUE_SIZE),
+              "QueueSize", "Q_max, segments (NumChunks..Segments)", UintegerValue(k::DEFAULT_QUEUE_SIZE),
               MakeUintegerAccessor(&OlafQueueDisc::queue_size_), MakeUintegerChecker<uint32_t>(1))
           .AddAttribute("RewardThreshold", "Reward filter T, Q15.16; < 0 = off", IntegerValue(-1),
                         MakeIntegerAccessor(&OlafQueueDisc::reward_threshold_),
@@ -69,9 +73,9 @@ bool OlafQueueDisc::CheckConfig() {
     NS_LOG_ERROR("OlafQueueDisc has no classes and no packet filters");
     return false;
   }
-  if (queue_size_ < 1 || queue_size_ > segments_) {
-    NS_LOG_ERROR("OlafQueueDisc: QueueSize " << queue_size_ << " outside 1..Segments (" << segments_
-                                             << ")");
+  if (queue_size_ < num_chunks_ || queue_size_ > segments_) {
+    NS_LOG_ERROR("OlafQueueDisc: QueueSize " << queue_size_ << " outside NumChunks (" << num_chunks_
+                                             << ") .. Segments (" << segments_ << ")");
     return false;
   }
   if (GetNInternalQueues() == 0) {
@@ -89,6 +93,7 @@ void OlafQueueDisc::InitializeParams() {
   c.num_clusters = num_clusters_;
   c.num_grads = num_grads_;
   c.queue_size = queue_size_;
+  c.num_chunks = num_chunks_;
   c.reward_filter = reward_threshold_ >= 0;
   c.reward_threshold = reward_threshold_ >= 0 ? reward_threshold_ : 0;
   c.activity_window_ns = static_cast<uint64_t>(activity_window_.GetNanoSeconds());
@@ -117,10 +122,12 @@ bool OlafQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item) {
   const size_t len = p->GetSize();
   last_ = olaf::EnqueueResult{};
   last_.error = olaf::Error::kBadLength;
+  bool well_formed = false;
   if (len == buf_.size()) {
     p->CopyData(buf_.data(), buf_.size());
     const auto c = olaf::wire::classify(buf_.data(), len);
     if (c.kind == olaf::wire::Kind::kUpdate) {
+      well_formed = true;
       last_ = core_->enqueue(olaf::wire::read_update(buf_.data(), num_grads_),
                              static_cast<uint64_t>(Simulator::Now().GetNanoSeconds()));
       if (last_.error == olaf::Error::kNone && (last_.decision == olaf::Decision::kAppend ||
@@ -128,12 +135,17 @@ bool OlafQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item) {
                                                 last_.decision == olaf::Decision::kReplaceReward)) {
         owners_[last_.segment] = Owner{c.src_ip, c.src_port};
       }
+    } else if (c.kind == olaf::wire::Kind::kMalformed &&
+               c.malformed_reason == k::MALFORMED_CHUNK) {
+      last_.error = olaf::Error::kBadChunk;
     }
   }
   if (last_.error != olaf::Error::kNone) {
     errors_++;
+    if (!well_formed) malformed_++;
+    if (last_.error == olaf::Error::kBadChunk) bad_chunk_++;
     decision_trace_(k::DECISION_ERROR, -1, item);
-    DropBeforeEnqueue(item, "error");
+    DropBeforeEnqueue(item, olaf::error_text(last_.error));
     return false;
   }
   decision_trace_(static_cast<uint8_t>(last_.decision), last_.segment, item);

@@ -19,6 +19,13 @@
 //
 // The FIFO baseline is the same class with Discipline "fifo" (the core's
 // tail-drop FIFO of the same size, like the P4 switch's PARAM_FIFO flag).
+//
+// Chunks (docs/protocol.md "Chunks"): NumChunks is the deployment's K; the core
+// keys its state by (cluster, chunk), QueueSize is in segments (at least K) and
+// the status is in updates (ceil(occupancy / K), floor(QueueSize / K)). An item
+// that is not an update datagram of NumGrads elements, or whose chunk fields
+// are malformed (chunk >= num_chunks) or name another K, is counted
+// (GetErrors, and by reason GetMalformed / GetBadChunk) and dropped.
 
 #ifndef OLAF_QUEUE_NS3_HPP_
 #define OLAF_QUEUE_NS3_HPP_
@@ -49,7 +56,7 @@ class OlafQueueDisc : public QueueDisc {
   OlafQueueDisc();
   ~OlafQueueDisc() override;
 
-  // Runtime write (the controller's olaf_params): queue size 1..segments,
+  // Runtime write (the controller's olaf_params): queue size K..segments,
   // reward threshold in Q15.16 (< 0: filtering off), activity window. Waiting
   // updates are kept. Returns false and changes nothing for a bad queue size.
   bool Configure(uint32_t queue_size, int64_t reward_threshold, Time activity_window);
@@ -61,8 +68,14 @@ class OlafQueueDisc : public QueueDisc {
   // Segment of the last departure (-1 before the first one).
   int GetLastDepartureSegment() const { return last_departure_segment_; }
   // Updates handed to the core that it rejected, plus items that were not an
-  // update datagram of the configured size.
+  // update datagram of the configured size (every dropped item counts once).
   uint64_t GetErrors() const { return errors_; }
+  // Of those: items that were not a well-formed update datagram of NumGrads
+  // elements (olaf::wire::classify failed, a wrong length included) ...
+  uint64_t GetMalformed() const { return malformed_; }
+  // ... and updates the core refused for their chunk fields (Error::kBadChunk:
+  // num_chunks other than NumChunks).
+  uint64_t GetBadChunk() const { return bad_chunk_; }
   // Tokens whose dequeue found the core empty (egress_errors[dequeue_empty]).
   uint64_t GetDequeueEmpty() const { return dequeue_empty_; }
   const olaf::Queue &GetCore() const { return *core_; }
@@ -86,6 +99,7 @@ class OlafQueueDisc : public QueueDisc {
   uint32_t segments_ = 0;
   uint32_t num_clusters_ = 0;
   uint32_t num_grads_ = 0;
+  uint32_t num_chunks_ = 1;
   uint32_t queue_size_ = 0;
   int64_t reward_threshold_ = -1;
   Time activity_window_;
@@ -96,6 +110,8 @@ class OlafQueueDisc : public QueueDisc {
   olaf::EnqueueResult last_;
   int last_departure_segment_ = -1;
   uint64_t errors_ = 0;
+  uint64_t malformed_ = 0;
+  uint64_t bad_chunk_ = 0;
   uint64_t dequeue_empty_ = 0;
   // (decision code, segment, item) of every enqueue; decision 255 = error.
   TracedCallback<uint8_t, int, Ptr<const QueueDiscItem>> decision_trace_;

@@ -77,6 +77,9 @@ Classified classify(const uint8_t *p, size_t len) {
   } else if (udp_len != k::UDP_HEADER_LEN + hdr + k::ELEMENT_LEN * elems ||
              load16(p + 2) != k::IPV4_HEADER_LEN + udp_len || len != k::IPV4_HEADER_LEN + udp_len) {
     c.malformed_reason = k::MALFORMED_LENGTH;
+  } else if (load16(o + off::kNumChunks) == 0 ||
+             load16(o + off::kChunk) >= load16(o + off::kNumChunks)) {
+    c.malformed_reason = k::MALFORMED_CHUNK;
   } else if (update && load16(o + off::kCount) == 0) {
     c.malformed_reason = k::MALFORMED_COUNT;
   } else {
@@ -90,6 +93,8 @@ UpdateHeader read_update_header(const uint8_t *p) {
   UpdateHeader h;
   h.flags = o[off::kFlags];
   h.num_grads = load16(o + off::kElements);
+  h.chunk = load16(o + off::kChunk);
+  h.num_chunks = load16(o + off::kNumChunks);
   h.cluster_id = load16(o + off::kClusterId);
   h.worker_id = load16(o + off::kWorkerId);
   h.seq = load32(o + off::kSeq);
@@ -104,6 +109,8 @@ void write_update(uint8_t *p, const UpdateHeader &h, const int32_t *grads, size_
   o[off::kVersionType] = static_cast<uint8_t>((k::PROTOCOL_VERSION << 4) | k::MSG_UPDATE);
   o[off::kFlags] = h.flags;
   store16(o + off::kElements, static_cast<uint16_t>(num_grads));
+  store16(o + off::kChunk, h.chunk);
+  store16(o + off::kNumChunks, h.num_chunks);
   store16(o + off::kClusterId, h.cluster_id);
   store16(o + off::kWorkerId, h.worker_id);
   store32(o + off::kSeq, h.seq);
@@ -123,6 +130,8 @@ olaf::Update read_update(const uint8_t *p, size_t num_grads) {
   u.count = h.count;
   u.reward_sum = h.reward_sum;
   u.gen_ts = h.gen_ts;
+  u.chunk = h.chunk;
+  u.num_chunks = h.num_chunks;
   u.grads.resize(num_grads);
   for (size_t i = 0; i < num_grads; i++)
     u.grads[i] = static_cast<int32_t>(load32(p + kUpdateGradsOffset + k::ELEMENT_LEN * i));
@@ -137,6 +146,8 @@ void write_departure(uint8_t *p, const olaf::Update &u) {
   h.count = u.count;
   h.reward_sum = u.reward_sum;
   h.gen_ts = u.gen_ts;
+  h.chunk = u.chunk;
+  h.num_chunks = u.num_chunks;
   write_update(p, h, u.grads.data(), u.grads.size());
 }
 
@@ -145,6 +156,8 @@ AckHeader read_ack_header(const uint8_t *p) {
   AckHeader h;
   h.flags = o[off::kFlags];
   h.num_weights = load16(o + off::kElements);
+  h.chunk = load16(o + off::kChunk);
+  h.num_chunks = load16(o + off::kNumChunks);
   h.cluster_id = load16(o + off::kClusterId);
   h.worker_id = load16(o + off::kWorkerId);
   h.seq = load32(o + off::kSeq);
@@ -162,6 +175,8 @@ void write_ack_header(uint8_t *p, const AckHeader &h) {
   o[off::kVersionType] = static_cast<uint8_t>((k::PROTOCOL_VERSION << 4) | k::MSG_ACK);
   o[off::kFlags] = h.flags;
   store16(o + off::kElements, h.num_weights);
+  store16(o + off::kChunk, h.chunk);
+  store16(o + off::kNumChunks, h.num_chunks);
   store16(o + off::kClusterId, h.cluster_id);
   store16(o + off::kWorkerId, h.worker_id);
   store32(o + off::kSeq, h.seq);

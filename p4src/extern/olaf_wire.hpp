@@ -32,15 +32,19 @@ namespace off {
 constexpr size_t kVersionType = 0;
 constexpr size_t kFlags = 1;
 constexpr size_t kElements = 2;  // num_grads / num_weights
-constexpr size_t kClusterId = 4;
-constexpr size_t kWorkerId = 6;
-constexpr size_t kSeq = 8;
-constexpr size_t kCount = 12;
-constexpr size_t kReward = 14;  // reward_sum / global_reward
-constexpr size_t kGenTs = 18;
-constexpr size_t kQueueUtil = 26;  // ACK only
-constexpr size_t kActiveClusters = 29;
-constexpr size_t kQueueSize = 31;
+constexpr size_t kChunk = k::CHUNK_OFFSET;  // chunk index, both messages
+constexpr size_t kNumChunks = k::CHUNK_OFFSET + 2;  // K, both messages
+constexpr size_t kClusterId = 8;
+constexpr size_t kWorkerId = 10;
+constexpr size_t kSeq = 12;
+constexpr size_t kCount = 16;
+constexpr size_t kReward = 18;  // reward_sum / global_reward
+constexpr size_t kGenTs = 22;
+constexpr size_t kQueueUtil = 30;  // ACK only
+constexpr size_t kActiveClusters = 33;
+constexpr size_t kQueueSize = 35;
+static_assert(kGenTs + 8 == k::UPDATE_HEADER_LEN && kQueueSize + 3 == k::ACK_HEADER_LEN,
+              "field offsets disagree with the generated header lengths");
 }  // namespace off
 
 inline uint16_t load16(const uint8_t *p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
@@ -103,8 +107,10 @@ struct Classified {
 };
 
 // Classifies the datagram of `len` bytes at p (IPv4 with IHL 5, not
-// fragmented, UDP to port 50100 / 50101; lengths, version, msg_type and
-// count checked as in docs/protocol.md "Versioning and malformed messages").
+// fragmented, UDP to port 50100 / 50101; lengths, version, msg_type, chunk
+// range (num_chunks >= 1, chunk < num_chunks: MALFORMED_CHUNK) and count
+// checked as in docs/protocol.md "Versioning and malformed messages"). Whether
+// num_chunks is the deployment's K is the switch's check, not this one.
 // Needs the first min(len, kAckWeightsOffset) bytes.
 Classified classify(const uint8_t *p, size_t len);
 
@@ -112,6 +118,8 @@ Classified classify(const uint8_t *p, size_t len);
 struct UpdateHeader {
   uint8_t flags = 0;
   uint16_t num_grads = 0;
+  uint16_t chunk = 0;       // slice index, 0 .. num_chunks - 1 (docs/protocol.md "Chunks")
+  uint16_t num_chunks = 1;  // K
   uint16_t cluster_id = 0;
   uint16_t worker_id = 0;
   uint32_t seq = 0;
@@ -122,14 +130,17 @@ struct UpdateHeader {
 UpdateHeader read_update_header(const uint8_t *p);
 // Writes the whole update message (header + grads) at datagram offset kOlafOffset.
 void write_update(uint8_t *p, const UpdateHeader &h, const int32_t *grads, size_t num_grads);
-// The queue core's view of an update datagram (grads read from the payload).
+// The queue core's view of an update datagram (grads read from the payload;
+// chunk and num_chunks as on the wire).
 olaf::Update read_update(const uint8_t *p, size_t num_grads);
 // Writes a departing update's fields and grads into an update datagram.
 void write_departure(uint8_t *p, const olaf::Update &u);
 
 struct AckHeader {
   uint8_t flags = 0;
-  uint16_t num_weights = 0;
+  uint16_t num_weights = 0;  // the slice's length, unpadded
+  uint16_t chunk = 0;        // chunk of the update answered
+  uint16_t num_chunks = 1;   // K
   uint16_t cluster_id = 0;
   uint16_t worker_id = 0;
   uint32_t seq = 0;

@@ -23,18 +23,21 @@ struct QueueHarness::Impl {
 
 QueueHarness::QueueHarness(const std::string &discipline, uint32_t segments, uint32_t num_clusters,
                            uint32_t num_grads, uint32_t queue_size, int64_t reward_threshold,
-                           int64_t activity_window_ns)
+                           int64_t activity_window_ns, uint32_t num_chunks)
     : impl_(std::make_unique<Impl>()) {
   if (discipline != "olaf" && discipline != "fifo")
     throw std::invalid_argument("discipline must be olaf or fifo, got " + discipline);
-  if (queue_size < 1 || queue_size > segments)
-    throw std::invalid_argument("queue_size must be in 1..segments");
+  if (num_chunks < 1 || num_chunks > 0xFFFF)
+    throw std::invalid_argument("num_chunks must be in 1..65535");
+  if (queue_size < num_chunks || queue_size > segments)
+    throw std::invalid_argument("queue_size must be in num_chunks..segments");
   ns3::Simulator::Destroy();  // a fresh clock at 0
   impl_->q = ns3::CreateObjectWithAttributes<ns3::OlafQueueDisc>(
       "Discipline",
       ns3::EnumValue(discipline == "fifo" ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf),
       "Segments", ns3::UintegerValue(segments), "NumClusters", ns3::UintegerValue(num_clusters),
-      "NumGrads", ns3::UintegerValue(num_grads), "QueueSize", ns3::UintegerValue(queue_size),
+      "NumGrads", ns3::UintegerValue(num_grads), "NumChunks",
+      ns3::UintegerValue(num_chunks), "QueueSize", ns3::UintegerValue(queue_size),
       "RewardThreshold", ns3::IntegerValue(reward_threshold), "ActivityWindow",
       ns3::TimeValue(ns3::NanoSeconds(activity_window_ns)));
   impl_->q->Initialize();
@@ -104,6 +107,10 @@ std::vector<uint64_t> QueueHarness::ClusterDecisions() const {
 
 std::vector<uint64_t> QueueHarness::Departures() const {
   return impl_->q->GetCore().counters().departures;
+}
+
+std::vector<uint64_t> QueueHarness::Errors() const {
+  return {impl_->q->GetErrors(), impl_->q->GetMalformed(), impl_->q->GetBadChunk()};
 }
 
 int64_t QueueHarness::Now() const { return ns3::Simulator::Now().GetNanoSeconds(); }

@@ -28,11 +28,12 @@ struct HarnessDeparture {
 
 class QueueHarness {
  public:
-  // discipline "olaf" | "fifo"; reward_threshold < 0: off. Throws
-  // std::invalid_argument for a configuration the QueueDisc refuses.
+  // discipline "olaf" | "fifo"; reward_threshold < 0: off; num_chunks: K
+  // (queue_size in segments, K..segments). Throws std::invalid_argument for a
+  // configuration the QueueDisc refuses.
   QueueHarness(const std::string &discipline, uint32_t segments, uint32_t num_clusters,
                uint32_t num_grads, uint32_t queue_size, int64_t reward_threshold,
-               int64_t activity_window_ns);
+               int64_t activity_window_ns, uint32_t num_chunks = 1);
   ~QueueHarness();
   QueueHarness(const QueueHarness &) = delete;
   QueueHarness &operator=(const QueueHarness &) = delete;
@@ -51,6 +52,8 @@ class QueueHarness {
   std::vector<uint64_t> ClusterDecisions() const;
   std::vector<uint64_t> Departures() const;
   int64_t Now() const;
+  // Items the QueueDisc counted and dropped: (errors, malformed, bad_chunk).
+  std::vector<uint64_t> Errors() const;
 
  private:
   struct Impl;
