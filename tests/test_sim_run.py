@@ -1,6 +1,7 @@
 """Simulated runs end to end (olaf.sim.run_ns3): the run directory is one ``olaf report``
 reads, its accounting agrees with the switches' counters, Olaf beats FIFO under
-congestion, and the multi-hop status rule reaches the workers."""
+congestion, the multi-hop status rule reaches the workers, and an update sent in K chunks
+is accounted for chunk by chunk (olaf.sim.rundir "Updates in chunks")."""
 
 from __future__ import annotations
 
@@ -48,6 +49,13 @@ def test_report_accounting_matches_switch_counters(tor_runs, queue: str) -> None
         k = sw["clusters"][c]["decisions"]
         assert m["delivered"] == k["append"] and m["aggregated"] == k["aggregate"]
     assert ov["dropped"] > 0  # congested
+    # K = 1: the fate ledger agrees, and every PS reception is one record of the PS log
+    chunks = r["summary"]["run"]["backend_info"]["chunks"]
+    assert chunks["num_chunks"] == 1 and chunks["updates"]["partially_delivered"] == 0
+    assert chunks["updates"]["fully_delivered"] == ov["delivered"] + ov["aggregated"]
+    assert chunks["chunks"]["folded"] == ov["aggregated"]
+    ps = json.loads(Path(r["dir"], "hosts", "ps.summary.json").read_text())
+    assert ps["updates"] == ov["delivered"] == chunks["chunks"]["delivered"]
 
 
 @pytest.mark.ns3
@@ -97,6 +105,61 @@ def test_multihop_tc_sees_tightest_bottleneck(sim, tmp_path) -> None:
         summary["overall"]["delivered"]
 
 
+def chunked(queue: str) -> RunPlan:
+    """SB3's 9,797-parameter network (K = 5 chunks of 1,960 in 9000 B frames) through the
+    congested ToR of :func:`tor` for 3 s; ``pps`` counts updates, so the uplink carries 5 chunk
+    frames per update of capacity."""
+    return validate(RunPlan, {"topology": "tor", "queue": queue, "duration_s": 3, "seed": 5, "grads": 9797,
+                               "groups": [{"clusters": 9, "workers_per_cluster": 3, "period_ms": 50, "jitter_ms": 10}],
+                               "uplinks": {"s1": {"pps": 200}}})
+
+
+@pytest.mark.ns3
+@pytest.mark.parametrize("queue", ["olaf", "fifo"])
+def test_chunked_run_accounts_for_every_chunk(sim, tmp_path, queue: str) -> None:
+    from olaf.sim.backend import run_ns3
+
+    d = run_ns3(chunked(queue), tmp_path / queue, plots=False)
+    summary = json.loads((d / "summary.json").read_text())
+    info = summary["run"]["backend_info"]["chunks"]
+    assert (info["num_params"], info["num_chunks"], info["chunk_len"], info["padding"]) == (9797, 5, 1960, 3)
+    ch, up = info["chunks"], info["updates"]
+    # every chunk sent met exactly one fate; every update sent is fully, partially or not delivered
+    assert ch["sent"] == ch["delivered"] + ch["folded"] + ch["dropped"] + ch["lost"] > 0
+    assert ch["lost"] == ch["lost_device"] + ch["lost_in_flight"]
+    assert ch["sent"] + ch["not_sent"] == 5 * up["sent"]
+    assert up["sent"] == up["fully_delivered"] + up["partially_delivered"] + up["not_delivered"] > 0
+    assert ch["delivered"] <= ch["content_delivered"] <= ch["sent"]
+    assert up["partially_delivered"] > 0  # congested: some updates lose some of their chunks
+    # per cluster and per (cluster, chunk) they add up to the totals
+    for key in ("sent", "delivered", "folded", "dropped", "lost", "content_delivered"):
+        assert sum(c["chunks"][key] for c in info["clusters"].values()) == ch[key]
+        for c in info["clusters"].values():
+            assert sum(pc[key] for pc in c["per_chunk"]) == c["chunks"][key]
+    for key in up:
+        assert sum(c["updates"][key] for c in info["clusters"].values()) == up[key]
+    # the switch's counters count chunks
+    sw = json.loads((d / "switch_counters.json").read_text())["s1"]
+    dec = sw["decisions"]
+    assert dec["aggregate"] == ch["folded"]
+    assert sum(dec[k] for k in ("drop_full", "drop_reward", "replace_worker", "replace_reward")) == ch["dropped"]
+    assert dec["append"] == ch["delivered"] + ch["lost_in_flight"]
+    assert sw["malformed"]["chunk"] == 0 and sw["malformed"]["extern"] == 0
+    ps = json.loads((d / "hosts" / "ps.summary.json").read_text())
+    assert ps["updates"] == ch["delivered"] and ps["malformed"] == 0
+    # the report counts fully delivered updates; the rest are its dropped ones
+    ov = summary["overall"]
+    assert ov["sent"] == up["sent"]
+    assert ov["delivered"] + ov["aggregated"] == up["fully_delivered"]
+    assert ov["dropped"] == up["partially_delivered"] + up["not_delivered"]
+    # the PS answers each chunk with its slice: L weights, the model's last 1,957 in chunk 4
+    weights = {r["weights"] for p in (d / "hosts").glob("w*.jsonl") for r in map(json.loads, p.read_text().splitlines())
+               if r.get("ev") == "ack"}
+    assert weights == {1960, 9797 - 4 * 1960}
+    if queue == "fifo":
+        assert ch["folded"] == 0
+
+
 @pytest.mark.parametrize("patch, field", [
     ({"groups": [{"clusters": 2, "workers_per_cluster": 2, "period_ms": 10, "jitter_ms": 20}]}, "groups[0]"),
     ({"queue": "red"}, "queue"),
@@ -122,3 +185,25 @@ def test_missing_ns3_says_how_to_install(monkeypatch) -> None:
     monkeypatch.setattr(metadata, "distribution", missing)
     with pytest.raises(build.SimUnavailable, match=r"pip install 'olaf-drl\[ns3\]'"):
         build.find_ns3()
+
+
+def test_ns3_backend_takes_any_model_up_to_65535_chunks() -> None:
+    """The ns3 backend sends a model beyond one 9000 B frame as K chunks (no build limit below the
+    wire's 65535) and refuses, naming the field, a K beyond it or a queue whose Q_max · K segments
+    exceed the switch's."""
+    from olaf import backends
+    from olaf.backends.base import PlanRefused
+    from olaf.constants import MAX_CHUNKS_WIRE, max_chunk_elements
+
+    ns3 = backends.get("ns3")
+    base = {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}]}
+    for grads, k in ((341, 1), (9797, 5), (62_000, 28)):
+        p = validate(RunPlan, {**base, "grads": grads})
+        ns3.check(p)
+        assert p.chunking(ns3.mtu).num_chunks == k
+    with pytest.raises(PlanRefused, match=f"K = {MAX_CHUNKS_WIRE + 1} chunks") as e:
+        ns3.check(validate(RunPlan, {**base, "grads": MAX_CHUNKS_WIRE * max_chunk_elements(ns3.mtu) + 1}))
+    assert e.value.field == "grads"
+    with pytest.raises(PlanRefused, match="need 280 segments") as e:
+        ns3.check(validate(RunPlan, {**base, "grads": 62_000, "queue_size": {"s1": 10}}))  # 10 x 28 > 256
+    assert e.value.field == "queue_sizes"

@@ -3,6 +3,11 @@
 Refuses, when set in the plan: ``workload`` (ns-3's workers are synthetic C++ applications
 with no learning task, docs/simulation.md) and ``faults`` (the simulation injects none). It
 takes no monitor: a simulation runs to its end in simulated time.
+
+Model size: any ``grads`` whose update fits K ≤ 65535 chunks of the links' MTU
+(:meth:`RunPlan.chunking`, docs/protocol.md "Chunks"); an update larger than one frame is sent
+as K chunks, and each switch's queue gets ``queue_size · K`` segments, which must fit its
+``segments``.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ from pathlib import Path
 from typing import Optional
 
 from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
-from olaf.constants import JUMBO_MTU, max_elements
+from olaf.chunks import ChunkingError
+from olaf.constants import JUMBO_MTU
 from olaf.plan.plan import RunPlan
 from olaf.rundir.manifest import read_manifest
 
@@ -45,9 +51,15 @@ class Ns3Backend:
 
     def check(self, plan: RunPlan) -> None:
         refuse_set(self.name, plan, REFUSED)
-        if plan.grads > max_elements(self.mtu):
-            raise PlanRefused(self.name, "grads", f"{plan.grads} elements do not fit one {self.mtu} B frame "
-                              f"(at most {max_elements(self.mtu)}); a larger update runs on the local backend (loopback)")
+        try:
+            ch = plan.chunking(self.mtu)
+        except ChunkingError as e:
+            raise PlanRefused(self.name, "grads", str(e)) from None
+        for sw, segs in plan.queue_segments(ch).items():
+            if segs > plan.segments:
+                raise PlanRefused(self.name, "queue_sizes", f"{sw}: {segs // ch.num_chunks} updates of K = "
+                                  f"{ch.num_chunks} chunks need {segs} segments; {plan.segments} segments hold "
+                                  f"1..{plan.segments // ch.num_chunks} updates")
 
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
         """Simulate ``plan`` into ``out``.

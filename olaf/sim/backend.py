@@ -6,6 +6,11 @@ this module creates the switches, hosts and links of the scenario's network
 (worker table, routes, multicast groups — what the P4Runtime controller writes
 on BMv2), runs it and hands the results to :mod:`olaf.sim.rundir`, which
 writes a run directory that ``olaf report`` reads like an emulated run's.
+
+Model size: the plan's ``grads`` is the model's parameter count P; on the backend's links of
+``mtu`` bytes an update travels as K chunks of L elements (:meth:`RunPlan.chunking`,
+:mod:`olaf.chunks`). A switch's queue then has ``queue_size · K`` segments (``queue_size`` is in
+updates), and a link given in ``pps`` (updates/s) carries ``pps · K`` chunk frames per second.
 """
 
 from __future__ import annotations
@@ -17,30 +22,51 @@ from olaf.controller.state import SwitchState, desired_state
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import worker_seed
+from olaf.chunks import Chunking
+from olaf.constants import JUMBO_MTU
+from olaf.plan.plan import Link, update_frame_bytes
 from olaf.sim import build, rundir
 from olaf.sim.simrun import SimRun
 from olaf.sim.topology import PS_IP, WorkerHost, ip_int, network
 
 NS_PER_MS = 1_000_000
+MTU = JUMBO_MTU
+"""IPv4 MTU of every simulated link, bytes (the ns3 backend's ``mtu``): it decides K and L."""
+
+
+def chunking(s: RunPlan) -> Chunking:
+    """How an update of ``s.grads`` parameters travels on the simulated links (:data:`MTU`).
+
+    Raises:
+        olaf.chunks.ChunkingError: more than 65535 chunks.
+    """
+    return s.chunking(MTU)
+
+
+def link_bps(link: Link, ch: Chunking) -> float:
+    """Capacity of ``link`` in bit/s: ``gbps``, or ``pps`` updates/s of K chunk frames of L elements each."""
+    if link.gbps is not None:
+        return link.gbps * 1e9
+    return float(link.pps) * ch.num_chunks * update_frame_bytes(ch.chunk_len) * 8  # type: ignore[arg-type]
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
 """ns-3 event scheduler (bench/sim_speed.py compares them)."""
 
 
-def _queue_params(ns: Any, s: RunPlan, switch: str) -> Any:
+def _queue_params(ns: Any, s: RunPlan, switch: str, ch: Chunking) -> Any:
     q = ns.QueueParams()
     q.discipline = s.discipline
     q.segments = s.segments
     q.num_clusters = s.num_clusters
-    q.queue_size = s.queue_sizes[switch]
+    q.queue_size = s.queue_segments(ch)[switch]  # Q_max updates of K segments each
     q.reward_threshold = -1 if s.reward_threshold is None else reward_to_fixed(s.reward_threshold)
     q.activity_window_ns = round(s.activity_window_ms * NS_PER_MS)
     return q
 
 
-def _link(ns: Any, s: RunPlan, up_bps: float, delay_us: float) -> Any:
+def _link(ns: Any, s: RunPlan, up_bps: float, delay_us: float, ch: Chunking) -> Any:
     lp = ns.LinkParams()
     lp.up_bps = up_bps
-    lp.down_bps = s.access.bps(s.grads)
+    lp.down_bps = link_bps(s.access, ch)
     lp.delay_ns = round(delay_us * 1000)
     lp.device_queue_packets = s.device_queue_packets
     return lp
@@ -77,21 +103,28 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
 
     Raises:
         olaf.sim.build.SimUnavailable: ns3 missing or the library cannot be built.
+        olaf.chunks.ChunkingError: an update needs more than 65535 chunks.
+        ValueError: a queue of ``queue_size · K`` segments exceeds the switch's ``segments``.
     """
     import time
 
+    ch = chunking(s)
+    for name, segs in s.queue_segments(ch).items():
+        if segs > s.segments:
+            raise ValueError(f"queue_size.{name}: {segs // ch.num_chunks} updates of K = {ch.num_chunks} chunks need "
+                             f"{segs} segments; the switch has {s.segments} (raise segments or lower queue_size)")
     ns = build.load()
     t0 = time.perf_counter()
     net = network(s)
-    sim = ns.Simulation(s.seed, s.grads, s.records)
-    sw = {name: sim.AddSwitch(name, _queue_params(ns, s, name)) for name in net.switches}
+    sim = ns.Simulation(s.seed, ch.num_params, ch.chunk_len, ch.num_chunks, s.records)
+    sw = {name: sim.AddSwitch(name, _queue_params(ns, s, name, ch)) for name in net.switches}
     ps = sim.AddPs("ps", ip_int(PS_IP))
     up_port: dict[str, int] = {}
     child_port: dict[tuple[str, str], int] = {}
     for name in net.switches:
         link = s.uplink(name)
         parent = net.parent[name]
-        ports = sim.Connect(sw[name], ps if parent is None else sw[parent], _link(ns, s, link.bps(s.grads), link.delay_us))
+        ports = sim.Connect(sw[name], ps if parent is None else sw[parent], _link(ns, s, link_bps(link, ch), link.delay_us, ch))
         up_port[name] = ports & 0xFFFF
         if parent is not None:
             child_port[(parent, name)] = ports >> 16
@@ -111,15 +144,15 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     for w in net.workers:
         workers[w.name] = sim.AddWorker(w.name, _worker_params(ns, s, w))
         port_of[w.switch][lay.hosts[w.name].port] = sim.Connect(workers[w.name], sw[w.switch],
-                                                                _link(ns, s, s.access.bps(s.grads),
-                                                                      s.access.delay_us)) >> 16
+                                                                _link(ns, s, link_bps(s.access, ch),
+                                                                      s.access.delay_us, ch)) >> 16
     for name in net.switches:
         _write_tables(sim, desired_state(lay, name), sw[name], port_of[name])
     sim.SetScheduler(scheduler)
     setup_s = time.perf_counter() - t0
     st = sim.Run(stop_time_ns(s))
     stats = {"wall_s": st.wall_s, "events": int(st.events), "packets": int(st.packets), "sim_end_ns": int(st.sim_end_ns)}
-    return SimRun(s, net, sim, sw, workers, ps, stats, setup_s)
+    return SimRun(s, net, sim, sw, workers, ps, stats, setup_s, ch)
 
 
 def _write_tables(sim: Any, st: SwitchState, idx: int, port_of: dict[int, int]) -> None:

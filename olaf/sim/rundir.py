@@ -10,7 +10,10 @@ Layout (:mod:`olaf.rundir`, the same as every backend's):
 * ``hosts/ps.jsonl``, ``hosts/w<i>.jsonl`` — the records of :mod:`olaf.rundir.records`
   that ``olaf ps`` and ``olaf worker`` write (start, go, gen, ack, update, stop), times in
   simulated ns; fields the simulation does not model are null (``exp_reward``,
-  ``global_reward``) and the PS's ``outcome`` is ``"not_modelled"`` (no global model);
+  ``global_reward``) and the PS's ``outcome`` is ``"not_modelled"`` (no global model).
+  The workers log every ACK slice. The PS logs one ``update`` record per reception that
+  *completes* worker updates (see "Updates in chunks" below); with K = 1 that is every
+  reception, exactly as received;
 * ``hosts/*.summary.json`` — the hosts' counters;
 * ``switch_counters.json`` — per switch the P4 counters by label (``decisions``,
   ``malformed``, ``traffic``, ``egress_errors``, per cluster ``decisions`` and
@@ -22,6 +25,32 @@ Layout (:mod:`olaf.rundir`, the same as every backend's):
 
 Without records (``RunPlan.records`` false) the host logs are not written; the
 counters are, with the workers' totals in ``hosts/workers.summary.json``.
+
+**Updates in chunks** (docs/protocol.md "Chunks", docs/simulation.md "Chunks"). An update of P
+parameters travels as K chunks; the C++ fate ledger (``olaf/sim/cpp/fate_ledger.hpp``) records
+where each one went. :func:`chunk_accounting` turns it into ``backend_info["chunks"]`` of
+``run.json`` (so ``summary.json`` carries it under ``run.backend_info.chunks``):
+
+* per chunk sent (taken by the worker's access link), exactly one own fate: ``delivered`` (its
+  packet reached the PS, alone or carrying folded chunks), ``folded`` (aggregated into a
+  waiting update of its key), ``dropped`` (an OlafQueue dropped it, or a replacement overwrote
+  it), ``lost`` (``lost_device``: a device queue dropped its packet; ``lost_in_flight``: still
+  in the network when the simulation stopped). ``sent = delivered + folded + dropped + lost``.
+  ``content_delivered``: chunks whose content reached the PS, in their own packet or folded into
+  one that did. ``not_sent``: chunks the worker's own device refused (not in ``sent``);
+* per update sent (transmission control sent it and the access link took at least one of its
+  chunks): ``fully_delivered`` (every chunk's content reached the PS), ``partially_delivered``
+  (some), ``not_delivered`` (none); ``sent = fully + partially + not``;
+* the same per cluster, and per (cluster, chunk).
+
+An update *completes* when the PS receives the last of its chunks' content to arrive; the PS
+answers that packet with the update's last ACK slice. That is the update's delivery event for
+the report: the PS log has one ``update`` record per reception completing at least one update,
+with ``count`` = updates completed, ``gen_ts`` = their latest generation time and
+``reward_sum`` = the sum of their rewards (the packet's ids and source). So the report's AoM
+is the age of the freshest fully delivered update, its ``delivered + aggregated`` counts fully
+delivered updates and its ``dropped`` the partially and not delivered ones. With K = 1 every
+reception completes exactly the updates folded into it: the records are the receptions.
 """
 
 from __future__ import annotations
@@ -53,6 +82,11 @@ from olaf.rundir.records import (
 )
 from olaf.sim import build
 from olaf.sim.simrun import SimRun
+
+FATES = ("in_flight", "delivered", "folded", "dropped", "lost_device", "not_sent")
+"""Labels of olaf::sim::ChunkFate (sim_api.hpp), by code."""
+IN_FLIGHT, DELIVERED, FOLDED, DROPPED, LOST_DEVICE, NOT_SENT = range(len(FATES))
+INT32_MAX = (1 << 31) - 1
 from olaf.sim.topology import PS_IP, WorkerHost
 
 BACKEND = "ns3"
@@ -151,22 +185,95 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerS
         model_acked=False, last_seq=int(c.last_seq), last_global_reward=None, final_exp_reward=None)
 
 
-def _ps_log(run: SimRun, end_ns: int, hosts: Path) -> None:
+class Ledger:
+    """The C++ fate ledger as arrays: per update sent (``worker`` node index, ``cluster``,
+    ``seq``, ``gen_ts``, ``reward_sum``) and per (update, chunk) ``fate`` (:data:`FATES` codes),
+    ``t_content_ns`` and ``reception`` (-1: the content never reached the PS), shape (updates, K)."""
+
+    def __init__(self, run: SimRun) -> None:
+        k = run.chunking.num_chunks
+        ups = records(run.sim.LedgerUpdates(), _layout("LEDGER_UPDATE_FIELDS"))
+        chs = records(run.sim.LedgerChunks(), _layout("LEDGER_CHUNK_FIELDS"))
+        cluster_of = np.full(max(run.worker_index.values(), default=0) + 1, -1, dtype=np.int64)
+        for w in run.net.workers:
+            cluster_of[run.worker_index[w.name]] = w.cluster_id
+        self.k = k
+        self.worker = ups["worker"]
+        self.cluster = cluster_of[ups["worker"]] if len(ups) else np.zeros(0, dtype=np.int64)
+        self.seq, self.gen_ts, self.reward_sum = ups["seq"], ups["gen_ts"], ups["reward_sum"]
+        self.fate = chs["fate"].reshape(-1, k)
+        self.t_content_ns = chs["t_content_ns"].reshape(-1, k)
+        self.reception = chs["reception"].reshape(-1, k)
+        self.sent = (self.fate != NOT_SENT).any(axis=1)
+        """Updates sent: the access link took at least one of their chunks."""
+        self.content = (self.reception >= 0).sum(axis=1)
+        """Chunks of each update whose content reached the PS."""
+
+    @property
+    def fully(self) -> np.ndarray:
+        return self.sent & (self.content == self.k)
+
+    def completions(self) -> dict[int, tuple[int, int, int]]:
+        """Per PS reception serial that completes fully delivered updates: ``(count, latest gen_ts,
+        Σ reward_sum)`` of the updates whose last chunk content to arrive it carried."""
+        full = np.nonzero(self.fully)[0]
+        last = self.reception[full].max(axis=1) if full.size else np.zeros(0, dtype=np.int64)
+        out: dict[int, tuple[int, int, int]] = {}
+        for r, u in zip(last.tolist(), full.tolist()):
+            cnt, ts, rs = out.get(r, (0, 0, 0))
+            out[r] = (cnt + 1, max(ts, int(self.gen_ts[u])), rs + int(self.reward_sum[u]))
+        return out
+
+
+def _counts(fate: np.ndarray, content: np.ndarray) -> dict[str, int]:
+    """Own fates and delivered content of the chunks in ``fate`` (:data:`FATES` codes)."""
+    n = {f: int((fate == code).sum()) for code, f in enumerate(FATES)}
+    sent = int((fate != NOT_SENT).sum())
+    return {"sent": sent, "delivered": n["delivered"], "folded": n["folded"], "dropped": n["dropped"],
+            "lost": n["lost_device"] + n["in_flight"], "lost_device": n["lost_device"],
+            "lost_in_flight": n["in_flight"], "content_delivered": int(content.sum()), "not_sent": n["not_sent"]}
+
+
+def _update_counts(lg: Ledger, mask: np.ndarray) -> dict[str, int]:
+    sent = lg.sent & mask
+    return {"sent": int(sent.sum()), "fully_delivered": int((sent & (lg.content == lg.k)).sum()),
+            "partially_delivered": int((sent & (lg.content > 0) & (lg.content < lg.k)).sum()),
+            "not_delivered": int((sent & (lg.content == 0)).sum())}
+
+
+def chunk_accounting(run: SimRun, lg: Optional[Ledger] = None) -> dict[str, Any]:
+    """``backend_info["chunks"]``: the chunking, and per update, per chunk, per cluster and per
+    (cluster, chunk) where everything sent went (module docstring "Updates in chunks")."""
+    lg = lg or Ledger(run)
+    content = lg.reception >= 0
+    every = np.ones(len(lg.sent), dtype=bool)
+    clusters: dict[str, Any] = {}
+    for cid in sorted(run.net.clusters):
+        m = lg.cluster == cid
+        clusters[str(cid)] = {"updates": _update_counts(lg, m), "chunks": _counts(lg.fate[m], content[m]),
+                              "per_chunk": [_counts(lg.fate[m, i], content[m, i]) for i in range(lg.k)]}
+    return {**run.chunking.to_json(), "padding": run.chunking.padding,
+            "updates": _update_counts(lg, every), "chunks": _counts(lg.fate, content), "clusters": clusters}
+
+
+def _ps_log(run: SimRun, end_ns: int, hosts: Path, lg: Ledger) -> None:
     ns, s = run.sim, run.plan
     c = ns.GetPsCounters(run.ps_index)
     if s.records:
         ups = records(ns.PsUpdates(run.ps_index), _layout('PS_FIELDS'))
+        done = lg.completions()
 
         def gen() -> Iterable[Record]:
             yield PsStart(ev="start", role="ps", t_ns=0, bind=f"{PS_IP}:{UPDATE_PORT}", ack_port=ACK_PORT, lr=None,
                           duration_s=None, backend=BACKEND)
-            for r in ups:
-                cnt = int(r["count"])
+            for i in sorted(done):
+                r = ups[i]
+                cnt, gen_ts, rs = done[i]
+                rs = max(-INT32_MAX - 1, min(INT32_MAX, rs))
                 yield UpdateRecord(ev="update", t_ns=int(r["t_ns"]), src=_int_ip(r["src_ip"]),
                                    cluster_id=int(r["cluster_id"]), worker_id=int(r["worker_id"]), seq=int(r["seq"]),
-                                   count=cnt, gen_ts=int(r["gen_ts"]), reward_sum=int(r["reward_sum"]),
-                                   reward=reward_from_fixed(int(r["reward_sum"])) / cnt, init=False,
-                                   outcome=NOT_MODELLED, global_reward=None)
+                                   count=cnt, gen_ts=gen_ts, reward_sum=rs, reward=reward_from_fixed(rs) / cnt,
+                                   init=False, outcome=NOT_MODELLED, global_reward=None)
             yield StopRecord(ev="stop", t_ns=end_ns, reason="duration")
 
         _write_jsonl(hosts / "ps.jsonl", gen())
@@ -200,16 +307,22 @@ def switch_counters(run: SimRun) -> dict[str, Any]:
     return out
 
 
-def _write_network(s: Any, out: Path) -> Optional[str]:
-    """``network.yaml`` of the scenario; returns why it was left out (None if written)."""
+def _write_network(s: Any, out: Path, chunking: Any) -> Optional[str]:
+    """``network.yaml`` of the scenario; returns why it was left out (None if written).
+
+    Left out when updates travel in K > 1 chunks: the report's per-hop ``fates`` set switch
+    counters (per chunk) against update counts; ``backend_info.chunks`` accounts for them."""
+    if chunking.num_chunks > 1:
+        return (f"updates travel in K = {chunking.num_chunks} chunks: the switch counters count chunks, "
+                "see backend_info.chunks for where each went")
     from olaf.controller import config as cfgmod  # noqa: PLC0415
     from olaf.plan.topology import Placement  # noqa: PLC0415
     from olaf.topologies.build import QueueSetup, deployment  # noqa: PLC0415
 
     try:
         d = deployment(s.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in s.groups],
-                       {sw: QueueSetup(q) for sw, q in s.queue_sizes.items()}, num_grads=s.grads,
-                       discipline=s.discipline)
+                       {sw: QueueSetup(q) for sw, q in s.queue_sizes.items()}, num_grads=chunking.chunk_len,
+                       num_chunks=chunking.num_chunks, discipline=s.discipline)
     except (ValueError, cfgmod.ConfigError) as e:
         return str(e)
     cfgmod.save(d, out / "network.yaml")
@@ -230,10 +343,11 @@ def write(run: SimRun, out: Path) -> None:
         keys = ("generated", "sent", "skipped", "send_errors", "acks", "acks_own")
         write_json(hosts / "workers.summary.json", WorkersTotal(
             workers=len(summaries), **{k: sum(getattr(sm, k) for sm in summaries) for k in keys}).dump())
-    _ps_log(run, end_ns, hosts)
+    lg = Ledger(run)
+    _ps_log(run, end_ns, hosts, lg)
     write_json(out / "switch_counters.json", switch_counters(run))
-    no_network = _write_network(s, out)
-    info: dict[str, Any] = {"sim": {**run.stats, "setup_s": run.setup_s}}
+    no_network = _write_network(s, out, run.chunking)
+    info: dict[str, Any] = {"sim": {**run.stats, "setup_s": run.setup_s}, "chunks": chunk_accounting(run, lg)}
     gen_end = s.generation_end_ns
     if s.updates_per_worker is not None and s.records:  # the window ends at the last generation
         last = [int(records(run.sim.Gens(i), _layout('GEN_FIELDS'))["t_ns"].max(initial=0))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from olaf.chunks import Chunking
 from olaf.plan.plan import RunPlan
 from olaf.sim.topology import Network
 
@@ -26,3 +27,5 @@ class SimRun:
     ps_index: int
     stats: dict[str, float]
     setup_s: float
+    chunking: Chunking
+    """How each update travelled: K chunks of L elements (:mod:`olaf.chunks`)."""

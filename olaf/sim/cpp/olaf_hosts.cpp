@@ -2,6 +2,7 @@
 
 #include "olaf_hosts.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -29,18 +30,23 @@ int32_t to_fixed(double v, int frac_bits) {
 
 }  // namespace
 
-OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_grads, bool keep_records)
+OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_params, uint32_t chunk_len,
+                       uint32_t num_chunks, FateLedger *ledger, int node, bool keep_records)
     : p_(p),
-      num_grads_(num_grads),
+      num_params_(num_params),
+      chunk_len_(chunk_len),
+      num_chunks_(num_chunks),
+      ledger_(ledger),
+      node_(node),
       keep_records_(keep_records),
       sched_rng_(p.seed, 1),
       content_rng_(p.seed, 2),
       tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max}, Xoshiro256(p.seed, 3)),
       sent_seq_(kSentMemory, 0),
       sent_gen_ts_(kSentMemory, 0),
-      buf_(w::update_datagram_len(num_grads)),
-      grads_(num_grads) {
-  direction_.resize(num_grads);
+      buf_(w::update_datagram_len(chunk_len)),
+      grads_(chunk_len) {
+  direction_.resize(num_params);
   for (double &d : direction_) d = content_rng_.uniform(-1.0, 1.0);
 }
 
@@ -76,9 +82,8 @@ void OlafWorker::Generate() {
   exp_n_++;
   counters_.generated++;
   const TxDecision d = tc_.decide(now);
-  GenRecord rec{
-      now,    idx_,           0,   -1,     reward, -1, static_cast<int64_t>(d.reason), d.p_send,
-      d.draw, d.delta_hat_ms, d.n, d.q_max};
+  GenRecord rec{now,           idx_, 0,      -1, reward, -1, static_cast<int64_t>(d.reason),
+                d.p_send,      d.draw, d.delta_hat_ms, d.n, d.q_max, 0};
   if (d.send) {
     const double mean_reward = exp_reward_ / exp_n_;
     const double mean_x = exp_x_ / exp_n_;
@@ -87,19 +92,38 @@ void OlafWorker::Generate() {
     exp_n_ = 0;
     seq_ = seq_ % 0xFFFFFFFFu + 1;
     w::UpdateHeader h;
-    h.num_grads = static_cast<uint16_t>(num_grads_);
+    h.num_grads = static_cast<uint16_t>(chunk_len_);
+    h.num_chunks = static_cast<uint16_t>(num_chunks_);
     h.seq = seq_;
     h.count = 1;
     h.reward_sum = to_fixed(mean_reward, p_.reward_frac_bits);
     h.gen_ts = static_cast<uint64_t>(now);
-    for (uint32_t i = 0; i < num_grads_; i++)
-      grads_[i] = to_fixed(mean_x * direction_[i], p_.grad_frac_bits);
     w::write_ipv4_udp(buf_.data(), p_.ip, p_.ps_ip, p_.src_port, k::UPDATE_PORT,
                       buf_.size() - w::kOlafOffset);
-    w::write_update(buf_.data(), h, grads_.data(), num_grads_);
-    g_packets_sent++;
-    if (dev_->Send(ns3::Create<ns3::Packet>(buf_.data(), buf_.size()), dev_->GetBroadcast(),
-                   0x0800)) {
+    const uint64_t update = ledger_->NewUpdate(node_, seq_, h.gen_ts, h.reward_sum);
+    int64_t taken = 0;
+    for (uint32_t c = 0; c < num_chunks_; c++) {
+      // Chunk c carries elements [c·L, min((c+1)·L, P)), zero-padded to L (olaf/chunks.py).
+      const uint32_t start = c * chunk_len_;
+      for (uint32_t i = 0; i < chunk_len_; i++)
+        grads_[i] = start + i < num_params_
+                        ? to_fixed(mean_x * direction_[start + i], p_.grad_frac_bits)
+                        : 0;
+      h.chunk = static_cast<uint16_t>(c);
+      w::write_update(buf_.data(), h, grads_.data(), chunk_len_);
+      auto pkt = ns3::Create<ns3::Packet>(buf_.data(), buf_.size());
+      ledger_->Tag(update, c, *pkt);
+      g_packets_sent++;
+      if (dev_->Send(pkt, dev_->GetBroadcast(), 0x0800)) {
+        taken++;
+      } else {
+        ledger_->Refused(*pkt);
+        counters_.send_errors++;
+      }
+    }
+    counters_.chunks_sent += taken;
+    rec.chunks_sent = taken;
+    if (taken > 0) {
       counters_.sent++;
       sent_seq_[seq_ % kSentMemory] = seq_;
       sent_gen_ts_[seq_ % kSentMemory] = h.gen_ts;
@@ -107,8 +131,6 @@ void OlafWorker::Generate() {
       rec.seq = seq_;
       rec.reward = mean_reward;
       rec.folded = folded;
-    } else {
-      counters_.send_errors++;
     }
   } else {
     counters_.skipped++;
@@ -152,18 +174,22 @@ bool OlafWorker::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   if (keep_records_) {
     acks_.push_back(AckRecord{now, a.cluster_id, a.worker_id, a.seq, a.count,
                               static_cast<int64_t>(a.gen_ts), a.global_reward, a.num_weights, own,
-                              valid, a.queue_util, a.active_clusters, a.queue_size});
+                              valid, a.queue_util, a.active_clusters, a.queue_size, a.chunk});
   }
   return true;
 }
 
-OlafPs::OlafPs(uint32_t ip, uint32_t num_grads, bool keep_records)
+OlafPs::OlafPs(uint32_t ip, uint32_t num_params, uint32_t chunk_len, uint32_t num_chunks,
+               FateLedger *ledger, bool keep_records)
     : ip_(ip),
-      num_grads_(num_grads),
+      num_params_(num_params),
+      chunk_len_(chunk_len),
+      num_chunks_(num_chunks),
+      ledger_(ledger),
       keep_records_(keep_records),
       in_(w::kUpdateGradsOffset),
-      ack_(w::ack_datagram_len(num_grads)) {
-  // ack_ is zero-initialised: G weight elements of 0.
+      ack_(w::ack_datagram_len(chunk_len)) {
+  // ack_ is zero-initialised: L weight elements of 0.
 }
 
 void OlafPs::SetDevice(Ptr<ns3::NetDevice> dev) {
@@ -177,23 +203,39 @@ bool OlafPs::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t pro
   const size_t len = p->GetSize();
   if (protocol != 0x0800 || len < in_.size()) {
     counters_.malformed++;
+    ledger_->Dropped(FateLedger::BundleOf(*p));
     return true;
   }
   p->CopyData(in_.data(), in_.size());
   const w::Classified c = w::classify(in_.data(), len);
   if (c.kind != w::Kind::kUpdate || c.dst_ip != ip_) {
     counters_.malformed++;
+    ledger_->Dropped(FateLedger::BundleOf(*p));
     return true;
   }
   const w::UpdateHeader u = w::read_update_header(in_.data());
-  counters_.updates++;
-  if (keep_records_) {
-    updates_.push_back(PsRecord{ns3::Simulator::Now().GetNanoSeconds(), c.src_ip, u.cluster_id,
-                                u.worker_id, u.seq, u.count, static_cast<int64_t>(u.gen_ts),
-                                u.reward_sum});
+  if (u.num_chunks != num_chunks_ || u.num_grads != chunk_len_) {
+    // A chunk of another model size: counted, never applied (docs/protocol.md "Chunks").
+    counters_.malformed++;
+    ledger_->Dropped(FateLedger::BundleOf(*p));
+    return true;
   }
+  const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+  const int64_t reception = static_cast<int64_t>(counters_.updates);
+  counters_.updates++;
+  ledger_->Delivered(FateLedger::BundleOf(*p), now, reception);
+  if (keep_records_) {
+    updates_.push_back(PsRecord{now, c.src_ip, u.cluster_id, u.worker_id, u.seq, u.count,
+                                static_cast<int64_t>(u.gen_ts), u.reward_sum, u.chunk});
+  }
+  // The slice of chunk u.chunk, unpadded: min(L, P - chunk·L) weights.
+  const uint32_t start = uint32_t{u.chunk} * chunk_len_;
+  const uint32_t slice = std::min(chunk_len_, num_params_ - start);
+  const size_t ack_len = w::ack_datagram_len(slice);
   w::AckHeader a;
-  a.num_weights = static_cast<uint16_t>(num_grads_);
+  a.num_weights = static_cast<uint16_t>(slice);
+  a.chunk = u.chunk;
+  a.num_chunks = u.num_chunks;
   a.cluster_id = u.cluster_id;
   a.worker_id = u.worker_id;
   a.seq = u.seq;
@@ -201,10 +243,10 @@ bool OlafPs::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t pro
   a.global_reward = std::numeric_limits<int32_t>::min();
   a.gen_ts = u.gen_ts;
   w::write_ipv4_udp(ack_.data(), ip_, c.src_ip, k::UPDATE_PORT, k::ACK_PORT,
-                    ack_.size() - w::kOlafOffset);
+                    ack_len - w::kOlafOffset);
   w::write_ack_header(ack_.data(), a);
   g_packets_sent++;
-  if (dev_->Send(ns3::Create<ns3::Packet>(ack_.data(), ack_.size()), dev_->GetBroadcast(), 0x0800))
+  if (dev_->Send(ns3::Create<ns3::Packet>(ack_.data(), ack_len), dev_->GetBroadcast(), 0x0800))
     counters_.acks_sent++;
   else
     counters_.ack_errors++;

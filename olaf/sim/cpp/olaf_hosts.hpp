@@ -3,19 +3,26 @@
 //
 // OlafWorker (olaf/hosts/worker.py): generates an update one gap after the
 // previous one was due (gap = period + U(-jitter, +jitter)), asks transmission
-// control (txcontrol.hpp, paper §5) whether to send it, and sends a real Olaf
-// update datagram (docs/protocol.md) on its access link. Skipped generations
+// control (txcontrol.hpp, paper §5) whether to send it, and sends it as real
+// Olaf update datagrams (docs/protocol.md) on its access link: K chunks of L
+// elements (the last zero-padded, olaf/chunks.py), all with the same seq,
+// reward_sum and gen_ts, back to back (transmission control decides per
+// update: all K chunks or none). Skipped generations
 // are subsumed: the next sent update carries the mean reward and mean
 // gradient of every generation since the last sent one (olaf.hosts.task.
 // Experience). The learning task itself is not simulated: a generation's
 // reward is U(-1, 0) and its gradient x·b with x ~ U(-1, 1) and b a fixed
 // per-worker direction with elements in [-1, 1] (synthetic, but real bytes that
-// the switches aggregate). ACKs restart the Δ̂ timer and update the status.
+// the switches aggregate). Every ACK slice restarts the Δ̂ timer and updates
+// the status, so Δ̂ counts from the last ACK slice to arrive (the last slice of
+// the latest update answered; docs/simulation.md "Chunks").
 //
-// OlafPs (olaf/hosts/ps.py): answers every update with an ACK to the update's
-// source IPv4 address, UDP 50101, carrying the update's ids, seq, count and
-// gen_ts, and G weight elements so that the ACK has the size of an emulated
-// run's; it keeps no global model (global_reward = INT32_MIN, "−∞").
+// OlafPs (olaf/hosts/ps.py): answers every update chunk with an ACK slice to the
+// chunk's source IPv4 address, UDP 50101, carrying the chunk's ids, seq, count,
+// gen_ts, chunk and num_chunks, and as many weight elements as the slice has
+// (L, fewer for the last chunk: unpadded) so that the ACK has the size of an
+// emulated run's; it keeps no global model (global_reward = INT32_MIN, "−∞").
+// Both record every chunk's fate in the FateLedger (fate_ledger.hpp).
 
 #ifndef OLAF_SIM_OLAF_HOSTS_HPP_
 #define OLAF_SIM_OLAF_HOSTS_HPP_
@@ -25,6 +32,7 @@
 
 #include "ns3/application.h"
 #include "ns3/net-device.h"
+#include "fate_ledger.hpp"
 #include "rng.hpp"
 #include "sim_api.hpp"
 #include "txcontrol.hpp"
@@ -33,7 +41,10 @@ namespace olaf::sim {
 
 class OlafWorker : public ns3::Application {
  public:
-  OlafWorker(const WorkerParams &p, uint32_t num_grads, bool keep_records);
+  // P = num_params parameters in K = num_chunks chunks of L = chunk_len; node:
+  // this worker's node index (the ledger's worker id).
+  OlafWorker(const WorkerParams &p, uint32_t num_params, uint32_t chunk_len, uint32_t num_chunks,
+             FateLedger *ledger, int node, bool keep_records);
   void SetDevice(ns3::Ptr<ns3::NetDevice> dev);
 
   const std::vector<GenRecord> &gens() const { return gens_; }
@@ -51,7 +62,9 @@ class OlafWorker : public ns3::Application {
                const ns3::Address &from);
 
   WorkerParams p_;
-  uint32_t num_grads_;
+  uint32_t num_params_, chunk_len_, num_chunks_;
+  FateLedger *ledger_;
+  int node_;
   bool keep_records_;
   ns3::Ptr<ns3::NetDevice> dev_;
   Xoshiro256 sched_rng_, content_rng_;
@@ -75,7 +88,8 @@ class OlafWorker : public ns3::Application {
 
 class OlafPs : public ns3::Application {
  public:
-  OlafPs(uint32_t ip, uint32_t num_grads, bool keep_records);
+  OlafPs(uint32_t ip, uint32_t num_params, uint32_t chunk_len, uint32_t num_chunks,
+         FateLedger *ledger, bool keep_records);
   void SetDevice(ns3::Ptr<ns3::NetDevice> dev);
 
   const std::vector<PsRecord> &updates() const { return updates_; }
@@ -86,11 +100,12 @@ class OlafPs : public ns3::Application {
                const ns3::Address &from);
 
   uint32_t ip_;
-  uint32_t num_grads_;
+  uint32_t num_params_, chunk_len_, num_chunks_;
+  FateLedger *ledger_;
   bool keep_records_;
   ns3::Ptr<ns3::NetDevice> dev_;
   std::vector<uint8_t> in_;
-  std::vector<uint8_t> ack_;  // template: IPv4/UDP/ACK header and G zero weights
+  std::vector<uint8_t> ack_;  // template: IPv4/UDP/ACK header and L zero weights
   std::vector<PsRecord> updates_;
   PsCounters counters_;
 };

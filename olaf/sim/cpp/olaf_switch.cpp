@@ -19,9 +19,12 @@ namespace k = olaf::constants;
 namespace w = olaf::wire;
 using ns3::Ptr;
 
-OlafSwitch::OlafSwitch(Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads)
+OlafSwitch::OlafSwitch(Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads,
+                       uint32_t num_chunks, FateLedger *ledger)
     : node_(node),
       num_grads_(num_grads),
+      ledger_(ledger),
+      segment_bundle_(q.segments, -1),
       malformed_(k::NUM_MALFORMED, 0),
       traffic_(k::NUM_TRAFFIC, 0) {
   NS_ABORT_MSG_UNLESS(q.discipline == "olaf" || q.discipline == "fifo",
@@ -30,7 +33,8 @@ OlafSwitch::OlafSwitch(Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_g
       "Discipline",
       ns3::EnumValue(q.discipline == "fifo" ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf),
       "Segments", ns3::UintegerValue(q.segments), "NumClusters", ns3::UintegerValue(q.num_clusters),
-      "NumGrads", ns3::UintegerValue(num_grads), "QueueSize", ns3::UintegerValue(q.queue_size),
+      "NumGrads", ns3::UintegerValue(num_grads), "NumChunks",
+      ns3::UintegerValue(num_chunks), "QueueSize", ns3::UintegerValue(q.queue_size),
       "RewardThreshold", ns3::IntegerValue(q.reward_threshold), "ActivityWindow",
       ns3::TimeValue(ns3::NanoSeconds(q.activity_window_ns)));
   queue_->Initialize();
@@ -83,6 +87,12 @@ int OlafSwitch::Route(uint32_t dst) const {
   return -1;
 }
 
+Ptr<ns3::Packet> OlafSwitch::Build(const uint8_t *b, size_t len, const ns3::Packet &from) {
+  auto p = ns3::Create<ns3::Packet>(b, len);
+  FateLedger::SetBundle(*p, FateLedger::BundleOf(from));
+  return p;
+}
+
 void OlafSwitch::Send(int port, Ptr<ns3::Packet> p) {
   g_packets_sent++;
   ports_[port]->Send(p, ports_[port]->GetBroadcast(), ns3::OlafQueueDiscItem::kProtocol);
@@ -101,6 +111,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   const w::Classified c = w::classify(b, len);
   if (c.kind == w::Kind::kMalformed) {
     malformed_[c.malformed_reason]++;
+    ledger_->Dropped(FateLedger::BundleOf(*p));
     return true;
   }
   if (c.kind == w::Kind::kAck) {
@@ -128,6 +139,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   const int port = Route(c.dst_ip);
   if (port < 0) {
     traffic_[k::TRAFFIC_NO_ROUTE]++;
+    ledger_->Dropped(FateLedger::BundleOf(*p));
     return true;
   }
   if (c.kind == w::Kind::kUpdate) {
@@ -140,9 +152,33 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
     } else if (port == queue_port_) {
       w::store16(b + w::kOlafOffset + w::off::kWorkerId, wk->second.worker_id);
       w::store16(b + w::kOlafOffset + w::off::kClusterId, wk->second.cluster_id);
-      if (queue_->Enqueue(ns3::Create<ns3::OlafQueueDiscItem>(ns3::Create<ns3::Packet>(b, len))))
-        Pump();
-      if (queue_->GetLastEnqueue().error != olaf::Error::kNone) malformed_[k::MALFORMED_EXTERN]++;
+      const int64_t bundle = FateLedger::BundleOf(*p);
+      const bool queued = queue_->Enqueue(ns3::Create<ns3::OlafQueueDiscItem>(Build(b, len, *p)));
+      const olaf::EnqueueResult &r = queue_->GetLastEnqueue();
+      if (r.error != olaf::Error::kNone) {
+        // num_chunks other than this switch's K: malformed[chunk]; else the extern refused it.
+        malformed_[r.error == olaf::Error::kBadChunk ? k::MALFORMED_CHUNK : k::MALFORMED_EXTERN]++;
+        ledger_->Dropped(bundle);
+      } else {
+        switch (r.decision) {
+          case olaf::Decision::kAppend:
+            segment_bundle_[r.segment] = bundle;
+            break;
+          case olaf::Decision::kAggregate:
+            ledger_->Folded(bundle, segment_bundle_[r.segment]);
+            break;
+          case olaf::Decision::kReplaceWorker:
+          case olaf::Decision::kReplaceReward:
+            ledger_->Dropped(segment_bundle_[r.segment]);  // the overwritten update
+            segment_bundle_[r.segment] = bundle;
+            break;
+          case olaf::Decision::kDropReward:
+          case olaf::Decision::kDropFull:
+            ledger_->Dropped(bundle);
+            break;
+        }
+      }
+      if (queued) Pump();
       return true;
     } else {
       traffic_[k::TRAFFIC_BYPASS]++;  // a known worker's update not headed for the queue port
@@ -150,7 +186,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   } else if (c.kind == w::Kind::kOther) {
     traffic_[k::TRAFFIC_BYPASS]++;
   }
-  Send(port, ns3::Create<ns3::Packet>(b, len));
+  Send(port, Build(b, len, *p));
   return true;
 }
 
@@ -162,12 +198,19 @@ void OlafSwitch::OnTxEnd(Ptr<const ns3::Packet>) {
   ns3::Simulator::ScheduleNow(&OlafSwitch::Pump, this);
 }
 
-void OlafSwitch::OnTxDrop(Ptr<const ns3::Packet>) { tx_drops_++; }
+void OlafSwitch::OnTxDrop(Ptr<const ns3::Packet> p) {
+  tx_drops_++;
+  ledger_->Lost(FateLedger::BundleOf(*p));
+}
 
 void OlafSwitch::Pump() {
   if (queue_port_busy_ || queue_->GetNPackets() == 0) return;
   Ptr<ns3::QueueDiscItem> item = queue_->Dequeue();
-  if (item) Send(queue_port_, item->GetPacket());
+  if (!item) return;
+  const int seg = queue_->GetLastDepartureSegment();
+  FateLedger::SetBundle(*item->GetPacket(), segment_bundle_[seg]);
+  segment_bundle_[seg] = -1;
+  Send(queue_port_, item->GetPacket());
 }
 
 SwitchCounters OlafSwitch::Counters() const {

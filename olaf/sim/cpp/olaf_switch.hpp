@@ -14,6 +14,13 @@
 // else is routed (ipv4_lpm). Egress of the queue port: the head of the queue
 // departs when the link is idle (no device buffering between the queue and
 // the wire, like the BMv2 traffic manager releasing a token).
+//
+// Chunks: the queue holds K·Q_max segments keyed by (cluster, chunk); an
+// update whose chunk fields are malformed or name another K is counted in
+// malformed[chunk] and dropped. Every update packet's chunk bundle
+// (fate_ledger.hpp) follows it: copied onto forwarded packets, kept per
+// segment while it waits, reported to the ledger on aggregate, replace, drop
+// and device-queue drops.
 
 #ifndef OLAF_SIM_OLAF_SWITCH_HPP_
 #define OLAF_SIM_OLAF_SWITCH_HPP_
@@ -26,6 +33,7 @@
 #include "ns3/net-device.h"
 #include "ns3/node.h"
 #include "ns3/simple-ref-count.h"
+#include "fate_ledger.hpp"
 #include "olaf_queue_ns3.hpp"
 #include "sim_api.hpp"
 
@@ -33,7 +41,9 @@ namespace olaf::sim {
 
 class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
  public:
-  OlafSwitch(ns3::Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads);
+  // q.queue_size in segments (K per update); num_grads = L, num_chunks = K.
+  OlafSwitch(ns3::Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads, uint32_t num_chunks,
+             FateLedger *ledger);
 
   // Registers a device of this switch's node as the next port (index = ifIndex).
   void AttachPort(ns3::Ptr<ns3::NetDevice> dev);
@@ -59,6 +69,8 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
                const ns3::Address &from);
   int Route(uint32_t dst) const;  // -1: no route
   void Send(int port, ns3::Ptr<ns3::Packet> p);
+  // A packet of the len bytes at b carrying the bundle of `from` (if any).
+  static ns3::Ptr<ns3::Packet> Build(const uint8_t *b, size_t len, const ns3::Packet &from);
   void OnTxBegin(ns3::Ptr<const ns3::Packet> p);
   void OnTxEnd(ns3::Ptr<const ns3::Packet> p);
   void OnTxDrop(ns3::Ptr<const ns3::Packet> p);
@@ -67,6 +79,8 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   ns3::Ptr<ns3::Node> node_;
   ns3::Ptr<ns3::OlafQueueDisc> queue_;
   uint32_t num_grads_;
+  FateLedger *ledger_;
+  std::vector<int64_t> segment_bundle_;  // bundle of each segment's waiting update, -1: none
   std::vector<ns3::Ptr<ns3::NetDevice>> ports_;
   int queue_port_ = -1;
   bool queue_port_busy_ = false;

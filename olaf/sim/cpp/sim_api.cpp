@@ -12,6 +12,7 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-channel.h"
 #include "ns3/point-to-point-net-device.h"
+#include "fate_ledger.hpp"
 #include "olaf_hosts.hpp"
 #include "olaf_switch.hpp"
 
@@ -30,8 +31,9 @@ struct Simulation::Impl {
     Ptr<OlafPs> ps;
   };
 
-  uint32_t num_grads;
+  uint32_t num_params, chunk_len, num_chunks;
   bool keep_records;
+  std::unique_ptr<FateLedger> ledger;
   std::vector<NodeEntry> nodes;
   std::string scheduler = "ns3::MapScheduler";
   bool ran = false;
@@ -75,10 +77,19 @@ struct Simulation::Impl {
   }
 };
 
-Simulation::Simulation(uint64_t seed, uint32_t num_grads, bool keep_records)
+Simulation::Simulation(uint64_t seed, uint32_t num_params, uint32_t chunk_len, uint32_t num_chunks,
+                       bool keep_records)
     : impl_(std::make_unique<Impl>()) {
-  impl_->num_grads = num_grads;
+  if (num_params < 1 || chunk_len < 1 || chunk_len > 0xFFFF || num_chunks < 1 ||
+      num_chunks > 0xFFFF || num_chunks != (uint64_t{num_params} + chunk_len - 1) / chunk_len)
+    throw std::invalid_argument("Simulation: need P >= 1, 1 <= L <= 65535, K = ceil(P / L) <= 65535; got P=" +
+                                std::to_string(num_params) + " L=" + std::to_string(chunk_len) +
+                                " K=" + std::to_string(num_chunks));
+  impl_->num_params = num_params;
+  impl_->chunk_len = chunk_len;
+  impl_->num_chunks = num_chunks;
   impl_->keep_records = keep_records;
+  impl_->ledger = std::make_unique<FateLedger>(num_chunks);
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(seed % 0xFFFFFFFFu) + 1);
 }
 
@@ -87,10 +98,13 @@ Simulation::~Simulation() = default;
 int Simulation::AddSwitch(const std::string &name, const QueueParams &q) {
   if (q.discipline != "olaf" && q.discipline != "fifo")
     throw std::invalid_argument(name + ": discipline must be olaf or fifo, got " + q.discipline);
-  if (q.queue_size < 1 || q.queue_size > q.segments)
-    throw std::invalid_argument(name + ": queue_size must be in 1..segments");
+  if (q.queue_size < impl_->num_chunks || q.queue_size > q.segments)
+    throw std::invalid_argument(name + ": queue_size must be in K.." + "segments (" +
+                                std::to_string(impl_->num_chunks) + ".." +
+                                std::to_string(q.segments) + ")");
   Impl::NodeEntry n{Impl::Kind::kSwitch, name, ns3::CreateObject<ns3::Node>(), {}, {}, {}};
-  n.sw = ns3::Create<OlafSwitch>(n.node, q, impl_->num_grads);
+  n.sw = ns3::Create<OlafSwitch>(n.node, q, impl_->chunk_len, impl_->num_chunks,
+                                 impl_->ledger.get());
   impl_->nodes.push_back(n);
   return static_cast<int>(impl_->nodes.size() - 1);
 }
@@ -101,7 +115,9 @@ int Simulation::AddWorker(const std::string &name, const WorkerParams &w) {
   if (w.grad_frac_bits <= 0 || w.reward_frac_bits <= 0)
     throw std::invalid_argument(name + ": fixed-point formats not set");
   Impl::NodeEntry n{Impl::Kind::kWorker, name, ns3::CreateObject<ns3::Node>(), {}, {}, {}};
-  n.worker = ns3::CreateObject<OlafWorker>(w, impl_->num_grads, impl_->keep_records);
+  n.worker = ns3::CreateObject<OlafWorker>(
+      w, impl_->num_params, impl_->chunk_len, impl_->num_chunks, impl_->ledger.get(),
+      static_cast<int>(impl_->nodes.size()), impl_->keep_records);
   n.node->AddApplication(n.worker);
   n.worker->SetStartTime(ns3::Seconds(0));
   impl_->nodes.push_back(n);
@@ -110,7 +126,8 @@ int Simulation::AddWorker(const std::string &name, const WorkerParams &w) {
 
 int Simulation::AddPs(const std::string &name, uint32_t ip) {
   Impl::NodeEntry n{Impl::Kind::kPs, name, ns3::CreateObject<ns3::Node>(), {}, {}, {}};
-  n.ps = ns3::CreateObject<OlafPs>(ip, impl_->num_grads, impl_->keep_records);
+  n.ps = ns3::CreateObject<OlafPs>(ip, impl_->num_params, impl_->chunk_len, impl_->num_chunks,
+                                   impl_->ledger.get(), impl_->keep_records);
   n.node->AddApplication(n.ps);
   impl_->nodes.push_back(n);
   return static_cast<int>(impl_->nodes.size() - 1);
@@ -195,6 +212,12 @@ PsCounters Simulation::GetPsCounters(int ps) const {
 }
 SwitchCounters Simulation::GetSwitchCounters(int sw) const {
   return impl_->at(sw, Impl::Kind::kSwitch, "switch").sw->Counters();
+}
+const std::vector<LedgerUpdate> &Simulation::LedgerUpdates() const {
+  return impl_->ledger->updates();
+}
+const std::vector<LedgerChunk> &Simulation::LedgerChunks() const {
+  return impl_->ledger->chunks();
 }
 std::vector<uint32_t> Simulation::GetSwitchStatus(int sw) const {
   const olaf::Status s = impl_->at(sw, Impl::Kind::kSwitch, "switch").sw->Status();

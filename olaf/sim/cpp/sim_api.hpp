@@ -6,6 +6,11 @@
 //
 // Units: times in ns (int64), link rates in bit/s, addresses as host-order
 // uint32 IPv4.
+//
+// Model size (docs/protocol.md "Chunks", olaf/chunks.py): a worker update of P
+// parameters travels as K chunks of L elements (the last zero-padded); each
+// chunk is an update datagram of its own and the PS answers each with an ACK
+// slice of the chunk's unpadded length. K = 1, L = P: one datagram per update.
 
 #ifndef OLAF_SIM_API_HPP_
 #define OLAF_SIM_API_HPP_
@@ -61,7 +66,7 @@ struct WorkerParams {
 struct GenRecord {
   int64_t t_ns;  // generation time = gen_ts
   int64_t idx;
-  int64_t sent;
+  int64_t sent;    // 1: transmission control sent it and the access link took >= 1 of its chunks
   int64_t seq;     // when sent
   double reward;   // mean reward sent (or of this generation if skipped)
   int64_t folded;  // generations folded into the sent update
@@ -71,10 +76,11 @@ struct GenRecord {
   double delta_hat_ms;  // < 0: none
   int64_t n;            // -1: none
   int64_t q_max;        // -1: none
+  int64_t chunks_sent;  // chunks the access link took (K when all; 0 when not sent)
 };
 constexpr const char *GEN_FIELDS =
     "t_ns:i8,idx:i8,sent:i8,seq:i8,reward:f8,folded:i8,reason:i8,p_send:f8,draw:f8,"
-    "delta_hat_ms:f8,n:i8,q_max:i8";
+    "delta_hat_ms:f8,n:i8,q_max:i8,chunks_sent:i8";
 
 struct AckRecord {
   int64_t t_ns;
@@ -90,10 +96,11 @@ struct AckRecord {
   int64_t queue_util;
   int64_t active_clusters;
   int64_t queue_size;
+  int64_t chunk;  // the slice this ACK answers
 };
 constexpr const char *ACK_FIELDS =
     "t_ns:i8,cluster_id:i8,worker_id:i8,seq:i8,count:i8,gen_ts:i8,global_reward:i8,weights:i8,"
-    "own:i8,status_valid:i8,queue_util:i8,active_clusters:i8,queue_size:i8";
+    "own:i8,status_valid:i8,queue_util:i8,active_clusters:i8,queue_size:i8,chunk:i8";
 
 struct PsRecord {
   int64_t t_ns;  // reception
@@ -104,14 +111,41 @@ struct PsRecord {
   int64_t count;
   int64_t gen_ts;
   int64_t reward_sum;
+  int64_t chunk;
 };
 constexpr const char *PS_FIELDS =
-    "t_ns:i8,src_ip:i8,cluster_id:i8,worker_id:i8,seq:i8,count:i8,gen_ts:i8,reward_sum:i8";
+    "t_ns:i8,src_ip:i8,cluster_id:i8,worker_id:i8,seq:i8,count:i8,gen_ts:i8,reward_sum:i8,chunk:i8";
+
+// The chunk fate ledger (fate_ledger.hpp; docs/simulation.md "Chunks"): one
+// LedgerUpdate per update a worker sent (update id = index) and K LedgerChunks
+// per update (index update id · K + chunk).
+enum class ChunkFate : int64_t {
+  kInFlight = 0,   // still in the network when the simulation stopped
+  kDelivered = 1,  // its packet reached the PS
+  kFolded = 2,     // aggregated into a waiting update at a switch
+  kDropped = 3,    // dropped by an OlafQueue decision, or overwritten by a replacement
+  kLost = 4,       // a device queue dropped its packet
+  kNotSent = 5,    // the worker's own device refused it
+};
+struct LedgerUpdate {
+  int64_t worker;  // node index (Simulation::AddWorker)
+  int64_t seq;
+  int64_t gen_ts;
+  int64_t reward_sum;  // Q15.16 raw
+};
+constexpr const char *LEDGER_UPDATE_FIELDS = "worker:i8,seq:i8,gen_ts:i8,reward_sum:i8";
+struct LedgerChunk {
+  int64_t fate;          // ChunkFate
+  int64_t t_content_ns;  // when the PS received the packet holding its content; -1: never
+  int64_t reception;     // that reception's serial at the PS (PsUpdates index); -1: never
+};
+constexpr const char *LEDGER_CHUNK_FIELDS = "fate:i8,t_content_ns:i8,reception:i8";
 
 // Counters of one simulated host.
 struct WorkerCounters {
   uint64_t generated = 0, sent = 0, skipped = 0, acks = 0, acks_own = 0, acks_malformed = 0;
-  uint64_t send_errors = 0;  // the access link's device queue was full
+  uint64_t chunks_sent = 0;  // chunks the access link took
+  uint64_t send_errors = 0;  // chunks refused: the access link's device queue was full
   uint32_t learned_cluster_id = 0xFFFFFFFF, learned_worker_id = 0xFFFFFFFF;
   uint32_t last_seq = 0;
 };
@@ -120,8 +154,9 @@ struct PsCounters {
 };
 
 // Counters of one switch, as the P4 program's (docs/dataplane.md "Counters"):
-// decisions[6], per-cluster decisions [num_clusters * 6] and departures
-// [num_clusters], malformed[6], traffic[7], egress_errors[1]; tx_drops are
+// decisions[NUM_DECISION] (counted per chunk), per-cluster decisions
+// [num_clusters * NUM_DECISION] and departures [num_clusters],
+// malformed[NUM_MALFORMED], traffic[NUM_TRAFFIC], egress_errors[1]; tx_drops are
 // packets a device queue of the switch dropped (a simulation-only counter).
 struct SwitchCounters {
   std::vector<uint64_t> decisions, cluster_decisions, cluster_departures, malformed, traffic,
@@ -141,9 +176,12 @@ inline uint64_t g_packets_sent = 0;
 
 class Simulation {
  public:
-  // num_grads: gradient (and ACK weight) elements per message; keep_records:
-  // store per-event records (GenRecord/AckRecord/PsRecord).
-  Simulation(uint64_t seed, uint32_t num_grads, bool keep_records);
+  // A model of num_params (P) parameters in num_chunks (K) chunks of chunk_len
+  // (L) elements, K = ceil(P / L) (olaf.chunks.Chunking); keep_records: store
+  // per-event records (GenRecord/AckRecord/PsRecord). Throws
+  // std::invalid_argument for inconsistent sizes.
+  Simulation(uint64_t seed, uint32_t num_params, uint32_t chunk_len, uint32_t num_chunks,
+             bool keep_records);
   ~Simulation();
   Simulation(const Simulation &) = delete;
   Simulation &operator=(const Simulation &) = delete;
@@ -176,6 +214,9 @@ class Simulation {
   SwitchCounters GetSwitchCounters(int sw) const;
   // Current queue status (queue_util, active_clusters, queue_size) of a switch.
   std::vector<uint32_t> GetSwitchStatus(int sw) const;
+  // The chunk fate ledger (kept with or without records).
+  const std::vector<LedgerUpdate> &LedgerUpdates() const;
+  const std::vector<LedgerChunk> &LedgerChunks() const;
 
  private:
   struct Impl;
