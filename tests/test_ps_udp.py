@@ -76,7 +76,8 @@ def test_ps_session(ps_and_worker, tmp_path):
     bad = {
         "short": good[:10],
         "length": good + b"\0",
-        "version": bytes(OlafUpdate(version=2, grads=[0, 0])),
+        "version": bytes(OlafUpdate(version=1, grads=[0, 0])),
+        "chunk": bytes(OlafUpdate(chunk=2, num_chunks=2, grads=[0, 0])),
         "type": bytes(OlafAck(weights=[1, 2])),
         "count": bytes(OlafUpdate(count=0, grads=[0, 0])),
     }
@@ -89,12 +90,14 @@ def test_ps_session(ps_and_worker, tmp_path):
     ps.stop.set()
     assert out["done"].wait(5)  # the summary is written when run() returns
     s = out["result"]
-    assert (s["malformed"], s["wrong_size"], s["inits"], s["updates"]) == (5, 1, 2, 6)
+    assert (s["malformed"], s["wrong_size"], s["inits"], s["updates"]) == (6, 1, 2, 6)
+    assert s["wrong_size_reasons"] == {"num_grads": 1}
     assert (s["initialised"], s["init_ignored"], s["before_init"], s["accepted"], s["rejected"]) == (1, 1, 1, 2, 2)
     assert s["acks_sent"] == 7 and s["per_cluster"]["3"]["worker_updates"] == 9
     assert set(s["malformed_reasons"]) == {
         "update too short", "update length mismatch", "update has unknown version N (this receiver speaks N)",
-        "update has msg_type N (ack), expected N", "update has count N (a worker sends count N)"}
+        "update has msg_type N (ack), expected N", "update has count N (a worker sends count N)",
+        "update has chunk N of num_chunks N (need chunk < num_chunks)"}
     assert json.loads((tmp_path / "ps.summary.json").read_text()) == s
 
     log = [json.loads(line) for line in (tmp_path / "ps.jsonl").read_text().splitlines()]
@@ -106,4 +109,5 @@ def test_ps_session(ps_and_worker, tmp_path):
     assert (r["cluster_id"], r["worker_id"], r["seq"], r["count"], r["gen_ts"], r["reward"], r["global_reward"],
             r["src"]) == (3, 7, 3, 4, T0 + 3, 2.25, 2.25, rx.ip)
     assert all(r["t_ns"] > 1.5e18 for r in ups)  # CLOCK_REALTIME ns
-    assert sum(r["ev"] == "malformed" for r in log) == 5
+    assert sum(r["ev"] == "malformed" for r in log) == 6
+    assert [r.get("reason") for r in ups if r["outcome"] == "wrong_size"] == ["num_grads"]

@@ -35,14 +35,18 @@ def test_unknown_and_continuous_environments():
     assert (env_shape("CartPole-v1").obs_dim, env_shape("CartPole-v1").n_actions) == (4, 2)
 
 
-def test_model_too_large_names_the_count_and_the_limit():
-    check_fits(359, 1500)
-    with pytest.raises(ModelTooLarge, match=r"1509 parameters .* 1500 B MTU carry at most 359 .*9000 B jumbo frame"):
-        check_fits(1509, 1500)
-    with pytest.raises(ModelTooLarge, match=r"2235 parameters .* at most 2234 .*--hidden"):
-        check_fits(2235, 9000)
-    with pytest.raises(ModelTooLarge, match="5061 parameters"):  # LunarLander: 8 -> 64 -> 64 -> 4 + 1
-        PPOTask(PPOTaskSpec(env_id="LunarLander-v3", ppo=PPOConfig(hidden=(64, 64)), mtu=1500), seed=0)
+def test_a_large_model_is_chunked_and_too_many_chunks_name_the_count_and_the_limit():
+    assert check_fits(358, 1500).num_chunks == 1
+    assert (check_fits(359, 1500).num_chunks, check_fits(9797, 1500).num_chunks, check_fits(9797, 9000).num_chunks) == (
+        2, 28, 5)
+    with pytest.raises(ModelTooLarge, match=r"9797 parameters: .*K = 28 chunks of at most 358 elements at MTU 1500 B; "
+                                            r"this deployment allows K <= 4"):
+        check_fits(9797, 1500, max_chunks=4)
+    with pytest.raises(ModelTooLarge, match=r"5061 parameters: mtu=68 B leaves no room for one element"):
+        PPOTask(PPOTaskSpec(env_id="LunarLander-v3", ppo=PPOConfig(hidden=(64, 64)), mtu=68), seed=0)
+    task = PPOTask(PPOTaskSpec(env_id="LunarLander-v3", ppo=PPOConfig(hidden=(64, 64)), mtu=1500), seed=0)
+    assert (task.num_weights, task.chunking.num_chunks) == (5061, 15)
+    task.close()
 
 
 def test_missing_train_extra_says_how_to_install(monkeypatch):
@@ -56,7 +60,7 @@ def test_missing_train_extra_says_how_to_install(monkeypatch):
 @pytest.mark.parametrize("args, message", [
     (["--env", "Nope-v1"], "unknown Gymnasium environment 'Nope-v1'"),
     (["--env", "Pendulum-v1"], "discrete"),
-    (["--env", "LunarLander-v3", "--hidden", "64,64", "--mtu", "1500"], "5061 parameters"),
+    (["--env", "LunarLander-v3", "--hidden", "64,64", "--mtu", "68"], "5061 parameters: mtu=68 B leaves no room"),
     (["--grads", "16"], "--grads: bandit options"),
     (["--hidden", "32,x"], "comma-separated positive integers"),
 ])

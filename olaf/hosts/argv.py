@@ -36,7 +36,7 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
         task = _ppo_argv(cfg)
     else:
         task = ["--grads", str(t.num_weights), "--batch", str(t.batch), "--reward-scale", repr(t.reward_scale),
-                "--sigma", repr(t.sigma), "--task-seed", str(t.task_seed)]
+                "--sigma", repr(t.sigma), "--task-seed", str(t.task_seed), *_opt("--mtu", cfg.mtu)]
     return [
         "--ps", f"{cfg.ps_ip}:{cfg.ps_port}", "--bind", cfg.bind_ip,
         "--period-ms", repr(s.period_ms), "--jitter-ms", repr(s.jitter_ms),
@@ -87,4 +87,5 @@ def ps_argv(cfg: PsConfig) -> list[str]:
         *_opt("--gen-ts-slack-s", None if t.gen_ts_slack_s is None else repr(t.gen_ts_slack_s)),
         *_opt("--checkpoint-s", None if cfg.checkpoint_s is None else repr(cfg.checkpoint_s)),
         *_opt("--resume", cfg.resume_from),
+        *_opt("--num-params", cfg.num_params), "--mtu", str(cfg.mtu),
     ]

@@ -6,10 +6,18 @@
 * ``t_ns`` — when it was written (``CLOCK_REALTIME`` ns);
 * ``updates`` — update messages the PS had received (an aggregate is one);
 * ``worker_updates`` — worker updates in them (Σ ``count``);
-* the model's state (:meth:`olaf.hosts.global_model.GlobalModel.state`): ``weights`` (``(G,)``
-  float64), ``avg_grad``, ``adam_m``, ``adam_v`` (``(G,)`` or empty), ``reward``
-  (``(reward_sum Q15.16, count)`` of ``r_g``, empty for −∞), ``accepted`` (updates applied) and
-  ``applied`` (worker updates in them: the step-size schedule's position).
+* ``updates`` and ``worker_updates`` count chunk 0's messages when the model travels in K > 1
+  chunks (every chunk of an update is a message; chunk 0 stands for the update, as in the
+  training monitor);
+* the model's state per slice (:meth:`olaf.hosts.global_model.GlobalModel.state`): ``weights``
+  (``(P,)`` float64), ``avg_grad``, ``adam_m``, ``adam_v`` (``(P,)`` or empty), ``avg_grad_set``
+  (``(K,)``, the slices with a ``g_a``), ``reward`` (``(K, 2)``: per slice ``(reward_sum Q15.16,
+  count)`` of ``r_g``, count 0 for −∞), ``accepted`` (``(K,)``, chunks applied per slice),
+  ``applied`` (``(K,)``, worker updates in them: each slice's step-size schedule position),
+  ``num_chunks`` and ``chunk_len`` (K and L).
+
+Format 1 (before chunks) held one slice with a scalar ``r_g`` and counts; it is still read (as
+``K = 1``).
 
 The PS writes it every ``checkpoint_s`` seconds and when it stops (SIGTERM included); a PS
 started with ``--resume`` continues from it (workers' INITs are then answered with its weights).
@@ -28,8 +36,10 @@ import numpy as np
 
 from olaf.rundir.atomic import write_bytes_atomic
 
-CHECKPOINT_FORMAT = 1
-"""Version of the checkpoint's layout."""
+CHECKPOINT_FORMAT = 2
+"""Version of the checkpoint's layout (2: per-slice state)."""
+READABLE_FORMATS = (1, 2)
+"""Layouts :func:`read_checkpoint` accepts (1: the whole model as one slice)."""
 
 
 class CheckpointError(ValueError):
@@ -47,7 +57,7 @@ class Checkpoint:
 
     @property
     def weights(self) -> np.ndarray:
-        """The global weights, shape ``(G,)`` float64."""
+        """The global weights, shape ``(P,)`` float64."""
         return self.state["weights"]
 
 
@@ -79,8 +89,9 @@ def read_checkpoint(path: Path) -> Checkpoint:
         raise CheckpointError(f"{path}: not a PS checkpoint ({e})") from None
     try:
         fmt = int(d.pop("format"))
-        if fmt != CHECKPOINT_FORMAT:
-            raise CheckpointError(f"{path}: checkpoint format {fmt}, this Olaf reads {CHECKPOINT_FORMAT}")
+        if fmt not in READABLE_FORMATS:
+            raise CheckpointError(f"{path}: checkpoint format {fmt}, this Olaf reads "
+                                  f"{', '.join(map(str, READABLE_FORMATS))}")
         return Checkpoint(t_ns=int(d.pop("t_ns")), updates=int(d.pop("updates")),
                           worker_updates=int(d.pop("worker_updates")), state=d)
     except KeyError as e:

@@ -9,6 +9,7 @@ from typing import Any, Callable, Optional
 
 import click
 
+from olaf.chunks import ChunkingError
 from olaf.clitypes import FiniteFloat
 from olaf.constants import IPV4_MAX_LEN, MAX_G, MAX_G_JUMBO, MTU, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
@@ -105,9 +106,10 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
                    "(delta) or one full-batch PPO gradient (grad).")
 @click.option("--apply-locally/--no-apply-locally", default=True, show_default=True,
               help="PPO: keep training from the worker's own result until new global weights arrive.")
-@click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=MTU, show_default=True,
-              help="PPO: IPv4 MTU of the network; the model must fit an update and an ACK of it "
-                   f"({IPV4_MAX_LEN}: loopback).")
+@click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN),
+              help="IPv4 MTU of the links: a model larger than one update of it is sent as K chunks "
+                   f"(docs/hosts.md; the PS needs the same --mtu and --num-params; {IPV4_MAX_LEN}: loopback) "
+                   f"[default: PPO {MTU}; bandit: one message per update].")
 @click.option("--ppo-n-steps", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_steps, show_default=True,
               help="PPO: steps per environment per rollout.")
 @click.option("--ppo-n-envs", type=click.IntRange(min=1), default=_PPO_DEFAULTS.n_envs, show_default=True,
@@ -223,14 +225,15 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
     except ValueError as e:
         raise click.UsageError(f"{e} (options --period-ms, --jitter-ms, --trace-scale)") from None
     try:
-        ppo = PPOTaskSpec(env_id=p["env_id"], update=p["update_kind"], apply_locally=p["apply_locally"], mtu=p["mtu"],
+        ppo = PPOTaskSpec(env_id=p["env_id"], update=p["update_kind"], apply_locally=p["apply_locally"],
+                          mtu=MTU if p["mtu"] is None else p["mtu"],
                           ppo=PPOConfig(hidden=p["hidden"], **{f: p[o] for o, f in _PPO_OPTIONS.items()}))
     except ValueError as e:
         raise click.UsageError(f"{e} (options --ppo-*)") from None
     ps_ip, ps_port = p["ps_addr"]
     return WorkerConfig(
         ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, schedule=schedule, task_kind=p["task_kind"], ppo=ppo,
-        ack_wait_ms=p["ack_wait_ms"],
+        ack_wait_ms=p["ack_wait_ms"], mtu=None if p["task_kind"] == "ppo" else p["mtu"],
         task=TaskParams(num_weights=p["num_grads"], batch=p["batch"], reward_scale=p["reward_scale"],
                         sigma=p["sigma"], task_seed=p["task_seed"]),
         tx=TxParams(enabled=p["tc"], delta_t_ms=p["tc_delta_t_ms"], v_per_s=p["tc_v_per_s"], q_max=p["tc_q_max"]),
@@ -287,6 +290,11 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
                    "when stopping].")
 @click.option("--resume", "resume_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Continue from a checkpoint (NAME.checkpoint.npz of an earlier PS).")
+@click.option("--num-params", type=click.IntRange(min=1),
+              help="The model's parameter count P: with --mtu it fixes the chunks K every worker must send "
+                   "(docs/hosts.md) [default: one message per update, P from the first INIT].")
+@click.option("--mtu", "ps_mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=MTU, show_default=True,
+              help="IPv4 MTU of the links, with --num-params: K = ceil(P / L_max(MTU)) chunks per update.")
 def ps_cmd(**params: Any) -> None:
     """The parameter server: reward-gated averaged-gradient updates (or SGD/Adam), ACKs with the global weights.
 
@@ -295,7 +303,7 @@ def ps_cmd(**params: Any) -> None:
     cfg = ps_config(params)
     try:
         s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
-    except CheckpointError as e:
+    except CheckpointError as e:  # includes a checkpoint of another model size
         raise click.BadParameter(str(e), param_hint="--resume") from None
     click.echo(f"ps: {s['updates']} updates ({s['accepted']} accepted), {s['inits']} INIT, "
                f"{s['malformed']} malformed ({s['stop_reason']}); log {cfg.log_path}", err=True)
@@ -318,8 +326,12 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
                         max_abs_reward=p["max_abs_reward"], gen_ts_slack_s=p["gen_ts_slack_s"])
     if (p["lr_final"] is None) != (p["lr_decay_updates"] is None):
         raise click.UsageError("a step-size schedule needs both --lr-final and --lr-decay-updates")
-    return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], step=p["step"], gate=p["gate"],
-                    lr_final=p["lr_final"], lr_decay_updates=p["lr_decay_updates"],
-                    modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
-                    flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust,
-                    checkpoint_s=p["checkpoint_s"], resume_from=p["resume_from"])
+    try:
+        return PsConfig(bind_ip=p["bind_addr"][0], port=p["bind_addr"][1], lr=p["lr"], step=p["step"],
+                        gate=p["gate"], lr_final=p["lr_final"], lr_decay_updates=p["lr_decay_updates"],
+                        modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
+                        flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust,
+                        checkpoint_s=p["checkpoint_s"], resume_from=p["resume_from"], num_params=p["num_params"],
+                        mtu=p["ps_mtu"])
+    except ChunkingError as e:
+        raise click.BadParameter(str(e), param_hint="--num-params/--mtu") from None

@@ -2,7 +2,8 @@
 processes (Mininet, local) starts, from the job's parts.
 
 One place decides how a training job (:class:`~olaf.plan.workload.TrainJob`) changes a host:
-the PS takes its step, ``γ``, gating and mode (sync rounds wait for every worker of the job);
+the PS takes its step, ``γ``, gating and mode (sync rounds wait for every worker of the job),
+and the model's size and MTU (the chunks K its workers send, :mod:`olaf.chunks`);
 a worker runs the ``ppo`` task and waits ``ack_wait_ms`` for the ACK's weights. Without a job
 the workers run the ``bandit`` task with ``num_weights`` weights. The PS trusts the job's
 workers only, and the first worker's INIT (:mod:`olaf.hosts.trust`).
@@ -49,7 +50,8 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
     checkpoint_s = None if job.eval_every_s is None else min(job.eval_every_s, EVAL_CHECKPOINT_S)
     return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, lr=job.ps_lr, step=job.ps_step, gate=job.ps_gate,
                     lr_final=job.ps_lr_final, lr_decay_updates=job.ps_lr_decay_updates,
-                    modes=modes, trust=trust, checkpoint_s=checkpoint_s)
+                    modes=modes, trust=trust, checkpoint_s=checkpoint_s, num_params=job.num_params,
+                    mtu=job.task.mtu)
 
 
 def worker_config(job: Optional[TrainJob], *, ps_ip: str, bind_ip: str, schedule: ScheduleSpec, num_weights: int,

@@ -14,8 +14,10 @@ A factory takes ``(worker configuration, init_rng, task_rng)`` and returns a :cl
 one whose optional dependencies are missing raises :class:`TaskUnavailable`.
 
 Each generation the worker calls :meth:`Task.generate` with the global weights
-of the latest ACK if they arrived since the previous generation (adopted now,
-at the end of the previous iteration: paper §8.2, no preemption), else None.
+of the latest ACKs if any arrived since the previous generation (adopted now,
+at the end of the previous iteration: paper §8.2, no preemption), else None. With a model
+sent in K chunks an ACK carries one slice: the worker overwrites the slices that arrived in
+:meth:`Task.current_weights` and hands over the result.
 It returns a :class:`Generation`: the returns of the episodes that ended, the
 update direction (what the PS adds, scaled, to ``w``) and how many samples
 produced it.
@@ -98,6 +100,11 @@ class Task(Protocol):
 
     def initial_weights(self) -> np.ndarray:
         """The worker's initial weights (sent in its INIT), shape ``(G,)``."""
+        ...
+
+    def current_weights(self) -> np.ndarray:
+        """The weights the next iteration would start from, shape ``(G,)`` (a copy): the worker
+        overwrites the ACK slices that arrived in it and hands the result to :meth:`generate`."""
         ...
 
     def generate(self, adopt: Optional[np.ndarray]) -> Generation:

@@ -25,6 +25,11 @@ cluster.
 
 :class:`Aggregator` is the bookkeeping; the PS (:mod:`olaf.hosts.ps`) feeds it,
 asks it when the next time-based flush is due and sends the ACKs.
+
+**Chunks** (``docs/protocol.md`` "Chunks"): a model sent as K chunks has one window **per
+chunk**, each with its own count, timer and flush, as the switch keys its queue by (cluster,
+chunk): a flush of chunk ``i`` applies that window to slice ``i`` and broadcasts slice ``i``'s
+ACK. With K = 1 there is one window, as before.
 """
 
 from __future__ import annotations
@@ -100,10 +105,12 @@ class Window:
     """Updates summed since the last flush.
 
     ``reward_sum`` (Q15.16 units) and ``count`` are exact integer sums;
-    ``grad_sum`` (Q7.24 units, int64 — no int32 saturation at the PS) has shape ``(G,)``.
+    ``grad_sum`` (Q7.24 units, int64 — no int32 saturation at the PS) has shape ``(L,)``, the
+    chunk length; ``chunk`` is the slice it updates.
     """
 
     first_ns: int
+    chunk: int = 0
     reward_sum: int = 0
     count: int = 0
     updates: int = 0
@@ -112,26 +119,33 @@ class Window:
 
 
 class Aggregator:
-    """Windows of the ``async_with_aggr`` and ``sync`` modes, and the clusters to broadcast to."""
+    """Windows of the ``async_with_aggr`` and ``sync`` modes (one per chunk), and the clusters to broadcast to."""
 
     def __init__(self, params: ModeParams) -> None:
         if params.mode is Mode.ASYNC:
             raise ValueError("the async mode applies every update at once; it needs no Aggregator")
         self.params = params
-        self.window: Optional[Window] = None
+        self.windows: dict[int, Window] = {}
+        """Open windows by chunk."""
         self.known: dict[int, ClusterLast] = {}
         """Every cluster seen (INIT or update) → its latest message."""
+
+    @property
+    def window(self) -> Optional[Window]:
+        """The open window that is due first (None: none open)."""
+        return min(self.windows.values(), key=lambda w: (w.first_ns, w.chunk), default=None)
 
     def see(self, u: Update, src: str) -> None:
         """Remember ``u``'s cluster as a broadcast destination (call for INITs and updates)."""
         self.known[u.cluster_id] = ClusterLast(src, u.worker_id, u.seq, u.gen_ts, u.count)
 
     def add(self, u: Update, src: str, t_ns: int) -> bool:
-        """Add a (non-INIT, right-sized) update at ``t_ns``; True if the window is now full (flush it)."""
+        """Add a (non-INIT, right-sized) update chunk at ``t_ns`` to its chunk's window; True if that
+        window is now full (flush it: ``take(u.chunk)``)."""
         self.see(u, src)
-        w = self.window
+        w = self.windows.get(u.chunk)
         if w is None:
-            w = self.window = Window(first_ns=t_ns)
+            w = self.windows[u.chunk] = Window(first_ns=t_ns, chunk=u.chunk)
         g = np.asarray(u.grads, dtype=np.int64)
         w.grad_sum = g if w.grad_sum is None else w.grad_sum + g
         w.reward_sum += u.reward_sum
@@ -148,25 +162,27 @@ class Aggregator:
         return p.aggr_k
 
     def deadline_ns(self) -> Optional[int]:
-        """When the open window must be flushed by time (None: no open window)."""
-        if self.window is None:
+        """When the first open window must be flushed by time (None: no open window)."""
+        w = self.window
+        if w is None:
             return None
         p = self.params
         ms = p.round_timeout_ms if p.mode is Mode.SYNC else p.aggr_t_ms
-        return self.window.first_ns + int(ms * 1e6)
+        return w.first_ns + int(ms * 1e6)
 
     def due(self, t_ns: int) -> bool:
-        """The open window's time is up at ``t_ns``."""
+        """The first open window's time is up at ``t_ns``."""
         d = self.deadline_ns()
         return d is not None and t_ns >= d
 
-    def take(self) -> Window:
-        """Close and return the open window.
+    def take(self, chunk: Optional[int] = None) -> Window:
+        """Close and return chunk ``chunk``'s open window (None: the one due first).
 
         Raises:
-            ValueError: no open window.
+            ValueError: no such open window.
         """
-        if self.window is None:
-            raise ValueError("no open window to flush")
-        w, self.window = self.window, None
+        w = self.window if chunk is None else self.windows.get(chunk)
+        if w is None:
+            raise ValueError("no open window to flush" if chunk is None else f"no open window of chunk {chunk}")
+        del self.windows[w.chunk]
         return w

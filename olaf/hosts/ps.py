@@ -14,6 +14,17 @@ the global reward (Q15.16, ``INT32_MIN`` = −∞) and the global weights (Q7.24
 none before the model is initialised); flags 0 — an Olaf switch on the path
 fills the queue status and sets STATUS_VALID.
 
+**Chunks** (``docs/protocol.md`` "Chunks", :mod:`olaf.chunks`): with ``num_params`` P and
+``mtu`` configured, the model travels as K = ``Chunking.for_model(P, mtu).num_chunks`` chunks of
+L elements. Every chunk is handled alone as it arrives: the global model applies it to its slice
+(per-slice gate, ``g_a``, Adam moments and schedule, :mod:`olaf.hosts.global_model`) and the ACK
+answers it with that slice's weights (unpadded) and that slice's ``r_g``, ``chunk`` and
+``num_chunks`` set. An INIT chunk initialises its slice. A chunk whose ``num_chunks`` is not K or
+whose ``num_grads`` is not L (a worker of another model size or MTU) is *wrong_size*: counted by
+field in ``wrong_size_reasons``, logged with ``reason``, never applied, not ACKed. Without
+``num_params`` the PS is K = 1 and the first INIT sets P (a chunked update is then wrong_size,
+reason ``num_chunks``).
+
 Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models of
 :mod:`olaf.rundir.records`), one record per datagram:
 
@@ -22,7 +33,8 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models o
   ``t_ns`` the reception time (``CLOCK_REALTIME`` ns), ``reward`` the mean
   reward ``reward_sum/count`` as a float, ``init`` the INIT flag, ``outcome``
   one of :class:`~olaf.hosts.global_model.Outcome`, ``global_reward`` the
-  global reward after it (float, null for −∞). ``wrong_size`` updates get no ACK.
+  global reward after it (float, null for −∞; K > 1: of the chunk's slice, and ``chunk``,
+  ``num_chunks`` are set). ``wrong_size`` updates get no ACK; their ``reason`` names the field.
   In the aggregating modes an update's outcome is ``buffered``.
 * ``{"ev": "flush", "t_ns", "updates", "count", "reward", "outcome", "global_reward",
   "acks", "by"}`` — a window applied (``by`` = ``size`` or ``time``), ``reward``
@@ -37,8 +49,11 @@ Summary ``<name>.summary.json``: counters (``datagrams``, ``updates``,
 ``inits``, ``malformed`` and ``malformed_reasons``, ``untrusted`` and ``untrusted_reasons``,
 ``init_source`` (INITs of allowed workers other than ``init_from``, answered but not used),
 ``socket_drops`` (datagrams the kernel dropped for a full receive buffer, ``SO_RXQ_OVFL``), outcomes, ``acks_sent``,
-``ack_errors``, ``flushes``), per-cluster counts, final global reward and weights, the
-rule (``step``, ``gate``, ``mode``) and ``t_start_ns``/``t_stop_ns``.
+``ack_errors``, ``flushes``), per-cluster counts (over all chunks), ``per_chunk`` (cluster →
+chunk → ``chunks`` received, ``worker_updates`` = Σ ``count``, ``acked``, one counter per
+outcome), ``wrong_size_reasons``, ``num_chunks``/``chunk_len``, the final global reward (K > 1:
+the lowest slice's ``r_g``; ``global_rewards`` per slice) and weights, the rule (``step``,
+``gate``, ``mode``) and ``t_start_ns``/``t_stop_ns``.
 """
 
 from __future__ import annotations
@@ -54,6 +69,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from olaf.chunks import Chunking
+from olaf.constants import MTU
 from olaf.fixedpoint import reward_from_fixed
 from olaf.hosts.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
@@ -105,6 +122,12 @@ class PsConfig(OutputFiles):
         checkpoint_s: write ``out_dir/name.checkpoint.npz`` (:mod:`olaf.hosts.checkpoint`) this often,
             seconds, and when the PS stops (None: only when it stops).
         resume_from: a checkpoint to continue from (its weights, optimizer state and ``r_g``).
+        num_params: P, the model's parameter count; with ``mtu`` it fixes the chunking (K, L) that
+            every worker must use. None: K = 1, the first INIT sets P.
+        mtu: IPv4 MTU of the links, bytes (the chunking's; used with ``num_params``).
+
+    Raises:
+        ValueError: a model that cannot be chunked at ``mtu`` (:class:`olaf.chunks.ChunkingError`).
     """
 
     bind_ip: str = "0.0.0.0"
@@ -124,6 +147,16 @@ class PsConfig(OutputFiles):
     trust: TrustPolicy = field(default_factory=TrustPolicy)
     checkpoint_s: Optional[float] = None
     resume_from: Optional[Path] = None
+    num_params: Optional[int] = None
+    mtu: int = MTU
+
+    def __post_init__(self) -> None:
+        _ = self.chunking  # raises ChunkingError (a ValueError) naming P, K and the limit
+
+    @property
+    def chunking(self) -> Optional[Chunking]:
+        """The model's chunking (None: K = 1, size from the first INIT)."""
+        return None if self.num_params is None else Chunking.for_model(self.num_params, self.mtu)
 
     @property
     def checkpoint_path(self) -> Path:
@@ -142,7 +175,7 @@ class ParameterServer:
     def __init__(self, cfg: PsConfig, stop: Optional[threading.Event] = None) -> None:
         self.cfg = cfg
         self.stop = stop or threading.Event()
-        self.model = GlobalModel(cfg.lr, cfg.step, cfg.gate, cfg.lr_final, cfg.lr_decay_updates)
+        self.model = GlobalModel(cfg.lr, cfg.step, cfg.gate, cfg.lr_final, cfg.lr_decay_updates, cfg.chunking)
         if cfg.resume_from is not None:
             ck = read_checkpoint(cfg.resume_from)
             try:
@@ -155,6 +188,9 @@ class ParameterServer:
         self.untrusted_reasons: Counter[str] = Counter()
         self._t_start = time.time_ns()
         self.per_cluster: dict[int, Counter[str]] = defaultdict(Counter)
+        self.per_chunk: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
+        """(cluster, chunk) → ``chunks`` received, ``worker_updates`` (Σ count), ``acked``, outcomes."""
+        self.wrong_size_reasons: Counter[str] = Counter()
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
         self.sock.bind((cfg.bind_ip, cfg.port))
@@ -218,13 +254,18 @@ class ParameterServer:
         write error is counted (``checkpoint_errors``), never fatal."""
         if not self.model.initialised:
             return
-        worker_updates = sum(c["worker_updates"] for c in self.per_cluster.values())
+        updates, worker_updates = self.updates_at_chunk0()
         try:
-            write_checkpoint(self.cfg.checkpoint_path, self.model.state(), t_ns, self.counters["updates"],
-                             worker_updates)
+            write_checkpoint(self.cfg.checkpoint_path, self.model.state(), t_ns, updates, worker_updates)
             self.counters["checkpoints"] += 1
         except OSError:
             self.counters["checkpoint_errors"] += 1
+
+    def updates_at_chunk0(self) -> tuple[int, int]:
+        """``(messages, worker updates in them)`` received for chunk 0 (every update with K = 1):
+        chunk 0 stands for the update when each of its K chunks is a message."""
+        msgs = sum(c["chunks"] for (_, k), c in self.per_chunk.items() if k == 0)
+        return msgs, sum(c["worker_updates"] for (_, k), c in self.per_chunk.items() if k == 0)
 
     def _socket_drops(self, ancdata: list[tuple[int, int, bytes]]) -> None:
         """``socket_drops``: datagrams the kernel dropped because the receive buffer was full
@@ -256,12 +297,16 @@ class ParameterServer:
                                           cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count))
             return
         full = False
-        if init and not self.cfg.trust.may_set_weights(src) and not self.model.initialised:
+        mismatch = self.model.mismatch(u.num_chunks, len(u.grads))
+        if mismatch is not None:
+            outcome = Outcome.WRONG_SIZE
+            self.wrong_size_reasons[mismatch.value] += 1
+        elif init and not self.cfg.trust.may_set_weights(src) and not self.model.slice_ready(u.chunk):
             self.counters["init_source"] += 1  # answered like a late INIT: it cannot set the weights
             outcome = Outcome.INIT_IGNORED
         elif init:
-            outcome = self.model.init(u.grads)
-        elif self.aggregator is not None and self.model.initialised and len(u.grads) == self.model.num_weights:
+            outcome = self.model.init(u.grads, u.chunk)
+        elif self.aggregator is not None and self.model.slice_ready(u.chunk):
             full = self.aggregator.add(u, src, t_ns)
             outcome = Outcome.BUFFERED
         else:
@@ -275,44 +320,60 @@ class ParameterServer:
             c["updates"] += 1
             c["worker_updates"] += u.count
             c[outcome.value] += 1
-        log.write(UpdateRecord(ev="update", t_ns=t_ns, src=src, cluster_id=u.cluster_id, worker_id=u.worker_id,
-                               seq=u.seq, count=u.count, gen_ts=u.gen_ts, reward_sum=u.reward_sum,
-                               reward=reward_from_fixed(u.reward_sum) / u.count, init=init, outcome=outcome,
-                               global_reward=self.model.global_reward()))
+            if mismatch is None:
+                k = self.per_chunk[(u.cluster_id, u.chunk)]
+                k["chunks"] += 1
+                k["worker_updates"] += u.count
+                k[outcome.value] += 1
+        chunked = u.num_chunks > 1
+        rec = UpdateRecord(ev="update", t_ns=t_ns, src=src, cluster_id=u.cluster_id, worker_id=u.worker_id,
+                           seq=u.seq, count=u.count, gen_ts=u.gen_ts, reward_sum=u.reward_sum,
+                           reward=reward_from_fixed(u.reward_sum) / u.count, init=init, outcome=outcome,
+                           global_reward=None if mismatch is not None else self.model.global_reward(u.chunk),
+                           **({"chunk": u.chunk, "num_chunks": u.num_chunks} if chunked else {}),
+                           **({"reason": mismatch.value} if mismatch is not None else {}))
+        log.write(rec)
         if outcome is Outcome.BUFFERED:
             if full:
-                self._flush(t_ns, log, "size")
+                self._flush(t_ns, log, "size", u.chunk)
             return
         if outcome is Outcome.WRONG_SIZE:
             return
-        self._ack(u.cluster_id, u.worker_id, u.seq, u.count, u.gen_ts, src)
+        self._ack(u.cluster_id, u.worker_id, u.seq, u.count, u.gen_ts, src, u.chunk, count_key=not init)
 
-    def _ack(self, cluster_id: int, worker_id: int, seq: int, count: int, gen_ts: int, dst: str) -> None:
+    def _ack(self, cluster_id: int, worker_id: int, seq: int, count: int, gen_ts: int, dst: str, chunk: int,
+             count_key: bool = True) -> None:
+        """Send slice ``chunk``'s ACK; ``count_key``: count it in ``per_chunk[(cluster, chunk)]["acked"]``."""
         ack = encode_ack(cluster_id=cluster_id, worker_id=worker_id, seq=seq, count=count,
-                         global_reward=self.model.global_reward_fixed(), gen_ts=gen_ts,
-                         weights=self.model.ack_weights())
+                         global_reward=self.model.global_reward_fixed(chunk), gen_ts=gen_ts,
+                         weights=self.model.ack_weights(chunk), chunk=chunk, num_chunks=self.model.num_chunks)
         try:
             self.sock.sendto(ack, (dst, self.cfg.ack_port))
             self.counters["acks_sent"] += 1
+            if count_key:
+                self.per_chunk[(cluster_id, chunk)]["acked"] += 1
         except OSError:
             self.counters["ack_errors"] += 1
 
-    def _flush(self, t_ns: int, log: JsonlLog, by: str) -> None:
-        """Apply the open window as one update and broadcast one ACK per known cluster (:mod:`olaf.hosts.modes`)."""
+    def _flush(self, t_ns: int, log: JsonlLog, by: str, chunk: Optional[int] = None) -> None:
+        """Apply chunk ``chunk``'s open window (None: the one due first) as one update of its slice
+        and broadcast one ACK of that slice per known cluster (:mod:`olaf.hosts.modes`)."""
         assert self.aggregator is not None
-        w = self.aggregator.take()
+        w = self.aggregator.take(chunk)
         assert w.grad_sum is not None
-        outcome = self.model.apply_sums(w.reward_sum, w.count, w.grad_sum)
+        outcome = self.model.apply_sums(w.reward_sum, w.count, w.grad_sum, w.chunk)
         self.counters["flushes"] += 1
         self.counters[outcome.value] += 1
         for c in w.clusters:
             self.per_cluster[c][outcome.value] += 1
+            self.per_chunk[(c, w.chunk)][f"flush_{outcome.value}"] += 1
         for c, last in sorted(self.aggregator.known.items()):
             mine = w.clusters.get(c, last)
-            self._ack(c, mine.worker_id, mine.seq, mine.count, mine.gen_ts, mine.src)
+            self._ack(c, mine.worker_id, mine.seq, mine.count, mine.gen_ts, mine.src, w.chunk)
         log.write(FlushRecord(ev="flush", t_ns=t_ns, updates=w.updates, count=w.count,
                               reward=reward_from_fixed(w.reward_sum) / w.count, outcome=outcome,
-                              global_reward=self.model.global_reward(), acks=len(self.aggregator.known), by=by))
+                              global_reward=self.model.global_reward(w.chunk), acks=len(self.aggregator.known), by=by,
+                              **({"chunk": w.chunk} if self.model.num_chunks > 1 else {})))
 
     def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`PsSummary`)."""
@@ -339,7 +400,14 @@ class ParameterServer:
                       sorted(self.cfg.trust.allowed_sources), "init_from": self.cfg.trust.init_from,
                       "max_abs_reward": self.cfg.trust.max_abs_reward, "gen_ts_slack_s": self.cfg.trust.gen_ts_slack_s},
             "per_cluster": {str(c): dict(v) for c, v in sorted(self.per_cluster.items())},
-            "global_reward": m.global_reward(),
+            "per_chunk": {str(c): {str(k): dict(v) for (cc, k), v in sorted(self.per_chunk.items()) if cc == c}
+                          for c in sorted({c for c, _ in self.per_chunk})},
+            "wrong_size_reasons": dict(self.wrong_size_reasons),
+            "num_chunks": m.num_chunks,
+            "chunk_len": None if m.chunking is None else m.chunking.chunk_len,
+            "global_rewards": m.global_rewards(),
+            "global_reward": None if not m.global_rewards() or None in m.global_rewards() else min(
+                r for r in m.global_rewards() if r is not None),
             "num_weights": m.num_weights,
             "weights": None if m.weights is None else m.weights.tolist(),
             "resumed_from": None if self.cfg.resume_from is None else str(self.cfg.resume_from),

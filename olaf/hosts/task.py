@@ -145,6 +145,9 @@ class BanditWorkerTask:
     def initial_weights(self) -> np.ndarray:
         return self._initial.copy()
 
+    def current_weights(self) -> np.ndarray:
+        return self.weights.copy()
+
     def generate(self, adopt: Optional[np.ndarray]) -> Generation:
         if adopt is not None:
             self.weights = adopt

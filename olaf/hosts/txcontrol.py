@@ -1,9 +1,10 @@
 """Worker-side transmission control (paper §5 "Worker-side Protocol").
 
 The switch writes the queue status into every ACK (``docs/protocol.md`` §ACK):
-``N`` = active clusters, ``Q_max`` = queue size in segments. With the latest
+``N`` = active clusters, ``Q_max`` = queue size in updates. With the latest
 status and ``Δ̂`` = time since the worker's last ACK (of any worker of its
-cluster: ACKs are multicast to the cluster), a worker that has a new update
+cluster: ACKs are multicast to the cluster; with K chunks, the first ACK slice
+answering an update), a worker that has a new update (all its K chunks or none)
 
 * sends it if transmission control is off, if it has no status yet, or if
   ``N ≤ Q_max`` (no congestion: "the workers transmit updates at will");
@@ -93,8 +94,17 @@ class TransmissionControl:
         self._last_ack_ns: Optional[int] = None
 
     def on_ack(self, t_ns: int, status: Optional[QueueStatus]) -> None:
-        """Record an ACK received at ``t_ns``; a status (STATUS_VALID) replaces the last one."""
+        """Record the ACK event at ``t_ns`` (restarts ``Δ̂``); a status (STATUS_VALID) replaces the last one.
+
+        With a model in K chunks the event is the **first** ACK slice answering an update (the
+        worker calls this once per answered update, :meth:`on_status` for its other slices;
+        docs/hosts.md "Chunks at the worker")."""
         self._last_ack_ns = t_ns
+        self.on_status(status)
+
+    def on_status(self, status: Optional[QueueStatus]) -> None:
+        """A status (STATUS_VALID) from an ACK slice that is not an ACK event replaces the last one;
+        ``Δ̂`` is unchanged."""
         if status is not None:
             self._status = status
 

@@ -23,23 +23,33 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    previous iteration (adopted between iterations, never during one: paper
    §8.2), and asks transmission control (:mod:`olaf.hosts.txcontrol`) whether
    to send. A sent update (``count`` 1, ``seq`` 1, 2, … per sent update,
-   wrapping at 2³²) carries the mean reward (Q15.16) of the episodes that ended
+   wrapping at 2³²; with a model of K chunks, :mod:`olaf.chunks`, it is K datagrams,
+   chunk 0..K−1, with the same ``seq``, ``reward_sum`` and ``gen_ts`` — transmission control
+   decides once per update: all K chunks or none) carries the mean reward (Q15.16) of the episodes that ended
    and the sample-weighted mean direction (Q7.24, saturated and counted, never
    wrapped) of all iterations since the last sent update, ``gen_ts`` = the
    generation time, and ``cluster_id``/``worker_id`` as configured (an Olaf
    switch overwrites them). An update needs a reward: until the first episode
    has ended, iterations are folded into the next one (reason ``no_episode``).
-   After its INIT and after each sent update the worker waits up to ``ack_wait_ms`` for the next ACK
+   After its INIT the worker waits up to ``ack_wait_ms`` for the whole global model (every
+   slice); after each sent update it waits up to ``ack_wait_ms`` for the next ACK event
    with weights before it iterates again, so that on a fast network the next
    iteration starts from the global weights that include its own update (on a
    slow or lossy one it goes on training and adopts them after that
    iteration); 0 = no wait; synchronous training (:mod:`olaf.hosts.modes`)
    sets it to the round's cutoff;
-4. meanwhile receives ACKs: any ACK restarts the ``Δ̂`` timer and its status
-   (if STATUS_VALID) becomes the latest status; its weights, if it has ``G``
-   of them, are the global weights the next iteration adopts. An ACK matching one of its own sent
-   ``(seq, gen_ts)`` is *own*: it tells the worker its switch-assigned
-   ``cluster_id``/``worker_id``. Malformed ACKs are counted and dropped;
+4. meanwhile receives ACKs: with K = 1 any ACK is an *ACK event*; with K > 1 the event is
+   the **first** ACK slice answering an update (one ``(worker_id, seq, gen_ts)``, of any worker
+   of its cluster: docs/hosts.md "Chunks at the worker" says why the first and not the last).
+   An ACK event restarts the ``Δ̂`` timer and is what ``ack_wait_ms`` waits for; every slice's
+   status (if STATUS_VALID) becomes the latest status. Every slice's weights (the slice's
+   length, ``num_chunks`` = K) are stored as they arrive and adopted only at the start of the next
+   iteration (the task's current weights with the stored slices written over them). The model
+   is *acked* (INITs stop) once every slice has arrived at least once. An ACK matching one of its
+   own sent ``(seq, gen_ts)`` is *own*: it tells the worker its switch-assigned
+   ``cluster_id``/``worker_id``, and its slice is counted for that update (summary
+   ``ack_slices``). An ACK of another K or slice length is counted (``acks_wrong_size``) and
+   dropped. Malformed ACKs are counted and dropped;
 5. after the schedule (or on SIGTERM/SIGINT) keeps receiving ACKs for
    ``linger_ms``, then writes its summary. A task whose training produces
    NaN/inf (PPO) stops the worker at once: stop reason ``non_finite_loss``, the
@@ -74,7 +84,8 @@ Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`; the records are the models of
 
 Summary ``<name>.summary.json``: ``task``, ``generated``, ``sent``, ``skipped``, ACK
 counters, ``saturated_elements`` / ``saturated_updates`` (Q7.24 clamping of
-sent directions), the configured and learned ids, ``t0_ns``, ``gen_end_ns``
+sent directions), ``num_chunks`` (K), ``chunks_sent``, ``ack_slices`` (sent updates by how
+many of their K ACK slices came back: their sum is ``sent``), ``ack_events``, the configured and learned ids, ``t0_ns``, ``gen_end_ns``
 (end of the generation phase), the final rewards, ``error`` (or null) and the
 task's own summary (bandit: ``final_exp_reward``; PPO: ``env_steps``,
 ``episodes``, ``iterations``, ``num_params``).
@@ -92,6 +103,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from olaf.chunks import Chunking
 from olaf.fixedpoint import INT32_MIN, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
 from olaf.hosts.learning import Experience, Task, task_factory, task_kinds
 from olaf.hosts.runlog import OutputFiles, StartFileError, wait_for_start_file, wait_until
@@ -138,7 +150,10 @@ class WorkerConfig(OutputFiles):
         task_kind: ``"bandit"`` or ``"ppo"`` (:mod:`olaf.hosts.learning`).
         task: bandit parameters (``task.num_weights`` = ``G``), used when ``task_kind`` is bandit.
         ppo: the PPO task (environment, hyperparameters, MTU), used when ``task_kind`` is ppo;
-            ``G`` is then its network's parameter count.
+            ``G`` is then its network's parameter count and ``ppo.mtu`` the links' MTU.
+        mtu: the bandit's links' IPv4 MTU, bytes: an update of ``G`` elements travels as
+            ``Chunking.for_model(G, mtu)`` chunks (None: one message; with ``task_kind`` ppo
+            it must be None, ``ppo.mtu`` is the MTU).
         ack_wait_ms: after each sent update wait at most this long (ms, ≥ 0) for
             an ACK with weights before iterating again.
         tx: transmission control.
@@ -163,6 +178,7 @@ class WorkerConfig(OutputFiles):
     task: TaskParams = field(default_factory=TaskParams)
     ppo: PPOTaskSpec = field(default_factory=PPOTaskSpec)
     ack_wait_ms: float = 0.0
+    mtu: Optional[int] = None
     tx: TxParams = field(default_factory=TxParams)
     seed: int = 0
     cluster_id: Optional[int] = None
@@ -179,6 +195,13 @@ class WorkerConfig(OutputFiles):
             raise ValueError(f"task_kind={self.task_kind!r} must be one of {', '.join(task_kinds())}")
         if not self.ack_wait_ms >= 0:
             raise ValueError(f"ack_wait_ms must be >= 0, got {self.ack_wait_ms}")
+        if self.task_kind == "ppo" and self.mtu is not None:
+            raise ValueError(f"mtu={self.mtu}: a PPO worker's MTU is ppo.mtu ({self.ppo.mtu}); leave mtu None")
+
+    @property
+    def links_mtu(self) -> Optional[int]:
+        """The MTU the update is chunked for (None: one message)."""
+        return self.ppo.mtu if self.task_kind == "ppo" else self.mtu
 
 
 def make_task(cfg: WorkerConfig, init_rng: np.random.Generator, task_rng: np.random.Generator) -> Task:
@@ -201,9 +224,15 @@ class Worker:
         init_rng, task_rng, self._sched_rng, tx_rng = (np.random.default_rng(s) for s in ss)
         self.task = make_task(cfg, init_rng, task_rng)
         self.num_weights = self.task.num_weights
+        mtu = cfg.links_mtu
+        self.chunking = Chunking.single(self.num_weights) if mtu is None else Chunking.for_model(self.num_weights, mtu)
         self.initial_weights = self.task.initial_weights()
-        self._adopt: Optional[np.ndarray] = None  # global weights received since the last iteration
-        self._acked_weights_count = 0  # ACKs with weights received (ack_wait_ms waits for the next one)
+        self._slices: dict[int, np.ndarray] = {}  # ACK slices received since the last iteration, by chunk
+        self._have = np.zeros(self.chunking.num_chunks, dtype=bool)  # slices received at least once
+        self._acked_weights_count = 0  # ACK events with weights (ack_wait_ms waits for the next one)
+        self._answered: OrderedDict[tuple[int, int, int], None] = OrderedDict()  # updates with an ACK event
+        self._own_slices: OrderedDict[int, int] = OrderedDict()  # own sent seq -> bit mask of slices seen
+        self.ack_slices: Counter[int] = Counter()  # sent updates by ACK slices seen (finalised ones)
         self.tc = TransmissionControl(cfg.tx, tx_rng)
         self.experience = Experience(self.num_weights)
         self.error: Optional[str] = None
@@ -221,24 +250,29 @@ class Worker:
 
     # -- sending -------------------------------------------------------------
 
-    def _send(self, u: Update, init: bool) -> bool:
-        try:
-            self.sock.sendto(encode_update(u, init=init), (self.cfg.ps_ip, self.cfg.ps_port))
-        except OSError:
-            self.counters["send_errors"] += 1
-            return False
-        self._sent[u.seq] = u.gen_ts
-        if len(self._sent) > SENT_MEMORY:
-            self._sent.popitem(last=False)
-        return True
+    def _send(self, u: Update, raw: list[int], init: bool) -> int:
+        """Send ``u`` with the model vector ``raw`` (Q7.24, ``(G,)``) as its K chunks; return the
+        chunks sent (a chunk whose send fails is counted in ``send_errors``)."""
+        sent = 0
+        for i, part in enumerate(self.chunking.split(raw)):
+            c = u.with_(grads=part, chunk=i, num_chunks=self.chunking.num_chunks)
+            try:
+                self.sock.sendto(encode_update(c, init=init), (self.cfg.ps_ip, self.cfg.ps_port))
+                sent += 1
+            except OSError:
+                self.counters["send_errors"] += 1
+        if sent:
+            self._sent[u.seq] = u.gen_ts
+            if len(self._sent) > SENT_MEMORY:
+                self._sent.popitem(last=False)
+        return sent
 
     def _header(self) -> dict[str, int]:
         return {"cluster_id": self.cfg.cluster_id or 0, "worker_id": self.cfg.worker_id or 0}
 
     def _send_init(self, gen_ts: int, retry: bool) -> None:
-        u = Update(**self._header(), seq=0, count=1, reward_sum=0, gen_ts=gen_ts,
-                   grads=tuple(pack_q724(self.initial_weights)[0]))
-        if self._send(u, init=True):
+        u = Update(**self._header(), seq=0, count=1, reward_sum=0, gen_ts=gen_ts)
+        if self._send(u, pack_q724(self.initial_weights)[0], init=True):
             self.counters["init_sent"] += 1
         self._log_write(InitRecord(ev="init", t_ns=time.time_ns(), retry=retry))
 
@@ -248,7 +282,7 @@ class Worker:
         Raises:
             FloatingPointError: the task's training produced NaN/inf.
         """
-        adopt, self._adopt = self._adopt, None
+        adopt, n_slices = self._take_slices()
         gen = self.task.generate(adopt)
         self.experience.add(gen)
         gen_ts = time.time_ns()
@@ -262,6 +296,9 @@ class Worker:
                                "p_send": d.p_send, "draw": d.draw, "delta_hat_ms": d.delta_hat_ms,
                                "N": d.active_clusters, "q_max": d.queue_size,
                                **{k: v for k, v in gen.info.items() if k != "exp_reward"}}
+        chunked = self.chunking.num_chunks > 1
+        if chunked:
+            rec["adopted_slices"] = n_slices
         sent = False
         if d.send and not self.experience.ready:
             rec["reason"] = "no_episode"
@@ -272,16 +309,44 @@ class Worker:
                 self.counters["saturated_elements"] += saturated
                 self.counters["saturated_updates"] += 1
             self.seq = self.seq % 0xFFFFFFFF + 1
-            u = Update(**self._header(), seq=self.seq, count=1, reward_sum=reward_to_fixed(reward),
-                       gen_ts=gen_ts, grads=tuple(raw))
-            if self._send(u, init=False):
+            u = Update(**self._header(), seq=self.seq, count=1, reward_sum=reward_to_fixed(reward), gen_ts=gen_ts)
+            chunks = self._send(u, raw, init=False)
+            if chunks:
                 self.counters["sent"] += 1
+                self.counters["chunks_sent"] += chunks
+                self._track_own(self.seq)
                 sent = True
-                rec.update(sent=True, seq=self.seq, reward=reward, folded=folded, saturated=saturated)
+                rec.update(sent=True, seq=self.seq, reward=reward, folded=folded, saturated=saturated,
+                           **({"chunks": chunks} if chunked else {}))
         if not sent:
             self.counters["skipped"] += 1
         self._log_write(GenRecord(**rec))
         return gen_ts, sent
+
+    def _take_slices(self) -> tuple[Optional[np.ndarray], int]:
+        """The weights to adopt at the start of an iteration (None: no slice arrived since the
+        last one) and how many slices they take from ACKs: the task's current weights with every
+        stored slice written over its part (K = 1: the global weights themselves)."""
+        if not self._slices:
+            return None, 0
+        slices, self._slices = self._slices, {}
+        if len(slices) == self.chunking.num_chunks:
+            w = np.empty(self.num_weights)
+        else:
+            w = self.task.current_weights()
+        for chunk, values in slices.items():
+            start, stop = self.chunking.bounds(chunk)
+            w[start:stop] = values
+        return w, len(slices)
+
+    def _track_own(self, seq: int) -> None:
+        """Start counting the ACK slices of sent update ``seq`` (the oldest leaves the memory
+        into the ``ack_slices`` histogram)."""
+        self._own_slices.pop(seq, None)
+        self._own_slices[seq] = 0
+        if len(self._own_slices) > SENT_MEMORY:
+            _, mask = self._own_slices.popitem(last=False)
+            self.ack_slices[mask.bit_count()] += 1
 
     # -- receiving -----------------------------------------------------------
 
@@ -298,29 +363,50 @@ class Worker:
             self._log_write(MalformedAckRecord(ev="malformed_ack", t_ns=t_ns, len=len(data), reason=str(e)))
             return
         self.counters["acks"] += 1
-        self.tc.on_ack(t_ns, ack.status)
+        c = self.chunking
+        if ack.num_chunks != c.num_chunks or (ack.weights and len(ack.weights) != c.slice_len(ack.chunk)):
+            # another model size: neither an event nor weights (the PS refuses such updates too)
+            self.counters["acks_wrong_size"] += 1
+            self.tc.on_status(ack.status)
+            return
+        key = (ack.worker_id, ack.seq, ack.gen_ts)
+        event = key not in self._answered
+        if event:  # the first ACK slice answering this update: Δ̂ restarts, ack_wait_ms ends
+            self._answered[key] = None
+            if len(self._answered) > SENT_MEMORY:
+                self._answered.popitem(last=False)
+            self.tc.on_ack(t_ns, ack.status)
+            self.counters["ack_events"] += 1
+        else:
+            self.tc.on_status(ack.status)
         own = self._sent.get(ack.seq) == ack.gen_ts
         if own:
             self.counters["acks_own"] += 1
             self.learned_ids = (ack.cluster_id, ack.worker_id)
-        if len(ack.weights) == self.num_weights:
-            self._adopt = unpack_q724(ack.weights)
-            self._acked_weights_count += 1
-            self.model_acked = True
-        elif ack.weights:
-            self.counters["acks_wrong_size"] += 1
+            if ack.seq in self._own_slices:
+                self._own_slices[ack.seq] |= 1 << ack.chunk
+        if ack.weights:
+            self._slices[ack.chunk] = unpack_q724(ack.weights)
+            self._have[ack.chunk] = True
+            if event:
+                self._acked_weights_count += 1
+            if not self.model_acked and self._have.all():
+                self.model_acked = True
         gr = None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward)
         self.last_global_reward = gr
         st = ack.status
         self._log_write(AckRecord(ev="ack", t_ns=t_ns, cluster_id=ack.cluster_id, worker_id=ack.worker_id,
                                   seq=ack.seq, count=ack.count, gen_ts=ack.gen_ts, global_reward=gr,
                                   weights=len(ack.weights), own=own,
-                                  status=None if st is None else (st.queue_util, st.active_clusters, st.queue_size)))
+                                  status=None if st is None else (st.queue_util, st.active_clusters, st.queue_size),
+                                  **({"chunk": ack.chunk, "num_chunks": ack.num_chunks} if c.num_chunks > 1 else {})))
 
-    def _pump_until(self, t_ns: int, init_gen_ts: int, until_acks: Optional[int] = None) -> None:
-        """Receive ACKs (and repeat the INIT when due) until ``t_ns``, stop, or (if
-        ``until_acks`` is given) until that many ACKs with weights have arrived in all.
-        Datagrams already queued are taken even when ``t_ns`` has passed."""
+    def _pump_until(self, t_ns: int, init_gen_ts: int, until_acks: Optional[int] = None,
+                    until_model: bool = False) -> None:
+        """Receive ACKs (and repeat the INIT when due) until ``t_ns``, stop, (if ``until_acks`` is
+        given) until that many ACK events with weights have arrived in all, or (``until_model``)
+        until every slice of the global model has arrived. Datagrams already queued are taken
+        even when ``t_ns`` has passed."""
         retry_ns = int(self.cfg.init_retry_ms * 1e6)
         while not self.stop.is_set():
             now = time.time_ns()
@@ -328,6 +414,8 @@ class Worker:
                 self._send_init(init_gen_ts, retry=True)
                 self._last_init_ns = now
             if until_acks is not None and self._acked_weights_count >= until_acks:
+                return
+            if until_model and self.model_acked:
                 return
             left = t_ns - now
             if left <= 0:
@@ -393,7 +481,7 @@ class Worker:
         self._send_init(init_gen_ts, retry=False)
         self._last_init_ns = init_gen_ts
         if cfg.ack_wait_ms > 0:  # start from the global model if it comes back in time
-            self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts, until_acks=1)
+            self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts, until_model=True)
         end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
         for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
             # keep the nominal chain (no drift from compute time) unless the last
@@ -430,7 +518,8 @@ class Worker:
             ps=f"{cfg.ps_ip}:{cfg.ps_port}", cluster_id=cfg.cluster_id, worker_id=cfg.worker_id, seed=cfg.seed,
             schedule=cfg.schedule.describe(), task_kind=cfg.task_kind,
             task=asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
-            num_weights=self.num_weights, ack_wait_ms=cfg.ack_wait_ms, tx=cfg.tx.model_dump()))
+            num_weights=self.num_weights, ack_wait_ms=cfg.ack_wait_ms, tx=cfg.tx.model_dump(),
+            **({"num_chunks": self.chunking.num_chunks} if self.chunking.num_chunks > 1 else {})))
         reason = "signal"
         t0 = None
         try:
@@ -459,6 +548,14 @@ class Worker:
             write_json(cfg.summary_path, summary)
         return summary
 
+    def ack_slices_histogram(self) -> dict[str, int]:
+        """Sent updates by how many of their K ACK slices arrived (own ACKs), ``{"28": n, …}``;
+        the values sum to ``sent``."""
+        h = Counter(self.ack_slices)
+        for mask in self._own_slices.values():
+            h[mask.bit_count()] += 1
+        return {str(k): v for k, v in sorted(h.items())}
+
     def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""
         c = self.counters
@@ -483,5 +580,9 @@ class Worker:
             "last_global_reward": self.last_global_reward,
             "last_reward": self.experience.last_reward,
             "error": self.error,
+            "num_chunks": self.chunking.num_chunks,
+            "chunks_sent": c["chunks_sent"],
+            "ack_slices": self.ack_slices_histogram(),
+            "ack_events": c["ack_events"],
             **self.task.summary(),
         }).dump()

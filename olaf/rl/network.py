@@ -18,9 +18,10 @@ biases). Its parameter count :func:`param_count` is, with ``T = Σ_i (h_{i−1} 
 and ``h_0 = obs_dim``, ``T + (h_k + 1)·(n_actions + 1)`` (shared) or
 ``2·T + (h_k + 1)·(n_actions + 1)`` (separate); for LunarLander-v3 (8 observations, 4 actions) the default trunk ``(24,)``
 has 341 parameters (a trunk ``(32, 32)`` would have 1,509). Every parameter is one Q7.24 element of an update and
-of an ACK, so the model must fit :func:`olaf.constants.max_model_elements` of
-the frame: 359 in a 1500 B MTU, 2,234 in a 9000 B jumbo frame
-(:func:`check_fits` raises :class:`ModelTooLarge` otherwise).
+of an ACK; a model larger than :func:`olaf.constants.max_chunk_elements` of the frame (358 in a 1500 B
+MTU, 2,233 in a 9000 B jumbo frame) travels as K chunks (:mod:`olaf.chunks`: SB3's 9,797
+parameters are 28 chunks at 1500 B, 5 at 9000 B). :func:`check_fits` gives the chunking and raises
+:class:`ModelTooLarge` only when K exceeds the wire's limit (or the MTU holds no element).
 
 Written here rather than taken from Stable-Baselines3: its ``ActorCriticPolicy``
 gives the policy and value heads separate MLPs since version 1.8 (a shared trunk
@@ -37,12 +38,13 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from olaf.constants import JUMBO_MTU, MTU, max_model_elements
+from olaf.chunks import Chunking, ChunkingError
+from olaf.constants import MAX_CHUNKS_WIRE
 from olaf.plan.workload import ARCHS
 
 
 class ModelTooLarge(ValueError):
-    """The network has more parameters than an update/ACK of the frame can carry."""
+    """The network needs more chunks than allowed at the frame's MTU (or the MTU holds no element)."""
 
 
 def param_count(obs_dim: int, n_actions: int, hidden: Sequence[int], arch: str = "shared") -> int:
@@ -60,21 +62,18 @@ def param_count(obs_dim: int, n_actions: int, hidden: Sequence[int], arch: str =
     return n * (2 if arch == "separate" else 1) + (prev + 1) * (n_actions + 1)
 
 
-def check_fits(num_params: int, mtu: int) -> None:
-    """Raise :class:`ModelTooLarge` unless ``num_params`` weights fit an update and an ACK of ``mtu`` bytes.
+def check_fits(num_params: int, mtu: int, max_chunks: int = MAX_CHUNKS_WIRE) -> Chunking:
+    """The chunking of a ``num_params``-parameter network on links of ``mtu`` bytes (K = 1 when an
+    update and its ACK fit one packet).
 
-    The message states the count, the limit and, for a 1500 B MTU, whether jumbo frames would do.
+    Raises:
+        ModelTooLarge: more than ``max_chunks`` chunks would be needed, or the MTU holds no element;
+            the message states the count, K, the limit and the fix.
     """
-    limit = max_model_elements(mtu)
-    if num_params <= limit:
-        return
-    hint = ""
-    if mtu < JUMBO_MTU and num_params <= max_model_elements(JUMBO_MTU):
-        hint = f"; it fits a {JUMBO_MTU} B jumbo frame (--mtu {JUMBO_MTU})"
-    elif mtu == MTU or num_params > max_model_elements(JUMBO_MTU):
-        hint = "; choose smaller hidden layers (--hidden)"
-    raise ModelTooLarge(f"the network has {num_params} parameters but an update and its ACK in a {mtu} B MTU "
-                        f"carry at most {limit} elements{hint}")
+    try:
+        return Chunking.for_model(num_params, mtu, max_chunks=max_chunks)
+    except ChunkingError as e:
+        raise ModelTooLarge(f"the network has {num_params} parameters: {e}") from None
 
 
 class ActorCritic(nn.Module):

@@ -42,7 +42,7 @@ class PPOTask:
 
     Raises:
         EnvError: unknown environment id or not a discrete action space.
-        ModelTooLarge: the network does not fit an update/ACK of ``spec.mtu``.
+        ModelTooLarge: the network needs more chunks than the wire allows at ``spec.mtu``.
         TrainExtraMissing: a package of the ``train`` extra is missing.
     """
 
@@ -52,7 +52,7 @@ class PPOTask:
         torch.set_num_threads(1)
         self.spec = spec
         self.learner = PPOLearner(spec.env_id, spec.ppo, seed, spec.update, spec.apply_locally)
-        check_fits(self.learner.num_params, spec.mtu)
+        self.chunking = check_fits(self.learner.num_params, spec.mtu)
         self.num_weights = self.learner.num_params
         self._initial = self.learner.get_weights()
         self.steps = 0
@@ -61,6 +61,10 @@ class PPOTask:
 
     def initial_weights(self) -> np.ndarray:
         return self._initial.copy()
+
+    def current_weights(self) -> np.ndarray:
+        """The learner's weights (with local application: the last iteration's result), ``(P,)``."""
+        return self.learner.get_weights()
 
     def generate(self, adopt: Optional[np.ndarray]) -> Generation:
         if adopt is not None:

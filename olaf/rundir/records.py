@@ -91,6 +91,7 @@ class WorkerStart(Record):
     task_kind: Optional[str] = None
     task: Optional[dict[str, Any]] = Field(description="the task's parameters (bandit or PPO); None: synthetic")
     num_weights: Optional[int] = None
+    num_chunks: Optional[int] = Field(default=None, description="K, chunks per update (only when > 1)")
     ack_wait_ms: Optional[float] = None
     tx: dict[str, Any] = Field(description="transmission control parameters")
 
@@ -147,6 +148,9 @@ class GenRecord(Record):
     approx_kl: Optional[float] = None
     grad_norm: Optional[float] = None
     saturated: Optional[Count] = Field(default=None, description="Q7.24 elements clamped (sent updates)")
+    adopted_slices: Optional[Count] = Field(default=None, description="ACK slices adopted at the start of the "
+                                            "iteration (only when the model has K > 1 chunks)")
+    chunks: Optional[Count] = Field(default=None, description="chunks of the update sent (K > 1, sent updates)")
 
 
 class AckRecord(Record):
@@ -163,6 +167,8 @@ class AckRecord(Record):
     weights: Count = Field(description="weight elements carried")
     own: bool = Field(description="answers one of this worker's sent updates")
     status: Optional[tuple[int, int, int]]
+    chunk: Optional[U16] = Field(default=None, description="the slice answered (only when the model has K > 1 chunks)")
+    num_chunks: Optional[U16] = Field(default=None, description="K (only when > 1)")
 
 
 class MalformedAckRecord(Record):
@@ -228,6 +234,10 @@ class UpdateRecord(Record):
     init: bool
     outcome: Union[Outcome, Literal["not_modelled"]]
     global_reward: Optional[float] = Field(description="after this update; None: −∞ or not modelled")
+    chunk: Optional[U16] = Field(default=None, description="the update's chunk (only when it announces K > 1)")
+    num_chunks: Optional[U16] = Field(default=None, description="K announced (only when > 1)")
+    reason: Optional[str] = Field(default=None, description="wrong_size: the field that differs from the PS's "
+                                  "model (num_chunks, num_grads)")
 
 
 class FlushRecord(Record):
@@ -242,6 +252,7 @@ class FlushRecord(Record):
     global_reward: Optional[float]
     acks: Count
     by: Literal["size", "time"]
+    chunk: Optional[U16] = Field(default=None, description="the slice the window updated (only when K > 1)")
 
 
 class MalformedRecord(Record):
@@ -372,6 +383,14 @@ class WorkerSummary(Record):
     episodes: Optional[Count] = None
     iterations: Optional[Count] = None
     num_params: Optional[Count] = None
+    num_chunks: Optional[Count] = Field(default=None, description="K, chunks per update (olaf.chunks)")
+    chunks_sent: Optional[Count] = Field(default=None, description="update chunks sent (K per sent update, "
+                                         "less send errors)")
+    ack_slices: Optional[dict[str, int]] = Field(
+        default=None, description="sent updates by how many of their K ACK slices arrived (own ACKs): "
+                                  "slices seen -> updates; the values sum to sent")
+    ack_events: Optional[Count] = Field(default=None, description="first ACK slices of an answered update "
+                                        "(the event of Δ̂ and --ack-wait-ms, docs/hosts.md)")
 
 
 class PsSummary(Record):
@@ -414,6 +433,14 @@ class PsSummary(Record):
     untrusted_reasons: dict[str, int] = Field(default_factory=dict)
     trust: Optional[dict[str, Any]] = None
     per_cluster: dict[str, dict[str, int]] = Field(default_factory=dict)
+    per_chunk: Optional[dict[str, dict[str, dict[str, int]]]] = Field(
+        default=None, description="cluster -> chunk -> counters: chunks (messages received), worker_updates "
+                                  "(Σ count), acked, and one per outcome (docs/hosts.md)")
+    wrong_size_reasons: Optional[dict[str, int]] = Field(
+        default=None, description="refused chunks of another model size by field (num_chunks, num_grads)")
+    num_chunks: Optional[Count] = Field(default=None, description="K of the PS's model")
+    chunk_len: Optional[Count] = Field(default=None, description="L of the PS's model")
+    global_rewards: Optional[list[Optional[float]]] = Field(default=None, description="r_g per slice (null: −∞)")
     global_reward: Optional[float]
     num_weights: Optional[Count]
     weights: Optional[list[float]]

@@ -19,10 +19,11 @@ from olaf import backends
 from olaf.backends.base import BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
+from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts.modes import Mode
 from olaf.plan.workload import DEFAULT_ENV, NETS, PPOConfig, TrainJob
 from olaf.topologies.spec import QUEUES
-from olaf.training.job import build_plan, checked_backend
+from olaf.training.job import build_plan, checked_backend, job_mtu
 
 
 def _term_as_interrupt(signum, frame):  # noqa: ARG001
@@ -47,7 +48,8 @@ def train_options(f):
                      help="Gymnasium environment id with discrete actions (CartPole-v1 for quick runs)."),
         click.option("--net", type=click.Choice(list(NETS)), default="olaf", show_default=True,
                      help="The network: " + "; ".join(f"{k}: {v.source}" for k, v in NETS.items())
-                          + ". Its update and ACK must fit one frame of the backend (1500 B; loopback: 65535 B)."),
+                          + ". A network larger than one frame of the links (1500 B; loopback: 65535 B) is sent "
+                          "as K chunks (docs/training.md)."),
         click.option("--hidden", default=None, callback=lambda c, p, v: None if v is None else _hidden(v),
                      help="Layer widths, comma-separated, instead of the --net's (e.g. 32,32)."),
         click.option("--n-steps", default=PPOConfig.n_steps, show_default=True, type=click.IntRange(1),
@@ -101,6 +103,9 @@ def train_options(f):
               help="Wall-time budget of the job, s.")
 @click.option("--backend", type=click.Choice(backends.names()), default="mininet", show_default=True,
               help="Where the job runs (olaf.backends); ns3 refuses it: its workers are synthetic.")
+@click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=None,
+              help="IPv4 MTU the hosts chunk their updates for, at most the backend's (e.g. 1500 over loopback: SB3's "
+                   "network as 28 chunks) [default: the backend's: local 65535, mininet 1500].")
 @click.pass_context
 def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw: Any) -> None:
     """Train PPO workers until a reward target or a budget: through the Mininet + BMv2 network
@@ -125,7 +130,8 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
                              bmv2_log_level=kw.pop("bmv2_log_level"))
     runner = backends.get(backend, options)
-    plan = build_plan(**kw, mtu=runner.mtu)
+    mtu = job_mtu(kw.pop("mtu"), runner.mtu)
+    plan = build_plan(**kw, mtu=mtu)
     checked_backend(plan, runner)
     runner.preflight()
     signal.signal(signal.SIGTERM, _term_as_interrupt)

@@ -334,6 +334,8 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
     build, results = base.pop("build"), base.pop("results")
     for k in ("queue", "rate_pps"):
         base.pop(k, None)
+    if base.get("mtu", 0) is None:  # `olaf train --mtu` not given: build_plan's default (the emulated links')
+        del base["mtu"]
     if quick:
         base.update(QUICK)
     arms(fig, rate_list)  # the rate checks, before anything starts

@@ -16,7 +16,7 @@ import click
 
 from olaf.backends.base import Backend, PlanRefused
 from olaf.configfile import ConfigError, validate
-from olaf.constants import IPV4_MAX_LEN, MTU, max_model_elements
+from olaf.constants import IPV4_MAX_LEN, MTU
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT
 from olaf.plan.workload import NETS, PPOConfig, PPOTaskSpec, TrainJob
@@ -28,7 +28,8 @@ DEFAULT_TARGETS = {"LunarLander-v3": 0.0, "CartPole-v1": 150.0}
 
 def check_task(env_id: str, hidden: tuple[int, ...], mtu: int, arch: str = "shared") -> int:
     """The PPO network's parameter count for ``env_id``, after checking that the task can run
-    with updates and ACKs in one IPv4 packet of ``mtu`` bytes.
+    with updates and ACKs in IPv4 packets of ``mtu`` bytes (in K chunks when it does not fit one,
+    :mod:`olaf.chunks`).
 
     Raises:
         click.ClickException: the ``train`` extra is missing, or the environment or network is
@@ -51,15 +52,29 @@ def check_task(env_id: str, hidden: tuple[int, ...], mtu: int, arch: str = "shar
     n = param_count(shape.obs_dim, shape.n_actions, hidden, arch)
     try:
         check_fits(n, mtu)
-    except ModelTooLarge:  # its jumbo-frame hint names `olaf worker --mtu`; the emulated links are not jumbo
+    except ModelTooLarge as e:
         default = param_count(shape.obs_dim, shape.n_actions, PPOConfig().hidden)
         loopback = "" if mtu >= IPV4_MAX_LEN else "; or run it over loopback (--backend local)"
         raise click.BadParameter(
-            f"{arch} {','.join(map(str, hidden))}: the network of {env_id} has {n} parameters, but an update and its "
-            f"ACK on these links ({mtu} B MTU) carry at most {max_model_elements(mtu)} elements; choose smaller "
-            f"layers (the default {','.join(map(str, PPOConfig().hidden))} has {default}){loopback}",
-            param_hint="--net/--hidden") from None
+            f"{arch} {','.join(map(str, hidden))} on {env_id}: {e}; choose smaller layers (the default "
+            f"{','.join(map(str, PPOConfig().hidden))} has {default}){loopback}",
+            param_hint="--net/--hidden/--mtu") from None
     return n
+
+
+def job_mtu(requested: Optional[int], backend_mtu: int) -> int:
+    """The MTU a job's hosts chunk their updates for: ``requested`` (``olaf train --mtu``, e.g. 1500
+    over loopback to exercise chunking) or the backend's.
+
+    Raises:
+        click.BadParameter: ``requested`` above the backend's links' MTU (naming ``--mtu``).
+    """
+    if requested is None:
+        return backend_mtu
+    if requested > backend_mtu:
+        raise click.BadParameter(f"{requested} B is above this backend's MTU ({backend_mtu} B): its links would not "
+                                 f"carry such frames; give at most {backend_mtu}", param_hint="--mtu")
+    return requested
 
 
 DEFAULT_EVAL_EVERY_S = 30.0
@@ -108,7 +123,9 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     Every worker iterates back to back (period 1 ms: the period only spaces a worker's
     iterations) for ``budget_s`` seconds at most; ``iterations`` and ``ps_updates`` end the job
     earlier (:class:`~olaf.plan.workload.TrainJob`); ``net`` names the network (:data:`NETS`; ``hidden``
-    overrides its widths) and ``mtu`` is the backend's (:attr:`Backend.mtu <olaf.backends.base.Backend.mtu>`);
+    overrides its widths) and ``mtu`` is the hosts' (:func:`job_mtu`: the backend's, :attr:`Backend.mtu
+    <olaf.backends.base.Backend.mtu>`, or a smaller one given); a network larger than one frame travels as K
+    chunks (:mod:`olaf.chunks`);
     ``clusters`` is per edge switch (multihop: S1 behind
     s1, S2 behind s2). Only what differs from the plan's defaults is set in it (a bottleneck,
     FIFO, a queue size, transmission control, the multihop topology), so a backend without a

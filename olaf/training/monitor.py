@@ -55,8 +55,15 @@ PROGRESS_FIELDS = ("t_s", "mean_worker_reward", "workers_with_reward", "env_step
                    "ps_updates", "global_reward", "eval_reward", "eval_episodes")
 
 
+def _counts_update(rec: UpdateRecord) -> bool:
+    """A non-INIT update record that stands for a worker update: with K > 1 chunks, chunk 0's
+    (every chunk of an update is a message; chunk 0 counts it once, docs/hosts.md)."""
+    return not rec.init and not rec.chunk
+
+
 class _PsFollow:
-    """Follows the PS log: messages received, worker updates in them (Σ count), the global reward."""
+    """Follows the PS log: messages received, worker updates in them (Σ count; chunk 0's when the
+    model travels in chunks), the global reward (of the last slice updated)."""
 
     def __init__(self, path: Path) -> None:
         self.log: JsonlFollower[object] = JsonlFollower(path)
@@ -67,7 +74,7 @@ class _PsFollow:
         for rec in self.log.poll():
             if not isinstance(rec, (UpdateRecord, FlushRecord)):
                 continue
-            if isinstance(rec, UpdateRecord) and not rec.init:
+            if isinstance(rec, UpdateRecord) and _counts_update(rec):
                 self.messages += 1
                 self.updates += rec.count
             if rec.global_reward is not None:
@@ -177,12 +184,12 @@ def _worker_rows(path: Path, t0_ns: int) -> tuple[list[dict[str, Any]], dict[str
 
 
 def _ps_receptions(path: Path) -> tuple[list[tuple[int, int]], int]:
-    """``(t_ns, count)`` of every non-INIT update the PS received, in time order, and the PS
-    log's corrupt lines."""
+    """``(t_ns, count)`` of every non-INIT update the PS received (chunk 0's of a chunked model), in
+    time order, and the PS log's corrupt lines."""
     if not path.exists():
         return [], 0
     got = read_jsonl(path)
-    out = sorted((r.t_ns, r.count) for r in got.records if isinstance(r, UpdateRecord) and not r.init)
+    out = sorted((r.t_ns, r.count) for r in got.records if isinstance(r, UpdateRecord) and _counts_update(r))
     return out, got.corrupt_lines
 
 
