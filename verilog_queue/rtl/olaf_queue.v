@@ -12,14 +12,19 @@
 
 /*
  * OlafQueue: an AXI4-Stream queue that keeps at most one waiting update per
- * cluster of reinforcement-learning workers. It sits between two P4 blocks
+ * key of reinforcement-learning workers: key (cluster, chunk), where a model
+ * travels in K chunks (NUM_CHUNKS register, 1..MAX_CHUNKS; K = 1 is the
+ * paper's queue, one key per cluster). It sits between two P4 blocks
  * (paper Fig. 4: VNP4_1 -> OlafQueue -> VNP4_2): the ingress P4 block
  * identifies an update and hands its metadata over on tuser; the egress P4
  * block gets the departing frames and embeds the queue status (status_*)
  * into ACKs.
  *
- * Each frame goes into a segment of BEATS_PER_SEGMENT beats. For an Olaf
- * update n of cluster u from worker k (olaf/queue_model.py is the normative
+ * Each frame goes into a segment of BEATS_PER_SEGMENT beats. The key of an
+ * Olaf update is read from its first beat: chunk and num_chunks (uint16
+ * each, big-endian) at frame bytes OLAF_OFFSET+4 .. +7 (46..49, protocol
+ * version 2, docs/protocol.md "Chunks"). For an Olaf
+ * update n of key u from worker k (olaf/queue_model.py is the normative
  * specification; the decision codes are those of m_decision):
  *
  *   0 APPEND          no unlocked update of u is waiting and occupancy <
@@ -35,10 +40,15 @@
  *
  * REPLACE and AGGREGATE keep q's place in the departure order. Frames depart
  * in segment order; the head is locked when it starts to leave, after which
- * a new update of its cluster APPENDs a second segment. Other traffic
- * (tuser update_valid = 0, or a cluster id >= NUM_CLUSTERS) and every frame
- * in FIFO mode is APPENDed or dropped as in a tail-drop FIFO and leaves
- * unchanged.
+ * a new update of its key APPENDs a second segment. Other traffic
+ * (tuser update_valid = 0, a cluster id >= NUM_CLUSTERS, or an update whose
+ * num_chunks is not K or whose chunk is not below K: a chunk error, flagged
+ * on m_decision_chunk_error and counted in the CHUNK_ERRORS register) and
+ * every frame in FIFO mode is APPENDed or dropped as in a tail-drop FIFO and
+ * leaves unchanged.
+ *
+ * Status (paper §5) in updates: status_queue_util = ceil(occupied segments
+ * / K), status_queue_size = floor(QUEUE_SIZE / K); activity is per cluster.
  *
  * s_axis_tready stays high: every decision, including an aggregation, is
  * taken at one beat per clock (a malformed one-beat update costs one idle
@@ -68,6 +78,9 @@ module olaf_queue #
     parameter BEATS_PER_SEGMENT = 24,
     // Number of clusters tracked (cluster ids 0 .. NUM_CLUSTERS-1; paper: 9)
     parameter NUM_CLUSTERS = 9,
+    // Most chunks per update K (the NUM_CHUNKS register is 1..MAX_CHUNKS);
+    // the key table holds NUM_CLUSTERS * 2^clog2(MAX_CHUNKS) keys
+    parameter MAX_CHUNKS = 1,
     // Gradient element width in bits (docs/protocol.md: 32, Q7.24)
     parameter GRAD_WIDTH = 32,
     // Frame byte offset of the Olaf update header (Ethernet + IPv4 + UDP = 42)
@@ -80,6 +93,8 @@ module olaf_queue #
     parameter [63:0] ACTIVITY_WINDOW_RESET = 64'd1000000000,
     // AMD/Xilinx RAM_STYLE of the segment memory
     parameter XILINX_RAM_STYLE = "block",
+    // AMD/Xilinx RAM_STYLE of the key table (cluster_status, replace_status)
+    parameter XILINX_KEY_RAM_STYLE = "block",
     // Segment address width (derived)
     parameter SEG_WIDTH = SEGMENTS > 1 ? $clog2(SEGMENTS) : 1
 )
@@ -141,9 +156,9 @@ module olaf_queue #
     /*
      * Queue status for the egress P4 block (paper §5; ACK fields)
      */
-    output wire [23:0]                status_queue_util,       // occupied segments, a departing head included
+    output wire [23:0]                status_queue_util,       // Q_n: ceil(occupied segments / K), a departing head included
     output wire [15:0]                status_active_clusters,  // clusters with an update within the window (2 cycles late)
-    output wire [23:0]                status_queue_size,       // QUEUE_SIZE register (Q_max)
+    output wire [23:0]                status_queue_size,       // Q_max: floor(QUEUE_SIZE / K)
     output wire                       status_oversize,         // pulse: a frame longer than a segment was cut
 
     /*
@@ -153,7 +168,9 @@ module olaf_queue #
     output wire [2:0]                 m_decision,              // decision code (see above)
     output wire [SEG_WIDTH-1:0]       m_decision_segment,      // segment written; 0 for a drop
     output wire [15:0]                m_decision_cluster_id,   // the frame's tuser cluster_id
+    output wire [15:0]                m_decision_chunk,        // the frame's Olaf chunk field (frame bytes 46..47)
     output wire                       m_decision_update,       // the frame's tuser update_valid
+    output wire                       m_decision_chunk_error,  // an update with num_chunks != K or chunk >= K (queued as plain traffic)
     output wire                       m_lock_valid,            // the head was locked for departure
     output wire [SEG_WIDTH-1:0]       m_lock_segment,          // the locked segment
     output wire                       m_release_valid,         // the head's last beat left; its segment is free
@@ -164,6 +181,13 @@ module olaf_queue #
 localparam LEN_WIDTH = $clog2(BEATS_PER_SEGMENT + 1);
 localparam QS_WIDTH = $clog2(SEGMENTS + 1);
 localparam CL_WIDTH = NUM_CLUSTERS > 1 ? $clog2(NUM_CLUSTERS) : 1;
+localparam CK_WIDTH = $clog2(MAX_CHUNKS + 1);
+
+// Olaf update header, protocol version 2 (olaf.constants; drift-checked by
+// verilog_queue/tb/olaf_queue/test_rtl_constants.py)
+localparam UPDATE_HEADER_LEN = 30;  // bytes before the first gradient element
+localparam CHUNK_OFFSET = 4;        // chunk (uint16), then num_chunks (uint16)
+localparam COUNT_OFFSET = 16;       // count (uint16), reward_sum (int32), gen_ts (uint64)
 
 // check configuration
 initial begin
@@ -182,8 +206,18 @@ initial begin
         $finish;
     end
 
-    if ((OLAF_OFFSET + 26) % (GRAD_WIDTH / 8) != 0 || OLAF_OFFSET < 2) begin
-        $error("Error: OLAF_OFFSET must align the gradients (byte OLAF_OFFSET+26) to GRAD_WIDTH (instance %m)");
+    if ((OLAF_OFFSET + UPDATE_HEADER_LEN) % (GRAD_WIDTH / 8) != 0 || OLAF_OFFSET < 2) begin
+        $error("Error: OLAF_OFFSET must align the gradients (byte OLAF_OFFSET+30) to GRAD_WIDTH (instance %m)");
+        $finish;
+    end
+
+    if (OLAF_OFFSET + CHUNK_OFFSET + 4 > KEEP_WIDTH) begin
+        $error("Error: chunk and num_chunks (frame bytes OLAF_OFFSET+4 .. +7) must be in the first beat (instance %m)");
+        $finish;
+    end
+
+    if (MAX_CHUNKS < 1 || MAX_CHUNKS > 65535) begin
+        $error("Error: MAX_CHUNKS must be in 1..65535 (instance %m)");
         $finish;
     end
 
@@ -192,7 +226,7 @@ initial begin
         $finish;
     end
 
-    if (BEATS_PER_SEGMENT < 2 || BEATS_PER_SEGMENT * KEEP_WIDTH < OLAF_OFFSET + 26) begin
+    if (BEATS_PER_SEGMENT < 2 || BEATS_PER_SEGMENT * KEEP_WIDTH < OLAF_OFFSET + UPDATE_HEADER_LEN) begin
         $error("Error: a segment must hold at least two beats and the Olaf header (instance %m)");
         $finish;
     end
@@ -221,14 +255,19 @@ wire                cfg_fifo_mode;
 wire [30:0]         cfg_reward_threshold;
 wire [QS_WIDTH-1:0] cfg_queue_size;
 wire [63:0]         cfg_activity_window;
+wire [CK_WIDTH-1:0] cfg_num_chunks;
+wire [23:0]         status_occupancy;
+wire                ctrl_idle;
 
 olaf_queue_regs #(
     .SEGMENTS(SEGMENTS),
     .NUM_CLUSTERS(NUM_CLUSTERS),
     .BEATS_PER_SEGMENT(BEATS_PER_SEGMENT),
+    .MAX_CHUNKS(MAX_CHUNKS),
     .AXIL_ADDR_WIDTH(AXIL_ADDR_WIDTH),
     .ACTIVITY_WINDOW_RESET(ACTIVITY_WINDOW_RESET),
-    .QS_WIDTH(QS_WIDTH)
+    .QS_WIDTH(QS_WIDTH),
+    .CK_WIDTH(CK_WIDTH)
 )
 regs_inst (
     .clk(clk),
@@ -257,11 +296,14 @@ regs_inst (
     .cfg_reward_threshold(cfg_reward_threshold),
     .cfg_queue_size(cfg_queue_size),
     .cfg_activity_window(cfg_activity_window),
+    .cfg_num_chunks(cfg_num_chunks),
+    .status_queue_size(status_queue_size),
     .status_queue_util(status_queue_util),
-    .status_active_clusters(status_active_clusters)
+    .status_active_clusters(status_active_clusters),
+    .status_occupancy(status_occupancy),
+    .ctrl_idle(ctrl_idle),
+    .chunk_error(m_decision_valid && m_decision_chunk_error)
 );
-
-assign status_queue_size = {{24-QS_WIDTH{1'b0}}, cfg_queue_size};
 
 /*
  * Input pipeline
@@ -269,6 +311,9 @@ assign status_queue_size = {{24-QS_WIDTH{1'b0}}, cfg_queue_size};
 wire                  a_first_valid;
 wire [USER_WIDTH-1:0] a_user;
 wire [TIME_WIDTH-1:0] a_time;
+wire [15:0]           a_chunk;
+wire [15:0]           a_num_chunks;
+wire                  a_chunk_present;
 
 wire                  dec_write;
 wire                  dec_merge;
@@ -301,6 +346,8 @@ olaf_queue_wr #(
     .BEATS_PER_SEGMENT(BEATS_PER_SEGMENT),
     .GRAD_WIDTH(GRAD_WIDTH),
     .OLAF_OFFSET(OLAF_OFFSET),
+    .UPDATE_HEADER_LEN(UPDATE_HEADER_LEN),
+    .CHUNK_OFFSET(CHUNK_OFFSET),
     .TIME_WIDTH(TIME_WIDTH),
     .SEG_WIDTH(SEG_WIDTH),
     .LEN_WIDTH(LEN_WIDTH)
@@ -318,6 +365,9 @@ wr_inst (
     .a_first_valid(a_first_valid),
     .a_user(a_user),
     .a_time(a_time),
+    .a_chunk(a_chunk),
+    .a_num_chunks(a_num_chunks),
+    .a_chunk_present(a_chunk_present),
     .dec_write(dec_write),
     .dec_merge(dec_merge),
     .dec_seg(dec_seg),
@@ -397,12 +447,15 @@ olaf_queue_ctrl #(
     .SEGMENTS(SEGMENTS),
     .BEATS_PER_SEGMENT(BEATS_PER_SEGMENT),
     .NUM_CLUSTERS(NUM_CLUSTERS),
+    .MAX_CHUNKS(MAX_CHUNKS),
     .KEEP_WIDTH(KEEP_WIDTH),
     .TIME_WIDTH(TIME_WIDTH),
     .SEG_WIDTH(SEG_WIDTH),
     .CL_WIDTH(CL_WIDTH),
     .LEN_WIDTH(LEN_WIDTH),
-    .QS_WIDTH(QS_WIDTH)
+    .QS_WIDTH(QS_WIDTH),
+    .CK_WIDTH(CK_WIDTH),
+    .XILINX_KEY_RAM_STYLE(XILINX_KEY_RAM_STYLE)
 )
 ctrl_inst (
     .clk(clk),
@@ -415,10 +468,14 @@ ctrl_inst (
     .a_reward_sum(a_user[80:49]),
     .a_gen_ts(a_user[144:81]),
     .a_time(a_time),
+    .a_chunk(a_chunk),
+    .a_num_chunks(a_num_chunks),
+    .a_chunk_present(a_chunk_present),
     .cfg_reward_filter_en(cfg_reward_filter_en),
     .cfg_reward_threshold(cfg_reward_threshold),
     .cfg_queue_size(cfg_queue_size),
     .cfg_fifo_mode(cfg_fifo_mode),
+    .cfg_num_chunks(cfg_num_chunks),
     .c_write(dec_write),
     .c_merge(dec_merge),
     .c_seg(dec_seg),
@@ -446,11 +503,15 @@ ctrl_inst (
     .seen_cluster(seen_cluster),
     .seen_time(seen_time),
     .status_queue_util(status_queue_util),
+    .status_occupancy(status_occupancy),
+    .ctrl_idle(ctrl_idle),
     .m_decision_valid(m_decision_valid),
     .m_decision(m_decision),
     .m_decision_segment(m_decision_segment),
     .m_decision_cluster_id(m_decision_cluster_id),
+    .m_decision_chunk(m_decision_chunk),
     .m_decision_update(m_decision_update),
+    .m_decision_chunk_error(m_decision_chunk_error),
     .m_lock_valid(m_lock_valid),
     .m_lock_segment(m_lock_segment),
     .m_release_valid(m_release_valid),
@@ -468,6 +529,7 @@ olaf_queue_rd #(
     .SEGMENTS(SEGMENTS),
     .BEATS_PER_SEGMENT(BEATS_PER_SEGMENT),
     .OLAF_OFFSET(OLAF_OFFSET),
+    .COUNT_OFFSET(COUNT_OFFSET),
     .SEG_WIDTH(SEG_WIDTH),
     .LEN_WIDTH(LEN_WIDTH)
 )

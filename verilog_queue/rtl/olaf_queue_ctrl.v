@@ -15,6 +15,13 @@
  * at most. Data beats never pass through here: olaf_queue_wr writes them to
  * the segment memory as this module decides, olaf_queue_rd sends them.
  *
+ * Keys. With K chunks per update (cfg_num_chunks, 1..MAX_CHUNKS) the queue
+ * is keyed by (cluster, chunk) (olaf/queue_model.py "Keys and chunks"). The
+ * model numbers key cluster*K + chunk; here the key table is addressed by
+ * {cluster, chunk} = cluster * 2^CK_BITS + chunk (CK_BITS = clog2(MAX_CHUNKS)),
+ * the same key without a multiplier (chunk < K <= 2^CK_BITS). The key table
+ * has NUM_CLUSTERS * 2^CK_BITS entries.
+ *
  * Structures (paper §4 "Memory Organization", §12.1; olaf/queue_model.py):
  *
  *   available_mem_addrs  ring of free segment addresses; write_ptr takes the
@@ -23,30 +30,60 @@
  *   out_mem_addrs        ring of occupied segments in departure order;
  *                        append_out_addr adds an APPENDed segment at the tail,
  *                        read_ptr names the head.
- *   cluster_status       per cluster: valid bit and the segment of its waiting,
- *                        unlocked update.
- *   replace_status       per cluster: replace flag and Worker_ID.
+ *   key_table            block RAM, one KT_WIDTH-bit word per key:
+ *                        {segment [SEG_WIDTH], replace flag [1], Worker_ID [16]}
+ *                        = cluster_status (the segment of the key's waiting,
+ *                        unlocked update) and replace_status. No valid bit:
+ *   seg_in_status        per segment (flip-flops): the segment is the waiting,
+ *                        unlocked update of key seg_key[segment]. Set by a
+ *                        tracked APPEND (which also writes the key's word),
+ *                        cleared when the segment is locked and at reset.
+ *                        A key's entry is live iff seg_in_status[entry.segment]
+ *                        and seg_key[entry.segment] == key: a tracked APPEND
+ *                        into segment s for key k writes k's word, and k's word
+ *                        is rewritten with another segment only by an APPEND,
+ *                        which happens only when k's entry is not live. So
+ *                        locking a segment (and reset) invalidates its key's
+ *                        entry without writing the RAM, which has one write
+ *                        port (stage C) and one read port (stage A).
  *   locked / locked_seg  the head segment locked for departure. It is not in
- *                        cluster_status any more, so a cluster can hold two
+ *                        cluster_status any more, so a key can hold two
  *                        segments: the locked head and a newer one (§12.1
  *                        "Handling concurrency"; the paper's cluster_head is
  *                        our locked head, its cluster_tail our cluster_status).
- *   segment metadata     per segment: cluster, Worker_ID, count, reward_sum,
- *                        gen_ts, frame length; updated in place by
+ *   segment metadata     per segment: key, cluster, Worker_ID, count,
+ *                        reward_sum, gen_ts, frame length; updated in place by
  *                        AGGREGATE/REPLACE (position inheritance).
  *
  * Decision pipeline for a frame whose first beat is at stage A (the write
  * pipeline's input register), no stalls:
  *
- *   A  snapshot of the configuration; T * n.count
- *   B  look up cluster_status, the waiting update's count and reward;
- *      reward-filter products
- *   C  decide (codes as olaf.queue_model.Decision) and update the state
+ *   A  snapshot of the configuration; chunk check; T * n.count; the key
+ *      table read is issued with the frame's key
+ *   B  the key's word (from the RAM, or forwarded, see below); is it live;
+ *      the waiting update's count and reward; reward-filter products
+ *   C  decide (codes as olaf.queue_model.Decision), update the state and
+ *      write the key's word
  *
- * Update frames are at least two beats long (the Olaf header ends at frame
- * byte 68), so a frame's stage B never meets the stage C of the previous
- * update frame; olaf_queue_wr enforces the spacing for a malformed one-beat
- * update.
+ * Hazard (back-to-back updates of one key at one beat per clock). The key
+ * table is read at A and written at C, two cycles later. Update frames are
+ * at least two beats long (the Olaf header ends at frame byte 72) and
+ * olaf_queue_wr keeps a malformed one-beat update two cycles apart from the
+ * next frame, so the first beats of two update frames n, n+1 are at least
+ * two cycles apart: n+1 is at A no earlier than the cycle in which n is at C.
+ * In that cycle the RAM read returns the word before n's write; the write
+ * (address and data) is compared with the read address and forwarded into
+ * stage B (kt_fwd). From the next cycle on the RAM holds n's word. Frames
+ * between them are non-update frames, which neither read nor write keys.
+ * Between B and C the word cannot change (no update frame is at C then);
+ * only a lock can take the segment away, and C re-reads seg_in_status.
+ *
+ * Status (paper §5, in updates): status_queue_util = ceil(occupancy / K),
+ * kept without a divider as a quotient util_q and a slack util_slack =
+ * util_q * K - occupancy in 0..K-1, stepped with every APPEND and release.
+ * K may change only while the queue is idle (ctrl_idle: empty, no first beat
+ * at A, B or C; olaf_queue_regs refuses the write otherwise), when the pair
+ * is (0, 0) for every K.
  *
  * Per cycle the events take effect in this order: the stage C decision (E),
  * then a release of the departing head (R), then a lock of the next head (L).
@@ -62,6 +99,8 @@ module olaf_queue_ctrl #
     parameter BEATS_PER_SEGMENT = 24,
     // Number of clusters (cluster ids 0 .. NUM_CLUSTERS-1)
     parameter NUM_CLUSTERS = 9,
+    // Most chunks per update K (the key table holds NUM_CLUSTERS * 2^clog2(MAX_CHUNKS) keys)
+    parameter MAX_CHUNKS = 1,
     // tkeep width of the data path
     parameter KEEP_WIDTH = 64,
     // Width of timestamps (ns)
@@ -73,7 +112,13 @@ module olaf_queue_ctrl #
     // Width of a frame length in beats (0 .. BEATS_PER_SEGMENT)
     parameter LEN_WIDTH = $clog2(BEATS_PER_SEGMENT + 1),
     // Width of the queue size (0 .. SEGMENTS)
-    parameter QS_WIDTH = $clog2(SEGMENTS + 1)
+    parameter QS_WIDTH = $clog2(SEGMENTS + 1),
+    // Width of K (1 .. MAX_CHUNKS)
+    parameter CK_WIDTH = $clog2(MAX_CHUNKS + 1),
+    // AMD/Xilinx RAM_STYLE of the key table
+    /* verilator lint_off UNUSEDPARAM */
+    parameter XILINX_KEY_RAM_STYLE = "block"
+    /* verilator lint_on UNUSEDPARAM */
 )
 (
     input  wire                  clk,
@@ -90,6 +135,9 @@ module olaf_queue_ctrl #
     input  wire [31:0]           a_reward_sum,
     input  wire [63:0]           a_gen_ts,
     input  wire [TIME_WIDTH-1:0] a_time,         // arrival time (now when the beat was accepted)
+    input  wire [15:0]           a_chunk,        // Olaf header chunk (from the first beat)
+    input  wire [15:0]           a_num_chunks,   // Olaf header num_chunks
+    input  wire                  a_chunk_present, // the first beat covers both fields
 
     /*
      * Configuration (sampled at stage A for each frame)
@@ -98,6 +146,7 @@ module olaf_queue_ctrl #
     input  wire [30:0]           cfg_reward_threshold,
     input  wire [QS_WIDTH-1:0]   cfg_queue_size,
     input  wire                  cfg_fifo_mode,  // every frame APPENDs or is dropped (FIFO baseline)
+    input  wire [CK_WIDTH-1:0]   cfg_num_chunks, // K; changes only while ctrl_idle
 
     /*
      * Stage C decision, for the write pipeline (valid while the frame's
@@ -107,7 +156,7 @@ module olaf_queue_ctrl #
     output wire                  c_merge,        // AGGREGATE: beats are added to the waiting segment
     output wire [SEG_WIDTH-1:0]  c_seg,          // segment written
     output wire [LEN_WIDTH-1:0]  c_owner_len,    // AGGREGATE: length of the waiting frame in beats
-    output reg  [SEG_WIDTH-1:0]  c_q_seg,        // waiting segment of the frame's cluster as seen at stage B
+    output reg  [SEG_WIDTH-1:0]  c_q_seg,        // waiting segment of the frame's key as seen at stage B
     output reg                   c_q_hit,        // c_q_seg is valid (the frame may write it)
 
     /*
@@ -145,12 +194,16 @@ module olaf_queue_ctrl #
     /*
      * Status and event side band (registered)
      */
-    output wire [23:0]           status_queue_util,
+    output wire [23:0]           status_queue_util,      // ceil(occupancy / K), updates
+    output wire [23:0]           status_occupancy,       // occupied segments
+    output wire                  ctrl_idle,              // empty and no first beat at A, B, C: K may change
     output reg                   m_decision_valid,
     output reg  [2:0]            m_decision,
     output reg  [SEG_WIDTH-1:0]  m_decision_segment,
     output reg  [15:0]           m_decision_cluster_id,
+    output reg  [15:0]           m_decision_chunk,
     output reg                   m_decision_update,
+    output reg                   m_decision_chunk_error,
     output reg                   m_lock_valid,
     output reg  [SEG_WIDTH-1:0]  m_lock_segment,
     output reg                   m_release_valid,
@@ -169,6 +222,16 @@ localparam [31:0] LAST_SEG_W = SEGMENTS - 1;
 localparam [SEG_WIDTH-1:0] LAST_SEG = LAST_SEG_W[SEG_WIDTH-1:0];
 localparam [QS_WIDTH-1:0] QS_ZERO = {QS_WIDTH{1'b0}};
 localparam [QS_WIDTH-1:0] QS_ONE = {{QS_WIDTH-1{1'b0}}, 1'b1};
+localparam [CK_WIDTH-1:0] CK_ZERO = {CK_WIDTH{1'b0}};
+localparam [CK_WIDTH-1:0] CK_ONE = {{CK_WIDTH-1{1'b0}}, 1'b1};
+
+// key table: {cluster, chunk}
+localparam CK_BITS = MAX_CHUNKS > 1 ? $clog2(MAX_CHUNKS) : 0;
+localparam KEYS = NUM_CLUSTERS << CK_BITS;
+localparam KEY_WIDTH = KEYS > 1 ? $clog2(KEYS) : 1;
+localparam KT_WIDTH = SEG_WIDTH + 1 + 16;
+// segment addresses beyond SEGMENTS-1 exist when SEGMENTS is not a power of two
+localparam SEG_POW2 = (1 << SEG_WIDTH) == SEGMENTS;
 
 // check configuration
 initial begin
@@ -181,10 +244,25 @@ initial begin
         $error("Error: NUM_CLUSTERS must be in 1..65535 (instance %m)");
         $finish;
     end
+
+    if (MAX_CHUNKS < 1 || MAX_CHUNKS > 65535 || KEYS > (1 << 24)) begin
+        $error("Error: MAX_CHUNKS must be in 1..65535 and NUM_CLUSTERS * 2^clog2(MAX_CHUNKS) at most 2^24 (instance %m)");
+        $finish;
+    end
 end
 
 function [SEG_WIDTH-1:0] ring_next(input [SEG_WIDTH-1:0] p);
     ring_next = (p == LAST_SEG) ? {SEG_WIDTH{1'b0}} : p + 1'b1;
+endfunction
+
+function seg_exists(input [SEG_WIDTH-1:0] s);
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg [31:0] w;
+    /* verilator lint_on UNUSEDSIGNAL */
+    begin
+        w = {{32-SEG_WIDTH{1'b0}}, s};
+        seg_exists = SEG_POW2 || w < SEGMENTS;
+    end
 endfunction
 
 /*
@@ -197,17 +275,18 @@ reg [SEG_WIDTH-1:0] append_available_addr;
 reg [SEG_WIDTH-1:0] read_ptr;
 reg [SEG_WIDTH-1:0] append_out_addr;
 reg [QS_WIDTH-1:0]  occupancy;
+reg [QS_WIDTH-1:0]  util_q;
+reg [CK_WIDTH-1:0]  util_slack;
 reg                 locked;
 reg [SEG_WIDTH-1:0] locked_seg;
 
-reg [NUM_CLUSTERS-1:0] cluster_valid;
-reg [SEG_WIDTH-1:0]    cluster_seg [0:NUM_CLUSTERS-1];
-reg [NUM_CLUSTERS-1:0] replace_flag;
-reg [15:0]             replace_worker [0:NUM_CLUSTERS-1];
+(* ram_style = XILINX_KEY_RAM_STYLE *)
+reg [KT_WIDTH-1:0]  key_table [0:KEYS-1];
 
+reg [SEGMENTS-1:0]   seg_in_status;
 reg [SEGMENTS-1:0]   seg_update;
-reg [SEGMENTS-1:0]   seg_tracked;
 reg [SEGMENTS-1:0]   seg_merged;
+reg [KEY_WIDTH-1:0]  seg_key [0:SEGMENTS-1];
 reg [15:0]           seg_cluster_id [0:SEGMENTS-1];
 reg [15:0]           seg_worker_id [0:SEGMENTS-1];
 reg [15:0]           seg_count [0:SEGMENTS-1];
@@ -217,36 +296,53 @@ reg [LEN_WIDTH-1:0]  seg_len [0:SEGMENTS-1];
 reg [KEEP_WIDTH-1:0] seg_keep [0:SEGMENTS-1];
 
 /*
+ * Stage A: chunk check and key
+ */
+wire [15:0] k16 = {{16-CK_WIDTH{1'b0}}, cfg_num_chunks};
+wire a_in_range = {16'd0, a_cluster_id} < NUM_CLUSTERS;
+wire a_chunk_ok = a_chunk_present && a_num_chunks == k16 && a_chunk < k16;
+wire a_seen = a_update && a_in_range && a_chunk_ok;  // an Olaf update of a known cluster and chunk
+wire a_tracked = a_seen && !cfg_fifo_mode;            // ... decided by the OlafQueue rules
+wire a_chunk_error = a_update && !a_chunk_ok;
+
+// {cluster, chunk}; the high bits of both are zero for a tracked frame
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] a_key_w = ({16'd0, a_cluster_id} << CK_BITS) | {16'd0, a_chunk};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [KEY_WIDTH-1:0] a_key = a_key_w[KEY_WIDTH-1:0];
+
+/*
  * Stages A -> B -> C: the frame's metadata and its configuration snapshot
  */
-localparam FRAME_WIDTH = 4 + QS_WIDTH + 3 * 16 + 32 + 64 + TIME_WIDTH;
+localparam FRAME_WIDTH = 5 + QS_WIDTH + KEY_WIDTH + 4 * 16 + 32 + 64 + TIME_WIDTH;
 
-wire a_in_range = {16'd0, a_cluster_id} < NUM_CLUSTERS;
-wire a_seen = a_update && a_in_range;         // an Olaf update of a known cluster
-wire a_tracked = a_seen && !cfg_fifo_mode;    // ... decided by the OlafQueue rules
-
-wire [FRAME_WIDTH-1:0] a_frame = {a_seen, a_tracked, cfg_reward_filter_en, cfg_queue_size, a_update,
-                                  a_cluster_id, a_worker_id, a_count, a_reward_sum, a_gen_ts, a_time};
+wire [FRAME_WIDTH-1:0] a_frame = {a_seen, a_tracked, a_chunk_error, cfg_reward_filter_en, cfg_queue_size,
+                                  a_update, a_key, a_chunk, a_cluster_id, a_worker_id, a_count, a_reward_sum,
+                                  a_gen_ts, a_time};
 
 reg                   b_valid;
 reg [FRAME_WIDTH-1:0] b_frame;
 reg                   c_valid_reg;
 reg [FRAME_WIDTH-1:0] c_frame;
 
-// stage B looks at the cluster, count and reward only
+// stage B looks at the key, count and reward only
 localparam F_REWARD = TIME_WIDTH + 64;
 localparam F_COUNT = F_REWARD + 32;
-localparam F_CLUSTER = F_COUNT + 32;
+localparam F_KEY = F_COUNT + 4 * 16;
 
-wire        b_tracked = b_frame[FRAME_WIDTH-2];
-wire [15:0] b_count = b_frame[F_COUNT +: 16];
-wire [31:0] b_reward_sum = b_frame[F_REWARD +: 32];
+wire                 b_tracked = b_frame[FRAME_WIDTH-2];
+wire [KEY_WIDTH-1:0] b_key = b_frame[F_KEY +: KEY_WIDTH];
+wire [15:0]          b_count = b_frame[F_COUNT +: 16];
+wire [31:0]          b_reward_sum = b_frame[F_REWARD +: 32];
 
 wire                  c_seen;
 wire                  c_tracked;
+wire                  c_chunk_error;
 wire                  c_filter_en;
 wire [QS_WIDTH-1:0]   c_queue_size;
 wire                  c_update;
+wire [KEY_WIDTH-1:0]  c_key;
+wire [15:0]           c_chunk;
 wire [15:0]           c_cluster_id;
 wire [15:0]           c_worker_id;
 wire [15:0]           c_count;
@@ -254,12 +350,41 @@ wire [31:0]           c_reward_sum;
 wire [63:0]           c_gen_ts;
 wire [TIME_WIDTH-1:0] c_time;
 
-assign {c_seen, c_tracked, c_filter_en, c_queue_size, c_update, c_cluster_id, c_worker_id, c_count,
-        c_reward_sum, c_gen_ts, c_time} = c_frame;
+assign {c_seen, c_tracked, c_chunk_error, c_filter_en, c_queue_size, c_update, c_key, c_chunk, c_cluster_id,
+        c_worker_id, c_count, c_reward_sum, c_gen_ts, c_time} = c_frame;
 
-wire [CL_WIDTH-1:0]  b_cl = b_frame[F_CLUSTER +: CL_WIDTH];
-wire                 b_q_valid = b_tracked && cluster_valid[b_cl];
-wire [SEG_WIDTH-1:0] b_q_seg = cluster_seg[b_cl];
+/*
+ * Key table: read at A, written at C, the C write forwarded to B
+ */
+wire                kt_we;
+wire [KT_WIDTH-1:0] kt_wd;
+reg  [KT_WIDTH-1:0] kt_q;
+reg                 kt_fwd;
+reg  [KT_WIDTH-1:0] kt_fwd_data;
+
+always @(posedge clk) begin
+    if (kt_we) begin
+        key_table[c_key] <= kt_wd;
+    end
+end
+
+always @(posedge clk) begin
+    if (a_valid) begin
+        kt_q <= key_table[a_key];
+    end
+    kt_fwd <= kt_we && c_key == a_key;
+    kt_fwd_data <= kt_wd;
+end
+
+wire [KT_WIDTH-1:0]  b_entry = kt_fwd ? kt_fwd_data : kt_q;
+wire [SEG_WIDTH-1:0] b_q_seg = b_entry[KT_WIDTH-1 -: SEG_WIDTH];
+wire                 b_q_flag = b_entry[16];
+wire [15:0]          b_q_worker = b_entry[15:0];
+wire                 b_q_valid = b_tracked && seg_exists(b_q_seg) && seg_in_status[b_q_seg]
+                                 && seg_key[b_q_seg] == b_key;
+
+reg        c_q_flag;
+reg [15:0] c_q_worker;
 
 always @(posedge clk) begin
     b_valid <= a_valid;
@@ -268,6 +393,8 @@ always @(posedge clk) begin
     c_frame <= b_frame;
     c_q_seg <= b_q_seg;
     c_q_hit <= b_valid && b_q_valid;
+    c_q_flag <= b_q_flag;
+    c_q_worker <= b_q_worker;
 
     if (rst) begin
         b_valid <= 1'b0;
@@ -294,12 +421,11 @@ olaf_reward_cmp reward_cmp_inst (
 /*
  * Stage C: the decision (Alg. 1 with reward filtering, queue_model._decide)
  */
-wire [CL_WIDTH-1:0]  c_cl = c_cluster_id[CL_WIDTH-1:0];
 // a lock in the cycle between B and C may have taken the waiting segment away
-wire                 q_valid = c_tracked && cluster_valid[c_cl];
-wire [SEG_WIDTH-1:0] q_seg = cluster_seg[c_cl];
+wire                 q_valid = c_q_hit && seg_in_status[c_q_seg];
+wire [SEG_WIDTH-1:0] q_seg = c_q_seg;
 wire                 append_ok = occupancy < c_queue_size;
-wire                 same_worker = replace_flag[c_cl] && replace_worker[c_cl] == c_worker_id && c_count == 16'd1;
+wire                 same_worker = c_q_flag && c_q_worker == c_worker_id && c_count == 16'd1;
 wire [SEG_WIDTH-1:0] new_seg = available_mem_addrs[write_ptr];
 
 reg [2:0] decision;
@@ -327,6 +453,11 @@ assign c_merge = c_valid_reg && dec_aggregate;
 assign c_seg = dec_append ? new_seg : q_seg;
 assign c_owner_len = seg_len[q_seg];
 
+// the key's new word: its segment, replaceable by the new update's worker iff its count is 1
+wire n_replaceable = c_count == 16'd1;
+assign kt_we = c_write && c_tracked;
+assign kt_wd = {c_seg, n_replaceable && !dec_aggregate, (n_replaceable && !dec_aggregate) ? c_worker_id : 16'd0};
+
 // saturating sums of AGGREGATE (olaf.fixedpoint)
 wire [16:0] count_sum = {1'b0, seg_count[q_seg]} + {1'b0, c_count};
 wire [15:0] count_sat = count_sum[16] ? 16'hFFFF : count_sum[15:0];
@@ -335,14 +466,11 @@ wire [31:0] reward_raw = q_reward + c_reward_sum;
 wire        reward_ovf = (q_reward[31] == c_reward_sum[31]) && (reward_raw[31] != q_reward[31]);
 wire [31:0] reward_sat = reward_ovf ? {q_reward[31], {31{!q_reward[31]}}} : reward_raw;
 wire [63:0] gen_ts_max = seg_gen_ts[q_seg] > c_gen_ts ? seg_gen_ts[q_seg] : c_gen_ts;
-wire        n_replaceable = c_count == 16'd1;
 
 /*
  * Departure: lock (L) and release (R)
  */
 wire [SEG_WIDTH-1:0] cand = locked ? out_mem_addrs[ring_next(read_ptr)] : out_mem_addrs[read_ptr];
-wire [CL_WIDTH-1:0]  cand_cl = seg_cluster_id[cand][CL_WIDTH-1:0];
-wire                 cand_in_status = seg_tracked[cand] && cluster_valid[cand_cl] && cluster_seg[cand_cl] == cand;
 
 assign lock_fire = departure_enable && (locked ? (release_head && occupancy != QS_ONE) : (occupancy != 0));
 assign head_seg = lock_fire ? cand : locked_seg;
@@ -358,14 +486,18 @@ assign locked_gen_ts = seg_gen_ts[locked_seg];
 assign locked_keep = seg_keep[locked_seg];
 
 assign seen_valid = c_valid_reg && c_seen;
-assign seen_cluster = c_cl;
+assign seen_cluster = c_cluster_id[CL_WIDTH-1:0];
 assign seen_time = c_time;
 
-assign status_queue_util = {{24-QS_WIDTH{1'b0}}, occupancy};
+assign status_queue_util = {{24-QS_WIDTH{1'b0}}, util_q};
+assign status_occupancy = {{24-QS_WIDTH{1'b0}}, occupancy};
+assign ctrl_idle = occupancy == QS_ZERO && !a_valid && !b_valid && !c_valid_reg;
 
 /*
  * State update: E, then R, then L
  */
+wire occ_inc = c_valid_reg && dec_append;
+wire [CK_WIDTH-1:0] k_last = cfg_num_chunks - CK_ONE;
 integer i;
 
 always @(posedge clk) begin
@@ -375,20 +507,15 @@ always @(posedge clk) begin
             write_ptr <= ring_next(write_ptr);
             out_mem_addrs[append_out_addr] <= new_seg;
             append_out_addr <= ring_next(append_out_addr);
+            seg_in_status[new_seg] <= c_tracked;
+            seg_key[new_seg] <= c_key;
             seg_update[new_seg] <= c_update;
-            seg_tracked[new_seg] <= c_tracked;
             seg_merged[new_seg] <= 1'b0;
             seg_cluster_id[new_seg] <= c_cluster_id;
             seg_worker_id[new_seg] <= c_worker_id;
             seg_count[new_seg] <= c_count;
             seg_reward_sum[new_seg] <= c_reward_sum;
             seg_gen_ts[new_seg] <= c_gen_ts;
-            if (c_tracked) begin
-                cluster_valid[c_cl] <= 1'b1;
-                cluster_seg[c_cl] <= new_seg;
-                replace_flag[c_cl] <= n_replaceable;
-                replace_worker[c_cl] <= n_replaceable ? c_worker_id : 16'd0;
-            end
         end
         if (dec_replace) begin
             seg_merged[q_seg] <= 1'b0;
@@ -396,16 +523,12 @@ always @(posedge clk) begin
             seg_count[q_seg] <= c_count;
             seg_reward_sum[q_seg] <= c_reward_sum;
             seg_gen_ts[q_seg] <= c_gen_ts;
-            replace_flag[c_cl] <= n_replaceable;
-            replace_worker[c_cl] <= n_replaceable ? c_worker_id : 16'd0;
         end
         if (dec_aggregate) begin
             seg_merged[q_seg] <= 1'b1;
             seg_count[q_seg] <= count_sat;
             seg_reward_sum[q_seg] <= reward_sat;
             seg_gen_ts[q_seg] <= gen_ts_max;
-            replace_flag[c_cl] <= 1'b0;
-            replace_worker[c_cl] <= 16'd0;
         end
     end
 
@@ -422,17 +545,30 @@ always @(posedge clk) begin
         locked <= 1'b0;
     end
 
-    occupancy <= occupancy + (c_valid_reg && dec_append ? QS_ONE : QS_ZERO) - (release_head ? QS_ONE : QS_ZERO);
+    occupancy <= occupancy + (occ_inc ? QS_ONE : QS_ZERO) - (release_head ? QS_ONE : QS_ZERO);
 
-    // L: lock the next head; its cluster's next update starts a new segment
+    // status in updates: util_q * K - util_slack = occupancy
+    if (occ_inc && !release_head) begin
+        if (util_slack == CK_ZERO) begin
+            util_q <= util_q + QS_ONE;
+            util_slack <= k_last;
+        end else begin
+            util_slack <= util_slack - CK_ONE;
+        end
+    end else if (release_head && !occ_inc) begin
+        if (util_slack == k_last) begin
+            util_q <= util_q - QS_ONE;
+            util_slack <= CK_ZERO;
+        end else begin
+            util_slack <= util_slack + CK_ONE;
+        end
+    end
+
+    // L: lock the next head; its key's next update starts a new segment
     if (lock_fire) begin
         locked <= 1'b1;
         locked_seg <= cand;
-        if (cand_in_status) begin
-            cluster_valid[cand_cl] <= 1'b0;
-            replace_flag[cand_cl] <= 1'b0;
-            replace_worker[cand_cl] <= 16'd0;
-        end
+        seg_in_status[cand] <= 1'b0;
     end
 
     if (rst) begin
@@ -443,10 +579,10 @@ always @(posedge clk) begin
         append_available_addr <= {SEG_WIDTH{1'b0}};
         read_ptr <= {SEG_WIDTH{1'b0}};
         append_out_addr <= {SEG_WIDTH{1'b0}};
-        occupancy <= {QS_WIDTH{1'b0}};
-        cluster_valid <= {NUM_CLUSTERS{1'b0}};
-        replace_flag <= {NUM_CLUSTERS{1'b0}};
-        seg_tracked <= {SEGMENTS{1'b0}};
+        occupancy <= QS_ZERO;
+        util_q <= QS_ZERO;
+        util_slack <= CK_ZERO;
+        seg_in_status <= {SEGMENTS{1'b0}};
         locked <= 1'b0;
         locked_seg <= {SEG_WIDTH{1'b0}};
     end
@@ -460,7 +596,9 @@ always @(posedge clk) begin
     m_decision <= decision;
     m_decision_segment <= (dec_append || dec_aggregate || dec_replace) ? c_seg : {SEG_WIDTH{1'b0}};
     m_decision_cluster_id <= c_cluster_id;
+    m_decision_chunk <= c_chunk;
     m_decision_update <= c_update;
+    m_decision_chunk_error <= c_chunk_error;
     m_lock_valid <= lock_fire;
     m_lock_segment <= cand;
     m_release_valid <= release_head;
@@ -483,18 +621,19 @@ always @(posedge clk) begin
         if ({{32-QS_WIDTH{1'b0}}, occupancy} > SEGMENTS) begin
             $error("olaf_queue_ctrl: occupancy %0d exceeds SEGMENTS", occupancy);
         end
+        if ({{32-QS_WIDTH{1'b0}}, util_q} * {{32-CK_WIDTH{1'b0}}, cfg_num_chunks}
+                - {{32-CK_WIDTH{1'b0}}, util_slack} != {{32-QS_WIDTH{1'b0}}, occupancy}
+                || util_slack >= cfg_num_chunks) begin
+            $error("olaf_queue_ctrl: status %0d updates, slack %0d, for %0d segments", util_q, util_slack, occupancy);
+        end
         if (release_head && !locked) begin
             $error("olaf_queue_ctrl: release without a locked head");
         end
-        if (c_valid_reg && q_valid && !(c_q_hit && c_q_seg == q_seg)) begin
-            $error("olaf_queue_ctrl: cluster_status changed between stages B and C");
+        if (b_valid && c_valid_reg && kt_we) begin
+            $error("olaf_queue_ctrl: key table written while the next frame is at stage B");
         end
-        if (c_valid_reg && dec_append && c_tracked && cluster_valid[c_cl]) begin
-            $error("olaf_queue_ctrl: APPEND for a cluster that has a waiting segment");
-        end
-        if (lock_fire && seg_tracked[cand] && !cand_in_status) begin
-            // a tracked segment stays in cluster_status until it is locked
-            $error("olaf_queue_ctrl: locking a tracked segment that cluster_status lost");
+        if (c_valid_reg && q_valid && seg_key[q_seg] != c_key) begin
+            $error("olaf_queue_ctrl: waiting segment %0d belongs to another key", q_seg);
         end
         if (c_valid_reg && q_valid && locked && q_seg == locked_seg) begin
             $error("olaf_queue_ctrl: decision on the locked head");

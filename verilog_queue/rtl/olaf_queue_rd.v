@@ -21,7 +21,8 @@
  *
  * On the way out the Olaf fields that aggregation changes are written into
  * an update's frame from the segment's metadata: count (frame byte
- * OLAF_OFFSET+12), reward_sum (+14) and gen_ts (+18), big-endian. In a frame
+ * OLAF_OFFSET+COUNT_OFFSET = 58 in protocol version 2), reward_sum (+2)
+ * and gen_ts (+6), 14 bytes big-endian (frame bytes 58..71). In a frame
  * into which an update was aggregated the UDP checksum (OLAF_OFFSET-2) is
  * set to 0 (docs/protocol.md: a switch that rewrites an Olaf message sets
  * it to 0). m_axis_tuser carries the departing update's metadata in the
@@ -41,6 +42,8 @@ module olaf_queue_rd #
     parameter BEATS_PER_SEGMENT = 24,
     // Frame byte offset of the Olaf update header
     parameter OLAF_OFFSET = 42,
+    // Offset of count (uint16, then reward_sum int32, gen_ts uint64) in the Olaf update header
+    parameter COUNT_OFFSET = 16,
     // Segment address width
     parameter SEG_WIDTH = SEGMENTS > 1 ? $clog2(SEGMENTS) : 1,
     // Width of a frame length in beats (0 .. BEATS_PER_SEGMENT)
@@ -89,7 +92,7 @@ module olaf_queue_rd #
 );
 
 // header fields written on the way out: count, reward_sum, gen_ts (14 bytes)
-localparam FIELDS_OFFSET = OLAF_OFFSET + 12;
+localparam FIELDS_OFFSET = OLAF_OFFSET + COUNT_OFFSET;
 localparam CSUM_OFFSET = OLAF_OFFSET - 2;
 
 // check configuration

@@ -15,8 +15,10 @@
  * segment that olaf_queue_ctrl chose for its frame, adding it lane by lane to
  * the stored beat when the frame is aggregated. Five stages, no stalls:
  *
- *   A  input register; a first beat's tuser goes to olaf_queue_ctrl
- *   B  (olaf_queue_ctrl looks up the cluster)
+ *   A  input register; a first beat's tuser and its Olaf chunk and
+ *      num_chunks (frame bytes OLAF_OFFSET+CHUNK_OFFSET .. +3, big-endian)
+ *      go to olaf_queue_ctrl
+ *   B  (olaf_queue_ctrl looks up the key)
  *   C  the frame's decision is known (from olaf_queue_ctrl for the first
  *      beat, from the frame context after it); the stored beat of the
  *      waiting segment is read for a merge
@@ -24,7 +26,7 @@
  *   E  write to the segment memory
  *
  * A merge read at stage C can meet the write at stage E of the same word
- * (two back-to-back two-beat frames of one cluster); the written word is then
+ * (two back-to-back two-beat frames of one key); the written word is then
  * forwarded. s_axis_tready is high except during reset and for one cycle
  * after a one-beat Olaf update (malformed: the header alone needs two beats),
  * which keeps update frames two cycles apart for olaf_queue_ctrl.
@@ -54,6 +56,10 @@ module olaf_queue_wr #
     parameter GRAD_WIDTH = 32,
     // Frame byte offset of the Olaf update header
     parameter OLAF_OFFSET = 42,
+    // Bytes of the Olaf update header (olaf.constants.UPDATE_HEADER_LEN)
+    parameter UPDATE_HEADER_LEN = 30,
+    // Offset of chunk (uint16) and num_chunks (uint16) in the Olaf header (olaf.constants.CHUNK_OFFSET)
+    parameter CHUNK_OFFSET = 4,
     // Width of timestamps (ns)
     parameter TIME_WIDTH = 64,
     // Segment address width
@@ -84,6 +90,9 @@ module olaf_queue_wr #
     output wire                  a_first_valid,
     output wire [USER_WIDTH-1:0] a_user,
     output reg  [TIME_WIDTH-1:0] a_time,
+    output wire [15:0]           a_chunk,          // Olaf header chunk, big-endian at frame byte OLAF_OFFSET+CHUNK_OFFSET
+    output wire [15:0]           a_num_chunks,     // Olaf header num_chunks, the two bytes after chunk
+    output wire                  a_chunk_present,  // the first beat's tkeep covers both fields
 
     /*
      * Stage C: decision for the first beat at stage C, from olaf_queue_ctrl
@@ -125,7 +134,9 @@ module olaf_queue_wr #
 localparam LANES = DATA_WIDTH / GRAD_WIDTH;
 localparam LANE_BYTES = GRAD_WIDTH / 8;
 // first gradient byte of a frame and its beat / lane
-localparam GRAD_OFFSET = OLAF_OFFSET + 26;
+localparam GRAD_OFFSET = OLAF_OFFSET + UPDATE_HEADER_LEN;
+// chunk and num_chunks: frame bytes CHUNK_BYTE .. CHUNK_BYTE+3 of the first beat
+localparam CHUNK_BYTE = OLAF_OFFSET + CHUNK_OFFSET;
 localparam GRAD_BEAT = GRAD_OFFSET / KEEP_WIDTH;
 localparam GRAD_LANE = (GRAD_OFFSET % KEEP_WIDTH) / LANE_BYTES;
 // beat index width: 0 .. BEATS_PER_SEGMENT, the top value meaning "beyond the segment"
@@ -136,7 +147,12 @@ localparam [BEAT_WIDTH-1:0] BEAT_OVER = BEAT_OVER_W[BEAT_WIDTH-1:0];
 // check configuration
 initial begin
     if (GRAD_OFFSET % LANE_BYTES != 0) begin
-        $error("Error: the gradients (frame byte OLAF_OFFSET+26) must be aligned to GRAD_WIDTH (instance %m)");
+        $error("Error: the gradients (frame byte OLAF_OFFSET+UPDATE_HEADER_LEN) must be aligned to GRAD_WIDTH (instance %m)");
+        $finish;
+    end
+
+    if (CHUNK_BYTE + 4 > KEEP_WIDTH) begin
+        $error("Error: chunk and num_chunks (frame bytes OLAF_OFFSET+CHUNK_OFFSET .. +3) must be in the first beat (instance %m)");
         $finish;
     end
 end
@@ -186,6 +202,9 @@ end
 
 assign a_first_valid = a_valid && a_first;
 assign a_user = a_user_reg;
+assign a_chunk = {a_data[CHUNK_BYTE*8 +: 8], a_data[(CHUNK_BYTE+1)*8 +: 8]};
+assign a_num_chunks = {a_data[(CHUNK_BYTE+2)*8 +: 8], a_data[(CHUNK_BYTE+3)*8 +: 8]};
+assign a_chunk_present = a_keep[CHUNK_BYTE+3];
 
 /*
  * Stages B and C: the beat waits for its frame's decision
@@ -235,7 +254,7 @@ wire                 beat_in_seg = c_beat != BEAT_OVER;
 wire                 c_wr_en = c_valid && f_write && beat_in_seg && (!f_merge || c_beat < f_owner_len);
 
 // the merge read: at the first beat the decision is not known yet, so the
-// waiting segment of the frame's cluster is read speculatively
+// waiting segment of the frame's key is read speculatively
 assign mem_rd_en = c_valid && beat_in_seg;
 assign mem_rd_seg = c_first ? dec_q_seg : ctx_seg;
 assign mem_rd_beat = c_beat;

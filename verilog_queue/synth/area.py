@@ -31,6 +31,9 @@ CONFIGS = {
     "paper": {"SEGMENTS": 8, "BEATS_PER_SEGMENT": 24, "NUM_CLUSTERS": 9},
     # the same queue for 9036 B jumbo frames (paper §12.1)
     "jumbo": {"SEGMENTS": 8, "BEATS_PER_SEGMENT": 142, "NUM_CLUSTERS": 9},
+    # chunked updates: Q = 8 updates of K = 28 chunks in 224 segments, 16 clusters x 28 chunks
+    # (448 keys in a 512-word key table)
+    "chunked": {"SEGMENTS": 224, "BEATS_PER_SEGMENT": 24, "NUM_CLUSTERS": 16, "MAX_CHUNKS": 28},
 }
 
 # XCU55C capacity (AMD's published figures for the Alveo U55C device)
@@ -94,7 +97,12 @@ def main() -> int:
     version = subprocess.run([*yosys, "-V"], capture_output=True, text=True, check=True).stdout.strip()
     OUT_DIR.mkdir(exist_ok=True)
     results = {"yosys": version, "target": "synth_xilinx -family xcup (UltraScale+)", "configs": {}}
-    for name, params in CONFIGS.items():
+    wanted = sys.argv[1:] or list(CONFIGS)   # configuration names, all by default
+    unknown = [n for n in wanted if n not in CONFIGS]
+    if unknown:
+        raise SystemExit(f"unknown configuration(s) {unknown}; known: {list(CONFIGS)}")
+    for name in wanted:
+        params = CONFIGS[name]
         stat = OUT_DIR / f"{name}.stat.txt"
         ys = OUT_DIR / f"{name}.ys"
         ys.write_text(script(params).replace("{stat}", str(stat)) + "\n")
@@ -116,7 +124,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|")
     for name, r in results["configs"].items():
         s, p = r["summary"], r["params"]
-        label = f"{name}: {p['SEGMENTS']} seg x {p['BEATS_PER_SEGMENT']} beats, {p['NUM_CLUSTERS']} clusters"
+        label = (f"{name}: {p['SEGMENTS']} seg x {p['BEATS_PER_SEGMENT']} beats, {p['NUM_CLUSTERS']} clusters"
+                 + (f" x {p['MAX_CHUNKS']} chunks" if p.get("MAX_CHUNKS", 1) > 1 else ""))
         print(f"| {label} | {s['LUT']} ({s['LUT_logic']} + {s['LUT_memory']}) | {s['FF']} | {s['BRAM36']:g} | "
               f"{s['DSP']} | {100 * s['LUT'] / DEVICE['LUT']:.2f} % | {100 * s['FF'] / DEVICE['FF']:.2f} % |")
     print(f"| paper (§7, whole engine, Vivado) | {PAPER['LUT'] * DEVICE['LUT']:.0f} | {PAPER['FF'] * DEVICE['FF']:.0f} | "

@@ -2,10 +2,12 @@
 
 Runs the paper's configuration (8 segments of 24 beats = 1500 B frames, 9
 clusters) on Verilator and streams back-to-back 1512-byte update frames
-(361 gradients, the most a 1500 B MTU holds) with no idle input cycle, for
-several traffic mixes. Every run
-is also checked against the reference model by the differential scoreboard,
-so a fast but wrong queue fails the benchmark.
+(360 gradients, the most a 1500 B MTU holds in protocol version 2) with no
+idle input cycle, for several traffic mixes; then a chunked configuration
+(224 segments, 16 clusters, MAX_CHUNKS 28) with the chunks of 27 workers (9
+clusters x 3) interleaved, K = 5 and K = 28. Every run is also checked
+against the reference model by the differential scoreboard, so a fast but
+wrong queue fails the benchmark.
 
 Measured: the sustained input rate = beats accepted on s_axis / cycles from
 the first to the last accepted beat; the output rate over the same window;
@@ -35,16 +37,27 @@ from olaf.update import Update
 from olaf.wire import update_frame_len
 
 PAPER = {"SEGMENTS": 8, "NUM_CLUSTERS": 9, "BEATS_PER_SEGMENT": 24}
-NUM_GRADS = 361          # 14 + 20 + 8 + 26 + 4 * 361 = 1512 bytes = 24 beats of 64 bytes
+CHUNKED = {"SEGMENTS": 224, "NUM_CLUSTERS": 16, "BEATS_PER_SEGMENT": 24, "MAX_CHUNKS": 28}
+NUM_GRADS = 360          # 14 + 20 + 8 + 30 + 4 * 360 = 1512 bytes = 24 beats of 64 bytes
 FRAMES = 240
+WORKERS = 27             # chunked mixes: 9 clusters x 3 workers
 DATA_BITS = 512
 CLOCK_HZ = 250e6
 
 
-def mix_updates(mix: str, n: int, num_grads: int):
+def mix_updates(mix: str, n: int, num_grads: int, num_chunks: int = 1):
     """The update stream of a traffic mix."""
     grads = tuple(range(-(num_grads // 2), num_grads - num_grads // 2))
     for i in range(n):
+        if mix.startswith("chunks"):
+            # round robin over the workers, each sending its next chunk: the workers of one
+            # cluster send the same chunk back to back (same key), then the next cluster's
+            w = i % WORKERS
+            k = (i // WORKERS) % num_chunks
+            seq = i // (WORKERS * num_chunks) + 1
+            yield Update(cluster_id=w // 3, worker_id=w, seq=seq, count=1, reward_sum=65536 * (w % 7),
+                         gen_ts=1_000_000 + seq, grads=grads, chunk=k, num_chunks=num_chunks)
+            continue
         if mix.startswith("append_only"):
             c, w = i % 9, (i % 9) * 3            # a different cluster each time
         elif mix.startswith("merge_heavy"):
@@ -58,18 +71,27 @@ def mix_updates(mix: str, n: int, num_grads: int):
 
 
 MIXES = {
-    # name: (departure pacing as a fraction of the line rate, gradients per update)
-    "append_only": (1.0, NUM_GRADS),
-    "merge_heavy": (1.0, NUM_GRADS),
-    "replace_heavy": (1.0, NUM_GRADS),
+    # name: (build, departure pacing as a fraction of the line rate, gradients per update, K, frames)
+    "append_only": ("paper", 1.0, NUM_GRADS, 1, FRAMES),
+    "merge_heavy": ("paper", 1.0, NUM_GRADS, 1, FRAMES),
+    "replace_heavy": ("paper", 1.0, NUM_GRADS, 1, FRAMES),
     # the same traffic with departures paced to a quarter of the line rate,
     # so that most updates meet a waiting one
-    "merge_heavy_paced_output": (0.25, NUM_GRADS),
-    "replace_heavy_paced_output": (0.25, NUM_GRADS),
-    # the smallest updates (4 gradients, 84 bytes, two beats) back to back:
+    "merge_heavy_paced_output": ("paper", 0.25, NUM_GRADS, 1, FRAMES),
+    "replace_heavy_paced_output": ("paper", 0.25, NUM_GRADS, 1, FRAMES),
+    # the smallest updates (4 gradients, 88 bytes, two beats) back to back:
     # a merge every other cycle, each meeting the previous one's write
-    "merge_heavy_2beat_frames_paced_output": (0.25, 4),
+    "merge_heavy_2beat_frames_paced_output": ("paper", 0.25, 4, 1, FRAMES),
+    # chunks of 27 workers interleaved: two generations at K = 5, one at K = 28
+    "chunks_k5_interleaved": ("chunked", 1.0, NUM_GRADS, 5, 2 * WORKERS * 5),
+    "chunks_k5_interleaved_paced_output": ("chunked", 0.25, NUM_GRADS, 5, 2 * WORKERS * 5),
+    "chunks_k28_interleaved": ("chunked", 1.0, NUM_GRADS, 28, WORKERS * 28),
+    "chunks_k28_interleaved_paced_output": ("chunked", 0.25, NUM_GRADS, 28, WORKERS * 28),
+    # two-beat chunks: the three workers of a cluster send one key back to back, every
+    # other cycle, each meeting the previous one's key-table and segment writes
+    "chunks_k28_2beat_frames_paced_output": ("chunked", 0.25, 4, 28, WORKERS * 28),
 }
+BUILDS = {"paper": PAPER, "chunked": CHUNKED}
 
 
 @cocotb.test()
@@ -77,11 +99,12 @@ async def throughput(dut):
     """Back-to-back frames per mix; measure input and output beats per clock."""
     results = {}
     tb = OlafQueueTB(dut)
-    for mix, (pace, num_grads) in MIXES.items():
+    for mix in json.loads(os.environ["OLAF_BENCH_MIXES"]):
+        _, pace, num_grads, k_chunks, frames = MIXES[mix]
         await tb.reset()
-        await tb.configure(activity_window_ns=1_000_000)
+        await tb.configure(activity_window_ns=1_000_000, num_chunks=k_chunks)
         model = OlafQueue(QueueConfig(segments=tb.segments, num_clusters=tb.num_clusters, num_grads=num_grads,
-                                      activity_window_ns=1_000_000))
+                                      activity_window_ns=1_000_000, num_chunks=k_chunks))
         sb = DifferentialScoreboard(tb, model, check_structures=False)
         seen = {"in": [], "out": []}
 
@@ -104,12 +127,12 @@ async def throughput(dut):
                 await RisingEdge(dut.clk)
 
         pacer = cocotb.start_soon(pace_departures())
-        for u in mix_updates(mix, FRAMES, num_grads):
+        for u in mix_updates(mix, frames, num_grads, k_chunks):
             tb.source.send_nowait(tb.frame(u, data=sb.expect_frame(u)))
         await tb.source.wait()
         pacer.cancel()
         tb.dut.departure_enable.value = 1
-        for _ in range(20000):
+        for _ in range(100000):
             if model.occupancy == 0 and not sb.sent and int(dut.status_queue_util.value) == 0:
                 break
             await RisingEdge(dut.clk)
@@ -127,6 +150,8 @@ async def throughput(dut):
             "output_beats_per_clock": out_in_window / window,
             "decisions": {d.label: sb.decisions[d] for d in Decision},
             "frames_compared": sb.frames_compared,
+            "num_chunks": k_chunks,
+            "frames": frames,
         }
         dut._log.info("%s: %s", mix, results[mix])
     Path(os.environ["OLAF_REPORT"]).write_text(json.dumps(results, indent=1))
@@ -141,15 +166,21 @@ def main() -> int:
     if reason:
         print(f"rtl-bench skipped: {reason}", file=sys.stderr)
         return 1
-    report = sim.BUILD_ROOT / "bench.json"
-    report.unlink(missing_ok=True)
-    sim.run(PAPER, "throughput", test_module="bench_olaf_queue", extra_env={"OLAF_REPORT": str(report)})
-    results = json.loads(report.read_text())
+    results = {}
+    for build, params in BUILDS.items():
+        report = sim.BUILD_ROOT / f"bench_{build}.json"
+        report.unlink(missing_ok=True)
+        mixes = [m for m, spec in MIXES.items() if spec[0] == build]
+        sim.run(params, "throughput", test_module="bench_olaf_queue",
+                extra_env={"OLAF_REPORT": str(report), "OLAF_BENCH_MIXES": json.dumps(mixes)})
+        results.update(json.loads(report.read_text()))
+    (sim.BUILD_ROOT / "bench.json").write_text(json.dumps(results, indent=1))
     for mix, r in results.items():
         print(f"mix={mix} beats_per_clock={r['beats_per_clock']:.3f} gbit_s_at_250mhz={r['gbit_s_at_250mhz']:.1f}")
     for mix, r in results.items():
         dec = ", ".join(f"{k} {v}" for k, v in r["decisions"].items() if v)
-        print(f"  {mix}: {r['beats_in']} beats in {r['cycles']} cycles; output "
+        print(f"  {mix} (K = {r['num_chunks']}, {r['frames']} frames): {r['beats_in']} beats in {r['cycles']} "
+              "cycles; output "
               f"{r['output_beats_per_clock']:.3f} beats/clock; {dec}; {r['frames_compared']} frames compared "
               "with the model", file=sys.stderr)
     return 0

@@ -110,12 +110,13 @@ def departing_frame(owner: Update, content: Update, merged: bool) -> bytes:
     0); otherwise the segment holds the owner's frame unchanged.
 
     Raises ValueError if ``content`` is not the owner's update (cluster,
-    worker or seq differ) or has a different number of gradients.
+    worker, seq, chunk or num_chunks differ) or has a different number of gradients.
     """
-    if (owner.cluster_id, owner.worker_id, owner.seq) != (content.cluster_id, content.worker_id, content.seq):
+    ident = ("cluster_id", "worker_id", "seq", "chunk", "num_chunks")
+    if tuple(getattr(owner, f) for f in ident) != tuple(getattr(content, f) for f in ident):
         raise ValueError(
-            f"segment owner is cluster {owner.cluster_id} worker {owner.worker_id} seq {owner.seq}, "
-            f"but the departing update names {content.cluster_id}/{content.worker_id}/{content.seq}"
+            f"segment owner is {[getattr(owner, f) for f in ident]} ({', '.join(ident)}), "
+            f"but the departing update names {[getattr(content, f) for f in ident]}"
         )
     if len(owner.grads) != len(content.grads):
         raise ValueError(f"owner has {len(owner.grads)} grads, content {len(content.grads)}")

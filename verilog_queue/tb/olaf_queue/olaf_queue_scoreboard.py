@@ -7,15 +7,15 @@ n-th decision belongs to the n-th frame, which arrived at the `now` recorded
 when its first beat was accepted. Per record the model applies the RTL's
 events in the RTL's order (decision, release, lock) and then checks:
 
-* decision code and segment (drops report segment 0);
+* decision code and segment (drops report segment 0), the frame's cluster and chunk;
 * the locked and released segment;
 * every departing frame bit for bit (:func:`departing_frame`) and its tuser;
-* status_queue_util against the model's occupancy;
+* status_queue_util against the model's status (⌈occupancy / K⌉ updates);
 * status_active_clusters against the model's last arrivals two cycles back
   (the activity counter's pipeline depth);
-* optionally the RTL's structures (available_mem_addrs, out_mem_addrs,
-  cluster_status, replace_status) against the model's, and the model's own
-  invariants.
+* optionally the RTL's structures (available_mem_addrs, out_mem_addrs, the
+  occupancy in segments, and per key (cluster, chunk) cluster_status and
+  replace_status) against the model's, and the model's own invariants.
 """
 
 from __future__ import annotations
@@ -81,8 +81,9 @@ class DifferentialScoreboard:
             self._release(rec)
         if rec.lock is not None:
             self._lock(rec)
-        if rec.queue_util != m.occupancy:
-            raise Mismatch(f"status_queue_util {rec.queue_util}, model occupancy {m.occupancy}")
+        if rec.queue_util != m.status_queue_util:
+            raise Mismatch(f"status_queue_util {rec.queue_util}, model {m.status_queue_util} "
+                           f"({m.occupancy} segments, K = {m.config.num_chunks})")
         self.history.append((rec.now, tuple(m.last_seen_ns)))
         if self.check_active and len(self.history) == 3:
             now, last_seen = self.history[0]
@@ -101,8 +102,8 @@ class DifferentialScoreboard:
         t = self.arrivals.popleft()
         r = self.model.enqueue(u, t)
         got = rec.decision
-        want = (int(r.decision), 0 if r.segment is None else r.segment, u.cluster_id, True)
-        if (got.code, got.segment, got.cluster_id, got.update) != want:
+        want = (int(r.decision), 0 if r.segment is None else r.segment, u.cluster_id, True, u.chunk, False)
+        if (got.code, got.segment, got.cluster_id, got.update, got.chunk, got.chunk_error) != want:
             raise Mismatch(f"enqueue of {u.cluster_id}/{u.worker_id}/{u.seq}: RTL {got}, model "
                            f"{r.decision.label} segment {r.segment}")
         self.decisions[r.decision] += 1
@@ -142,9 +143,11 @@ class DifferentialScoreboard:
     # -- white-box comparison of the paper's structures ------------------------------
 
     def _compare_structures(self) -> None:
-        rtl = read_structures(self.tb.dut, self.tb.segments, self.model.config.num_clusters)
         m = self.model
+        rtl = read_structures(self.tb.dut, self.tb.segments, m.config.num_clusters, m.config.num_chunks,
+                              self.tb.max_chunks)
         want = {
+            "occupancy": m.occupancy,
             "available_mem_addrs": list(m.available_mem_addrs),
             "out_mem_addrs": list(m.out_mem_addrs),
             "cluster_status": list(m.cluster_status),
@@ -156,18 +159,36 @@ class DifferentialScoreboard:
                 raise Mismatch(f"{key}: RTL {rtl[key]}, model {value}")
 
 
-def read_structures(dut, segments: int, num_clusters: int) -> dict:
-    """The RTL's queue structures, in the model's terms (white-box read)."""
+def key_address(cluster: int, chunk: int, max_chunks: int) -> int:
+    """The RTL key table's address of key (cluster, chunk): {cluster, chunk}, the chunk in
+    clog2(MAX_CHUNKS) bits (olaf_queue_ctrl.v "Keys")."""
+    return cluster << max(max_chunks - 1, 0).bit_length() | chunk
+
+
+def read_structures(dut, segments: int, num_clusters: int, num_chunks: int = 1, max_chunks: int = 1) -> dict:
+    """The RTL's queue structures, in the model's terms (white-box read).
+
+    ``cluster_status`` and ``replace_status`` are listed per key in the model's order
+    (key ``cluster · K + chunk``). A key's word in the RTL's key table counts only while
+    it is live: its segment is marked in ``seg_in_status`` and belongs to the key.
+    """
     c = dut.ctrl_inst
     occ = int(c.occupancy.value)
     rp = int(c.read_ptr.value)
     wp = int(c.write_ptr.value)
     out = [int(c.out_mem_addrs[(rp + i) % segments].value) for i in range(occ)]
     avail = [int(c.available_mem_addrs[(wp + i) % segments].value) for i in range(segments - occ)]
-    valid = int(c.cluster_valid.value)
-    flags = int(c.replace_flag.value)
-    cluster_status = [int(c.cluster_seg[k].value) if (valid >> k) & 1 else None for k in range(num_clusters)]
-    replace = [(bool((flags >> k) & 1), int(c.replace_worker[k].value)) for k in range(num_clusters)]
+    in_status = int(c.seg_in_status.value)
+    cluster_status: list = []
+    replace: list = []
+    for cluster in range(num_clusters):
+        for chunk in range(num_chunks):
+            addr = key_address(cluster, chunk, max_chunks)
+            word = int(c.key_table[addr].value)
+            seg, flag, worker = word >> 17, (word >> 16) & 1, word & 0xFFFF
+            live = seg < segments and (in_status >> seg) & 1 and int(c.seg_key[seg].value) == addr
+            cluster_status.append(seg if live else None)
+            replace.append((bool(flag), worker) if live else (False, 0))
     locked = int(c.locked_seg.value) if int(c.locked.value) else None
-    return {"available_mem_addrs": avail, "out_mem_addrs": out, "cluster_status": cluster_status,
-            "replace_status": replace, "locked": locked}
+    return {"occupancy": occ, "available_mem_addrs": avail, "out_mem_addrs": out,
+            "cluster_status": cluster_status, "replace_status": replace, "locked": locked}

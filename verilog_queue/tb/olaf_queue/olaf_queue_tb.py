@@ -47,6 +47,10 @@ REG_NUM_CLUSTERS = 0x1C
 REG_BEATS = 0x20
 REG_QUEUE_UTIL = 0x24
 REG_ACTIVE = 0x28
+REG_NUM_CHUNKS = 0x2C
+REG_MAX_CHUNKS = 0x30
+REG_CHUNK_ERRORS = 0x34
+REG_OCCUPANCY = 0x38
 
 CTRL_REWARD_FILTER = 0x1
 CTRL_FIFO_MODE = 0x2
@@ -60,6 +64,8 @@ class Decision:
     segment: int
     cluster_id: int
     update: bool
+    chunk: int = 0
+    chunk_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ class OlafQueueTB:
         self.segments = self.params["SEGMENTS"]
         self.num_clusters = self.params["NUM_CLUSTERS"]
         self.beats_per_segment = self.params["BEATS_PER_SEGMENT"]
+        self.max_chunks = self.params.get("MAX_CHUNKS", 1)
         cocotb.start_soon(Clock(dut.clk, CLK_NS, unit="ns").start())
         for bus in ("s_axis", "m_axis", "s_axil"):  # no per-frame log lines
             logging.getLogger(f"cocotb.{dut._name}.{bus}").setLevel(logging.WARNING)
@@ -141,8 +148,20 @@ class OlafQueueTB:
         assert resp == AxiResp.OKAY, f"register write 0x{addr:02x} <- {value} answered {resp}"
 
     async def configure(self, *, queue_size: Optional[int] = None, reward_threshold: object = _KEEP,
-                        activity_window_ns: Optional[int] = None, fifo_mode: Optional[bool] = None) -> None:
-        """Register writes, as the controller would do them (vector ``configure`` events)."""
+                        activity_window_ns: Optional[int] = None, fifo_mode: Optional[bool] = None,
+                        num_chunks: Optional[int] = None) -> None:
+        """Register writes, as the controller would do them (vector ``configure`` events).
+
+        ``num_chunks`` (K) is written with the queue idle: first, and before a ``queue_size``
+        below the current K would be refused, after it when it grows K beyond the current
+        queue size (the register refuses K > QUEUE_SIZE and QUEUE_SIZE < K).
+        """
+        if num_chunks is not None:
+            current, _ = await self.read_reg(REG_QUEUE_SIZE)
+            if num_chunks > current and queue_size is not None:
+                await self._write_ok(REG_QUEUE_SIZE, queue_size)
+                queue_size = None
+            await self._write_ok(REG_NUM_CHUNKS, num_chunks)
         ctrl = self.ctrl
         if reward_threshold is not _KEEP:
             if reward_threshold is None:
@@ -188,7 +207,8 @@ class OlafQueueTB:
             decision = release = lock = None
             if d.m_decision_valid.value:
                 decision = Decision(int(d.m_decision.value), int(d.m_decision_segment.value),
-                                    int(d.m_decision_cluster_id.value), bool(d.m_decision_update.value))
+                                    int(d.m_decision_cluster_id.value), bool(d.m_decision_update.value),
+                                    int(d.m_decision_chunk.value), bool(d.m_decision_chunk_error.value))
             if d.m_release_valid.value:
                 release = (int(d.m_release_segment.value), int(d.m_release_cluster_id.value))
             if d.m_lock_valid.value:

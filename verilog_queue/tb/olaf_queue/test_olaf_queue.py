@@ -13,9 +13,12 @@ end through cocotb's Python runner):
   vectors' ``lost``/``expired``/``token_fates`` counters must be 0;
 * ``random_differential``: random update streams with idle input cycles,
   output backpressure and a random departure pacer, checked cycle by cycle
-  against the reference model (olaf_queue_scoreboard);
-* ``plain_traffic``, ``oversize``, ``registers``: behaviour the model does not
-  cover (non-Olaf frames, frames longer than a segment, the register map).
+  against the reference model (olaf_queue_scoreboard); with K > 1 the updates
+  are chunks, interleaved over clusters and workers, some lost, some
+  overtaken by the worker's next generation;
+* ``plain_traffic``, ``oversize``, ``registers``, ``chunk_errors``: behaviour
+  the model does not cover (non-Olaf frames, frames longer than a segment, the
+  register map, updates whose chunk fields do not match K).
 """
 
 from __future__ import annotations
@@ -41,9 +44,13 @@ from olaf_queue_scoreboard import DifferentialScoreboard, read_structures
 from olaf_queue_tb import (
     REG_ACTIVE,
     REG_BEATS,
+    REG_CHUNK_ERRORS,
     REG_CTRL,
     REG_ID,
+    REG_MAX_CHUNKS,
+    REG_NUM_CHUNKS,
     REG_NUM_CLUSTERS,
+    REG_OCCUPANCY,
     REG_QUEUE_SIZE,
     REG_QUEUE_UTIL,
     REG_SEGMENTS,
@@ -65,14 +72,17 @@ REPO = Path(__file__).resolve().parents[3]
 VECTOR_DIR = REPO / "tests" / "vectors"
 
 # Parameters of the simulation builds. Vectors need SEGMENTS equal to their
-# "segments" (segment addresses are compared); NUM_CLUSTERS and
-# BEATS_PER_SEGMENT only need to be large enough.
+# "segments" (segment addresses are compared); NUM_CLUSTERS, MAX_CHUNKS and
+# BEATS_PER_SEGMENT only need to be large enough. MAX_CHUNKS = 6 is not a
+# power of two: the key table has 8 words per cluster, two never used.
 TEST_NUM_CLUSTERS = 16
 TEST_BEATS = 24
+TEST_MAX_CHUNKS = 6
 
 
 def build_params(segments: int) -> dict[str, int]:
-    return {"SEGMENTS": segments, "NUM_CLUSTERS": TEST_NUM_CLUSTERS, "BEATS_PER_SEGMENT": TEST_BEATS}
+    return {"SEGMENTS": segments, "NUM_CLUSTERS": TEST_NUM_CLUSTERS, "BEATS_PER_SEGMENT": TEST_BEATS,
+            "MAX_CHUNKS": TEST_MAX_CHUNKS}
 
 
 async def wait_for(tb: OlafQueueTB, cond, limit: int, what: str) -> None:
@@ -119,14 +129,17 @@ class VectorReplay:
         tb.sink.pause = True
         await tb.configure(queue_size=cfg["queue_size"], reward_threshold=cfg["reward_threshold"],
                            activity_window_ns=cfg["activity_window_ns"],
-                           fifo_mode=cfg.get("discipline", "olaf") == "fifo")
+                           fifo_mode=cfg.get("discipline", "olaf") == "fifo",
+                           num_chunks=cfg.get("num_chunks", 1))
         for i, e in enumerate(self.vector["events"]):
             await getattr(self, "_" + e["op"])(i, e)
             self.check_structures(i, e)
         self.check_counters()
 
     def check_structures(self, i: int, e: dict) -> None:
-        s = read_structures(self.tb.dut, self.tb.segments, self.vector["config"]["num_clusters"])
+        cfg = self.vector["config"]
+        s = read_structures(self.tb.dut, self.tb.segments, cfg["num_clusters"], cfg.get("num_chunks", 1),
+                            self.tb.max_chunks)
         occupied = sorted(s["out_mem_addrs"] + s["available_mem_addrs"])
         if occupied != list(range(self.tb.segments)):
             self.fail(i, e, f"segments leaked or duplicated: {s}")
@@ -145,7 +158,8 @@ class VectorReplay:
         d = log.decisions[n0]
         want = Decision.from_label(e["expect"]["decision"])
         seg = e["expect"]["segment"]
-        if (d.code, d.segment, d.cluster_id, d.update) != (int(want), 0 if seg is None else seg, u.cluster_id, True):
+        if (d.code, d.segment, d.cluster_id, d.update, d.chunk, d.chunk_error) != (
+                int(want), 0 if seg is None else seg, u.cluster_id, True, u.chunk, False):
             self.fail(i, e, f"RTL decided {Decision(d.code).label} segment {d.segment}, expected {e['expect']}")
         if log.counts()[1:] != counts0[1:]:
             self.fail(i, e, "a lock or release happened without departure_enable")
@@ -283,6 +297,42 @@ def random_updates(rng: random.Random, n: int, num_clusters: int, num_grads: int
                      grads=grads)
 
 
+def random_chunk_updates(rng: random.Random, n: int, num_clusters: int, num_grads: int, workers: int,
+                         hot: float, num_chunks: int, p_lost: float = 0.1, p_new_generation: float = 0.08):
+    """Random chunked updates (K = ``num_chunks``): a worker sends the K chunks of one
+    generation (seq), mostly in order, sometimes shuffled; the workers of a few hot clusters
+    interleave their chunks; a chunk is lost now and then, and a worker sometimes starts its
+    next generation before the previous one's chunks are all sent (two generations of one
+    worker meet per key)."""
+    seqs: Counter = Counter()
+    pending: dict[int, list] = {}
+    levels = [-3.0, -1.0, 0.0, 0.5, 1.0, 1.25, 2.0, 4.0]
+    emitted = 0
+    while emitted < n:
+        c = rng.randrange(2) if rng.random() < hot else rng.randrange(num_clusters)
+        w = c * workers + rng.randrange(workers)
+        if not pending.get(w) or rng.random() < p_new_generation:
+            seqs[w] += 1
+            count = 1 if rng.random() < 0.85 else rng.randint(2, 5)
+            header = (seqs[w], count, reward_to_fixed(rng.choice(levels)) * count,
+                      rng.randrange(1 << 64) if rng.random() < 0.02 else rng.randrange(1 << 40))
+            order = list(range(num_chunks))
+            if rng.random() < 0.3:
+                rng.shuffle(order)
+            pending[w] = [(header, k) for k in order if rng.random() >= p_lost]
+            if not pending[w]:
+                continue
+        (seq, count, reward_sum, gen_ts), k = pending[w].pop(0)
+        grads = tuple(
+            rng.choice([INT32_MAX, INT32_MIN, INT32_MAX - 1]) if rng.random() < 0.05
+            else rng.randint(-(1 << 26), 1 << 26)
+            for _ in range(num_grads)
+        )
+        yield Update(cluster_id=c, worker_id=w, seq=seq, count=count, reward_sum=reward_sum, gen_ts=gen_ts,
+                     grads=grads, chunk=k, num_chunks=num_chunks)
+        emitted += 1
+
+
 def pause_pattern(rng: random.Random, p_pause: float, length: int = 997):
     return itertools.cycle([rng.random() < p_pause for _ in range(length)])
 
@@ -296,13 +346,18 @@ async def random_differential(dut):
     await tb.reset()
     threshold = p.get("reward_threshold")
     window = p.get("activity_window_ns", 2000)
+    k_chunks = p.get("num_chunks", 1)
     await tb.configure(queue_size=p.get("queue_size", tb.segments), reward_threshold=threshold,
-                       activity_window_ns=window)
+                       activity_window_ns=window, num_chunks=k_chunks)
     model = OlafQueue(QueueConfig(segments=tb.segments, num_clusters=p["num_clusters"], num_grads=p["num_grads"],
                                   queue_size=p.get("queue_size", tb.segments), reward_threshold=threshold,
-                                  activity_window_ns=window))
+                                  activity_window_ns=window, num_chunks=k_chunks))
     sb = DifferentialScoreboard(tb, model, check_structures=p.get("check_structures", True))
     tb.listeners.append(sb)
+    # the key table's write forwarded to the next update of the same key (olaf_queue_ctrl.v "Hazard")
+    forwarded = []
+    tb.listeners.append(lambda rec: forwarded.append(rec.index)
+                        if int(dut.ctrl_inst.kt_fwd.value) and int(dut.ctrl_inst.b_valid.value) else None)
 
     tb.source.set_pause_generator(pause_pattern(rng, p.get("p_idle", 0.2)))
     tb.sink.set_pause_generator(pause_pattern(rng, p.get("p_backpressure", 0.3)))
@@ -327,15 +382,19 @@ async def random_differential(dut):
 
     n = p["updates"]
     reconfigure_every = p.get("reconfigure_every", 0)
-    for k, u in enumerate(random_updates(rng, n, p["num_clusters"], p["num_grads"], p.get("workers", 3),
-                                         p.get("hot", 0.5))):
+    if k_chunks == 1:
+        stream = random_updates(rng, n, p["num_clusters"], p["num_grads"], p.get("workers", 3), p.get("hot", 0.5))
+    else:
+        stream = random_chunk_updates(rng, n, p["num_clusters"], p["num_grads"], p.get("workers", 3),
+                                      p.get("hot", 0.5), k_chunks)
+    for k, u in enumerate(stream):
         if reconfigure_every and k and k % reconfigure_every == 0:
             # runtime writes happen with no frame in flight (configuration is sampled per frame)
             await tb.source.wait()
             await wait_for(tb, lambda: not sb.sent, 200, "the decisions of all frames sent")
             change = {}
             if rng.random() < 0.5:
-                change["queue_size"] = rng.randint(1, tb.segments)
+                change["queue_size"] = rng.randint(k_chunks, tb.segments)
             else:
                 change["reward_threshold"] = rng.choice([None, 0, reward_to_fixed(0.5), reward_to_fixed(1.0)])
             await tb.configure(**change)
@@ -357,8 +416,11 @@ async def random_differential(dut):
     assert sb.frames_compared == sb.departures > 0
     assert sb.tb.sink.empty(), "frames left on m_axis that the model did not send"
     labels = {d.label: sb.decisions[d] for d in Decision}
-    dut._log.info("random_differential seed %d: %d updates, %d cycles, decisions %s, %d departing frames compared",
-                  p["seed"], n, sb.records, labels, sb.frames_compared)
+    if p.get("expect_forwarding"):
+        assert forwarded, "no update met the key-table write of the previous update of its key"
+    dut._log.info("random_differential seed %d: %d updates (K = %d), %d cycles, decisions %s, %d departing frames "
+                  "compared, %d key-table forwards", p["seed"], n, k_chunks, sb.records, labels, sb.frames_compared,
+                  len(forwarded))
     report = os.environ.get("OLAF_REPORT")
     if report:
         Path(report).write_text(json.dumps({"updates": n, "cycles": sb.records, "decisions": labels,
@@ -459,10 +521,16 @@ async def registers(dut):
     assert await tb.read_reg(REG_NUM_CLUSTERS) == (tb.num_clusters, AxiResp.OKAY)
     assert await tb.read_reg(REG_BEATS) == (tb.beats_per_segment, AxiResp.OKAY)
     assert await tb.read_reg(REG_QUEUE_SIZE) == (tb.segments, AxiResp.OKAY)
-    assert await tb.read_reg(0x2C) == (0, AxiResp.SLVERR)
+    assert await tb.read_reg(REG_NUM_CHUNKS) == (1, AxiResp.OKAY)
+    assert await tb.read_reg(REG_MAX_CHUNKS) == (tb.max_chunks, AxiResp.OKAY)
+    assert await tb.read_reg(REG_CHUNK_ERRORS) == (0, AxiResp.OKAY)
+    assert await tb.read_reg(REG_OCCUPANCY) == (0, AxiResp.OKAY)
+    assert await tb.read_reg(0x3C) == (0, AxiResp.SLVERR)
 
     for addr, value in [(REG_QUEUE_SIZE, 0), (REG_QUEUE_SIZE, tb.segments + 1), (REG_THRESHOLD, 1 << 31),
-                        (REG_CTRL, 4), (REG_SEGMENTS, 3), (REG_ID, 0), (0x30, 1)]:
+                        (REG_CTRL, 4), (REG_SEGMENTS, 3), (REG_ID, 0), (0x3C, 1), (REG_NUM_CHUNKS, 0),
+                        (REG_NUM_CHUNKS, tb.max_chunks + 1), (REG_MAX_CHUNKS, 1), (REG_CHUNK_ERRORS, 0),
+                        (REG_OCCUPANCY, 0)]:
         assert await tb.write_reg(addr, value) == AxiResp.SLVERR, f"write 0x{addr:02x} <- {value}"
     partial = await tb.axil.write(REG_QUEUE_SIZE, (1).to_bytes(2, "little"))
     assert partial.resp == AxiResp.SLVERR
@@ -482,6 +550,86 @@ async def registers(dut):
     assert await tb.write_reg(REG_WINDOW_LO, 5) == AxiResp.OKAY
     assert await tb.read_reg(REG_WINDOW_HI) == (2, AxiResp.OKAY)
     assert await tb.read_reg(REG_WINDOW_LO) == (5, AxiResp.OKAY)
+
+    # K and the status Q_max = floor(QUEUE_SIZE / K): K <= QUEUE_SIZE, QUEUE_SIZE >= K; the
+    # quotient is in force when the write is answered
+    k = min(tb.max_chunks, tb.segments)
+    assert await tb.write_reg(REG_QUEUE_SIZE, tb.segments) == AxiResp.OKAY
+    if k > 1:
+        assert await tb.write_reg(REG_QUEUE_SIZE, k - 1) == AxiResp.OKAY
+        assert await tb.write_reg(REG_NUM_CHUNKS, k) == AxiResp.SLVERR   # K above QUEUE_SIZE
+        assert await tb.write_reg(REG_QUEUE_SIZE, tb.segments) == AxiResp.OKAY
+    for kk in range(1, k + 1):
+        assert await tb.write_reg(REG_NUM_CHUNKS, kk) == AxiResp.OKAY
+        assert int(dut.status_queue_size.value) == tb.segments // kk, kk
+        for q in sorted({kk, tb.segments, (kk + tb.segments) // 2}):
+            assert await tb.write_reg(REG_QUEUE_SIZE, q) == AxiResp.OKAY
+            assert int(dut.status_queue_size.value) == q // kk, (q, kk)
+        if kk > 1:
+            assert await tb.write_reg(REG_QUEUE_SIZE, kk - 1) == AxiResp.SLVERR  # QUEUE_SIZE below K
+        assert await tb.write_reg(REG_QUEUE_SIZE, tb.segments) == AxiResp.OKAY
+    assert await tb.read_reg(REG_NUM_CHUNKS) == (k, AxiResp.OKAY)
+    # K cannot change while the queue holds a frame
+    assert await tb.write_reg(REG_NUM_CHUNKS, 1) == AxiResp.OKAY
+    await tb.send(Update(cluster_id=0, worker_id=0), update_valid=False, data=bytes(100))
+    for _ in range(20):
+        if int(dut.status_queue_util.value):
+            break
+        await RisingEdge(dut.clk)
+    assert await tb.read_reg(REG_OCCUPANCY) == (1, AxiResp.OKAY)
+    assert await tb.write_reg(REG_NUM_CHUNKS, k) == AxiResp.SLVERR
+    assert await tb.read_reg(REG_NUM_CHUNKS) == (1, AxiResp.OKAY)
+
+
+@cocotb.test()
+async def chunk_errors(dut):
+    """Updates whose num_chunks is not K or whose chunk is not below K are not keyed: they
+    are flagged, counted, queued as plain traffic (never merged), leave unchanged and do not
+    count as activity; well-formed chunks of the same cluster are keyed as usual."""
+    tb, log = await started(dut)
+    k = min(3, tb.max_chunks, tb.segments)
+    await tb.configure(num_chunks=k, activity_window_ns=1_000_000)
+    tb.sink.pause = True
+    tb.set_now(1000)
+    good = Update(cluster_id=2, worker_id=7, seq=1, count=1, reward_sum=5, gen_ts=9, grads=(1, 2, 3),
+                  chunk=k - 1, num_chunks=k)
+    other = good.with_(cluster_id=3, worker_id=9)   # the refused updates' cluster
+    other_k = k + 1
+    patched = bytearray(update_frame(other))
+    patched[46:48] = k.to_bytes(2, "big")            # chunk = K with num_chunks = K (the encoder refuses it)
+    frames = [
+        (good, update_frame(good)),
+        (other, update_frame(other.with_(chunk=0, num_chunks=other_k))),   # num_chunks is not K
+        (other, update_frame(other.with_(chunk=k, num_chunks=other_k))),   # ... and chunk >= K
+        (other, bytes(patched)),
+        (other, update_frame(other)[:48]),                                  # one beat, num_chunks cut off
+    ]
+    n = min(len(frames), tb.segments)
+    for u, data in frames[:n]:
+        await tb.send(u, data=data)
+    await wait_for(tb, lambda: len(log.decisions) == n, 200, "decisions")
+    assert [d.chunk_error for d in log.decisions] == [False] + [True] * (n - 1), log.decisions
+    assert [d.code for d in log.decisions] == [int(Decision.APPEND)] * n, log.decisions
+    assert log.decisions[0].chunk == k - 1
+    assert await tb.read_reg(REG_CHUNK_ERRORS) == (n - 1, AxiResp.OKAY)
+    await tb.cycles(4)
+    assert int(dut.status_active_clusters.value) == 1, "a refused update counted as activity"
+    s = read_structures(dut, tb.segments, TEST_NUM_CLUSTERS, k, tb.max_chunks)
+    assert [seg for seg in s["cluster_status"] if seg is not None] == [log.decisions[0].segment], s
+    assert s["cluster_status"][2 * k + k - 1] == log.decisions[0].segment
+    # the key's next chunk aggregates into the keyed one, never into a refused frame
+    if n < tb.segments:
+        await tb.send(good.with_(worker_id=8))
+        await wait_for(tb, lambda: len(log.decisions) == n + 1, 200, "decision")
+        assert (log.decisions[-1].code, log.decisions[-1].segment) == (int(Decision.AGGREGATE),
+                                                                        log.decisions[0].segment)
+    tb.dut.departure_enable.value = 1
+    tb.sink.pause = False
+    await tb.sink.recv()                                  # the keyed chunk
+    for _, data in frames[1:n]:
+        got = await tb.sink.recv()
+        assert bytes(got.tdata) == data, "a refused update left changed"
+    await wait_for(tb, lambda: int(dut.status_queue_util.value) == 0, 200, "departures")
 
 
 # -- pytest: build and run -------------------------------------------------------------
@@ -522,6 +670,15 @@ RANDOM_CASES = {
                          reward_threshold=None, reconfigure_every=400),
     "reward_filter": dict(seed=12, updates=1500, num_clusters=6, num_grads=23, hot=0.5,
                           reward_threshold=reward_to_fixed(1.0), p_backpressure=0.5, reconfigure_every=500),
+    # chunks (K = 3) of two-beat frames back to back with no idle input cycle: updates of one
+    # key meet the previous one's key-table write (forwarding) and its segment write
+    "chunks_small_frames": dict(seed=13, updates=1500, num_clusters=3, num_grads=4, hot=0.7, workers=3,
+                                num_chunks=3, p_idle=0.0, reward_threshold=None, reconfigure_every=400,
+                                expect_forwarding=True),
+    # K = 5 (the most the vectors use), reward filtering, many interleaved workers
+    "chunks_reward_filter": dict(seed=14, updates=1500, num_clusters=4, num_grads=9, hot=0.5, workers=5,
+                                 num_chunks=5, reward_threshold=reward_to_fixed(1.0), p_backpressure=0.5,
+                                 reconfigure_every=500),
 }
 
 
@@ -529,23 +686,25 @@ RANDOM_CASES = {
 def test_rtl_random_differential(case):
     """Random traffic with idle cycles and backpressure: RTL and model agree cycle by cycle."""
     _skip_without_simulator()
-    sim.run(build_params(4), "random_differential", extra_env={"OLAF_RANDOM": json.dumps(RANDOM_CASES[case])})
+    segments = 4 if RANDOM_CASES[case].get("num_chunks", 1) <= 4 else 8
+    sim.run(build_params(segments), "random_differential", extra_env={"OLAF_RANDOM": json.dumps(RANDOM_CASES[case])})
 
 
-@pytest.mark.parametrize("seed", [101, 102, 103])
+@pytest.mark.parametrize("seed", [101, 102, 103, 104])
 def test_rtl_random_differential_long(seed):
-    """Longer random runs (36,000 updates in all); `make rtl-test` sets OLAF_RTL_LONG=1."""
+    """Longer random runs (48,000 updates in all; seed 104: chunks, K = 4); `make rtl-test` sets
+    OLAF_RTL_LONG=1."""
     if not os.environ.get("OLAF_RTL_LONG"):
         pytest.skip("long random run: set OLAF_RTL_LONG=1 (as `make rtl-test` does)")
     _skip_without_simulator()
     params = dict(seed=seed, updates=12000, num_clusters=7, num_grads=8 + seed % 3 * 17, hot=0.5,
                   reward_threshold=reward_to_fixed(0.5) if seed % 2 else None, reconfigure_every=1000,
-                  check_structures=False)
+                  check_structures=False, num_chunks=4 if seed == 104 else 1, workers=3 if seed < 104 else 4)
     sim.run(build_params(8 if seed % 2 else 4), "random_differential", extra_env={"OLAF_RANDOM": json.dumps(params)})
 
 
 @pytest.mark.parametrize("segments", [2, 8])
 def test_rtl_directed(segments):
-    """Plain traffic, oversize frames and the register map."""
+    """Plain traffic, oversize frames, the register map and chunk errors."""
     _skip_without_simulator()
-    sim.run(build_params(segments), ["plain_traffic", "oversize", "registers"])
+    sim.run(build_params(segments), ["plain_traffic", "oversize", "registers", "chunk_errors"])
