@@ -83,8 +83,8 @@ class WorkerLog:
 
 @dataclass
 class RunData:
-    """A loaded run: PS reception records (non-INIT updates), workers, the manifest and the
-    backend's files."""
+    """A loaded run: PS reception records (non-INIT updates; of a model in K chunks, chunk 0's),
+    workers, the manifest and the backend's files."""
 
     ps_path: Path
     ps_start: PsStart
@@ -223,7 +223,9 @@ def load_run(run_dir: Path | str) -> RunData:
     return RunData(
         ps_path=ps_path,
         ps_start=start,
-        ps_updates=[r for r in updates if not r.init],
+        # a PS that logs every chunk of a K-chunk model (olaf ps): chunk 0's record stands for the
+        # update (docs/hosts.md "Accounting"); the simulated PS logs completions without a chunk
+        ps_updates=[r for r in updates if not r.init and not r.chunk],
         ps_inits=sum(1 for r in updates if r.init),
         ps_malformed=sum(1 for r in recs if isinstance(r, MalformedRecord)),
         ps_stopped=any(isinstance(r, StopRecord) for r in recs),
