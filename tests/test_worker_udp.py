@@ -150,3 +150,107 @@ def poll_file(path, timeout_s=5.0):
     while not path.exists() and time.monotonic() < deadline:
         ev.wait(0.02)
     return path.exists()
+
+
+CHUNK_MTU = 20 + 8 + 38 + 4 * 4
+"""A chunk holds at most 4 elements: the bandit's 10 weights travel as K = 3 chunks of 4."""
+SLICE_1 = (7 << 20,) * 4
+"""What the responder below hands out as the global model's slice 1 (0.4375 each)."""
+
+
+def respond_slice_1(sock: socket.socket, stop: threading.Event, status: QueueStatus, got: list) -> None:
+    """Record every chunk; answer every INIT chunk with its own elements (the worker's initial
+    weights come back as the global model) and, of an update, chunk 1 only, with :data:`SLICE_1`."""
+    while not stop.is_set():
+        try:
+            data, (src, _) = sock.recvfrom(65535)
+        except socket.timeout:
+            continue
+        u = parse_update(data)
+        init = update_is_init(data)
+        got.append((init, u))
+        if init or u.chunk == 1:
+            weights = list(u.grads[:4 if u.chunk < 2 else 2]) if init else SLICE_1
+            ack = ack_layer(cluster_id=5, worker_id=9, seq=u.seq, count=u.count, global_reward=u.reward_sum,
+                            gen_ts=u.gen_ts, weights=weights, status=status, chunk=u.chunk, num_chunks=u.num_chunks)
+            sock.sendto(bytes(ack), (src, ACK_PORT))
+
+
+def test_a_chunked_worker_sends_all_k_chunks_or_none_and_adopts_slices_between_iterations(tmp_path):
+    """K = 3 with transmission control congested (P_s = 1/4): every sent update is 3 datagrams with
+    one seq, reward and gen_ts (the last zero-padded), a skipped one none; the first ACK slice of an
+    update is its ACK event (one per update); ACK slices are stored and adopted at the start of the
+    next iteration only, written over the task's own weights slice by slice."""
+    ip = loopback_net()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((ip(100), UPDATE_PORT))
+    sock.settimeout(0.05)
+    stop, got = threading.Event(), []
+    cfg = WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=ScheduleSpec(period_ms=2.0, max_updates=60),
+                       task=TaskParams(num_weights=10, batch=20), tx=TxParams(enabled=True, delta_t_ms=60_000),
+                       mtu=CHUNK_MTU, seed=3, linger_ms=50, ack_wait_ms=5000, out_dir=tmp_path, name="w")
+    worker = Worker(cfg)
+    assert worker.chunking.num_chunks == 3
+    initial = worker.initial_weights.copy()
+    with running(lambda: respond_slice_1(sock, stop, CONGESTED, got)):
+        s = worker.run()
+        stop.set()
+    sock.close()
+    log = [json.loads(line) for line in (tmp_path / "w.jsonl").read_text().splitlines()]
+    updates = [u for init, u in got if not init]
+    assert 5 <= s["sent"] <= 40 and s["skipped"] == 60 - s["sent"]
+    assert s["num_chunks"] == 3 and s["chunks_sent"] == len(updates) == 3 * s["sent"]
+    by_seq = {}
+    for u in updates:
+        by_seq.setdefault(u.seq, []).append(u)
+    assert sorted(by_seq) == list(range(1, s["sent"] + 1))
+    for parts in by_seq.values():
+        assert [p.chunk for p in parts] == [0, 1, 2] and {p.num_chunks for p in parts} == {3}
+        assert len({(p.reward_sum, p.gen_ts, p.count) for p in parts}) == 1
+        assert parts[2].grads[2:] == (0, 0)  # elements 8, 9 and two of padding
+    sent = [g for g in log if g["ev"] == "gen" and g["sent"]]
+    assert all(g["chunks"] == 3 for g in sent)
+    # one ACK slice per update came back: counted per update; the first slice of each answered
+    # update (and of the INIT's answer) is an ACK event, its other slices are not
+    assert s["ack_slices"] == {"1": s["sent"]}
+    assert s["ack_events"] == s["sent"] + s["init_sent"] and s["acks"] == s["sent"] + 3 * s["init_sent"]
+    # slices are adopted at the start of an iteration: what arrived since the previous one
+    arrived: set = set()
+    for r in log:
+        if r["ev"] == "ack" and r["weights"]:
+            arrived.add(r["chunk"])
+        elif r["ev"] == "gen":
+            assert r["adopted_slices"] == len(arrived) and r["adopted"] == bool(arrived)
+            arrived = set()
+    w = worker.task.weights  # slice 1 is the global one, slices 0 and 2 the INIT's (own initial weights)
+    np.testing.assert_allclose(w[4:8], 0.4375)
+    np.testing.assert_allclose(np.r_[w[:4], w[8:]], np.r_[initial[:4], initial[8:]], atol=2 ** -24)
+
+
+def test_acks_of_another_model_size_are_counted_not_adopted(tmp_path):
+    """A K = 1 ACK reaching a K = 3 worker (another deployment): counted in acks_wrong_size, never an
+    ACK event nor weights; the worker keeps sending its INIT since no slice of its model arrived."""
+    ip = loopback_net()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((ip(100), UPDATE_PORT))
+    stop = threading.Event()
+    cfg = WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=ScheduleSpec(period_ms=1.0, max_updates=3),
+                       task=TaskParams(num_weights=10, batch=20), mtu=CHUNK_MTU, linger_ms=0, out_dir=tmp_path,
+                       name="w", ack_wait_ms=0)
+
+    def answer_whole() -> None:
+        sock.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                data, (src, _) = sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            u = parse_update(data)
+            sock.sendto(bytes(ack_layer(cluster_id=0, worker_id=0, seq=u.seq, count=1, global_reward=0, gen_ts=u.gen_ts,
+                                        weights=[0] * 10)), (src, ACK_PORT))
+
+    with running(answer_whole):
+        s = Worker(cfg).run()
+        stop.set()
+    sock.close()
+    assert s["acks_wrong_size"] == s["acks"] >= 1 and s["ack_events"] == 0 and not s["model_acked"]
