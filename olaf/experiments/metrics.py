@@ -6,6 +6,12 @@ Metrics of a run (``RunMetrics.values``; None where undefined):
   updates, summed over clusters (:func:`olaf.report.report.summarize`; paper Table 1's
   "# updates received@PS" is ``delivered``, "# updates aggregated" is ``aggregated``);
 * ``loss_pct`` — ``100 · dropped / sent`` (paper Tables 1–3 "update loss (%)");
+* ``fully_delivered`` — ``delivered + aggregated``: worker updates whose content reached the
+  PS (with updates in K chunks: every chunk's, docs/simulation.md "Chunks");
+* with updates in chunks (a run directory whose ``run.json`` has ``backend_info.chunks``, the
+  ns3 backend): ``num_chunks`` (K), ``partial_pct`` — ``100 · partially delivered / sent``
+  updates, ``chunk_loss_pct`` — ``100 ·`` chunks sent whose content never reached the PS
+  ``/`` chunks sent (None for other backends);
 * ``aom_avg_ms``, ``aom_peak_ms`` — the mean over clusters of the time-average AoM and of
   the average peak AoM (paper §2.2, §6); ``jain`` — Jain's index over the clusters' average
   AoM (paper Table 2);
@@ -46,7 +52,8 @@ from olaf.report.report import deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import load_run
 
 RUN_METRICS = ("sent", "generated", "skipped", "delivered", "aggregated", "dropped", "loss_pct", "aom_avg_ms",
-               "aom_peak_ms", "jain", "aggregations_mean", "completed_pct")
+               "aom_peak_ms", "jain", "aggregations_mean", "completed_pct", "fully_delivered", "num_chunks",
+               "partial_pct", "chunk_loss_pct")
 GROUP_METRICS = ("aom_avg_ms", "aom_peak_ms", "loss_pct", "aom_peak_periods", "aom_peak_per_update_periods")
 PAIRED_METRICS = ("aom_reduction_pct",)
 TRAINING_METRICS = ("reached", "time_to_target_s", "iterations_to_target", "final_mean_worker_reward", "ps_updates",
@@ -98,6 +105,17 @@ class RunMetrics:
     fates_consistent: Optional[bool] = None
 
 
+def _chunk_metrics(chunks: Optional[dict[str, Any]]) -> dict[str, Optional[float]]:
+    """``num_chunks``, ``partial_pct`` and ``chunk_loss_pct`` from ``backend_info.chunks`` (module
+    docstring); None each when the backend does not account for chunks."""
+    if not chunks:
+        return {"num_chunks": None, "partial_pct": None, "chunk_loss_pct": None}
+    up, ch = chunks["updates"], chunks["chunks"]
+    return {"num_chunks": float(chunks["num_chunks"]),
+            "partial_pct": 100.0 * up["partially_delivered"] / up["sent"] if up["sent"] else None,
+            "chunk_loss_pct": 100.0 * (ch["sent"] - ch["content_delivered"]) / ch["sent"] if ch["sent"] else None}
+
+
 def _mean(xs: list[Optional[float]]) -> Optional[float]:
     ys = [x for x in xs if x is not None]
     return float(np.mean(ys)) if ys else None
@@ -131,6 +149,8 @@ def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
     v: dict[str, Optional[float]] = {k: ov[k] for k in ("sent", "generated", "skipped", "delivered", "aggregated",
                                                          "dropped")}
     v["loss_pct"] = 100.0 * ov["loss_fraction"]
+    v["fully_delivered"] = ov["delivered"] + ov["aggregated"]
+    v.update(_chunk_metrics(summary["run"].get("backend_info", {}).get("chunks")))
     v["aom_avg_ms"], v["aom_peak_ms"], v["jain"] = ov["aom_avg_ms"], ov["aom_peak_ms"], ov["jain_fairness"]
     ds = [d for dl in by_cluster.values() for d in dl]
     aggs = aggregations_per_delivery(ds)

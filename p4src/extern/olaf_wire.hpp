@@ -4,8 +4,8 @@
 //
 // A *datagram* here is an IPv4 packet without options (20 B) carrying UDP
 // (8 B) and an Olaf message; the Olaf message starts at kOlafOffset. The
-// Python codec (olaf/wire.py) is the reference; tests/test_sim_wire.py checks
-// that both read and write the same bytes.
+// Python codec (olaf/wire.py) is the reference; tests/test_sim_vectors.py
+// feeds Python-built datagrams through this codec and parses what it writes.
 
 #ifndef OLAF_WIRE_HPP_
 #define OLAF_WIRE_HPP_
