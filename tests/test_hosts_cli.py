@@ -54,7 +54,7 @@ def test_trace_conflicts_and_errors(tmp_path):
                  task=TaskParams(num_weights=361, batch=64, reward_scale=2.5, sigma=0.3, task_seed=7),
                  tx=TxParams(enabled=True, delta_t_ms=300.0, v_per_s=1.5, q_max=4), seed=11, cluster_id=3,
                  worker_id=12, start_file=Path("/tmp/start_ns"), init_retry_ms=250.0, linger_ms=0.0,
-                 out_dir=Path("/tmp/run/hosts"), name="w12"),
+                 out_dir=Path("/tmp/run/hosts"), name="w12", mtu=1500),
     WorkerConfig(ps_ip="10.0.0.100", bind_ip="10.0.1.3", schedule=ScheduleSpec(period_ms=1.0, duration_s=600.0),
                  task_kind="ppo", ack_wait_ms=100.0, seed=5, cluster_id=1, worker_id=2, name="w3",
                  ppo=PPOTaskSpec(env_id="CartPole-v1", update="grad", apply_locally=False, mtu=9000,
@@ -74,6 +74,7 @@ def test_worker_argv_round_trips(cfg):
              modes=ModeParams(mode="async_with_aggr", aggr_k=4, aggr_t_ms=50.0)),
     PsConfig(bind_ip="10.0.0.100", lr=1e-3, step="adam", gate=True,
              modes=ModeParams(mode="sync", sync_workers=27, round_timeout_ms=2000.0)),
+    PsConfig(bind_ip="10.0.0.100", num_params=9797, mtu=1500),
 ])
 def test_ps_argv_round_trips(cfg):
     assert ps_config(ps_cmd.make_context("ps", ps_argv(cfg)).params) == cfg
@@ -82,6 +83,19 @@ def test_ps_argv_round_trips(cfg):
 def test_ps_mode_errors_name_the_option():
     r = CliRunner().invoke(main, ["ps", "--mode", "sync"])
     assert r.exit_code == 2 and "--sync-workers" in r.output
+
+
+def test_the_chunks_of_a_worker_and_a_ps_come_from_the_same_size_and_mtu():
+    """K is derived, never given: the PS's from --num-params and --mtu, the worker's from its model
+    and --mtu (the bandit sends one message unless --mtu is given)."""
+    assert PsConfig(num_params=9797, mtu=1500).chunking.num_chunks == 28
+    assert PsConfig(num_params=9797, mtu=9000).chunking.num_chunks == 5
+    assert PsConfig().chunking is None
+    r = CliRunner().invoke(main, ["ps", "--num-params", "9797", "--mtu", "68"])
+    assert r.exit_code == 2 and "--num-params/--mtu" in r.output and "leaves no room for one element" in r.output
+    with pytest.raises(ValueError, match="a PPO worker's MTU is ppo.mtu"):
+        WorkerConfig(ps_ip="10.0.0.100", bind_ip="10.0.1.1", schedule=ScheduleSpec(max_updates=1), task_kind="ppo",
+                     mtu=1500)
 
 
 def test_worker_argv_refuses_a_trace_schedule():
