@@ -103,14 +103,15 @@ class DifferentialScoreboard:
         r = self.model.enqueue(u, t)
         got = rec.decision
         want = (int(r.decision), 0 if r.segment is None else r.segment, u.cluster_id, True, u.chunk, False)
-        if (got.code, got.segment, got.cluster_id, got.update, got.chunk, got.chunk_error) != want:
-            raise Mismatch(f"enqueue of {u.cluster_id}/{u.worker_id}/{u.seq}: RTL {got}, model "
-                           f"{r.decision.label} segment {r.segment}")
+        # the model's bookkeeping first, so that later records still compare after a mismatch
         self.decisions[r.decision] += 1
         if r.decision in (Decision.APPEND, Decision.REPLACE_WORKER, Decision.REPLACE_REWARD):
             self.owner[r.segment] = (u, False)
         elif r.decision is Decision.AGGREGATE:
             self.owner[r.segment] = (self.owner[r.segment][0], True)
+        if (got.code, got.segment, got.cluster_id, got.update, got.chunk, got.chunk_error) != want:
+            raise Mismatch(f"enqueue of {u.cluster_id}/{u.worker_id}/{u.seq} chunk {u.chunk}: RTL {got}, model "
+                           f"{r.decision.label} segment {r.segment}")
 
     def _lock(self, rec: Cycle) -> None:
         want = self.model.lock_head()
