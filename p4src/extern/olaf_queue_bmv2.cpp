@@ -99,8 +99,9 @@ class OlafQueue : public bm::ExternType {
     // until then the request stays pending and is retried on every call. The new
     // core continues the token ids, so a stale token still in the traffic manager
     // can never match a segment of the new core.
-    // A K outside 1..max_chunks (or one the queue size cannot hold) is refused and
-    // the queue keeps its K; updates of the refused K are then malformed[chunk].
+    // A K outside 1..max_chunks is refused (logged once) and the queue keeps its K; the
+    // updates of the refused K are then refused by the core (malformed[extern]). A
+    // queue_size below K is refused by the core (logged); the queue keeps >= K segments.
     const bool k_ok = want_k >= 1 && want_k <= max_chunks_;
     if (!k_ok && want_k != refused_k_) {
       BMLOG_ERROR("OlafQueue {}: rejected num_chunks={} (must be 1..{})", get_name(), want_k,
