@@ -79,11 +79,13 @@ def _scapy_fuzz(rng, seq) -> Frame:
 
 
 def _header_field(rng, seq) -> Frame:
-    """One Olaf header field set to an edge value (version, msg_type, num_grads, count, reward, gen_ts)."""
+    """One Olaf header field set to an edge value (version, msg_type, num_grads, chunk, num_chunks, count,
+    reward, gen_ts); the deployment has K = 1, so every chunk value but 0 and num_chunks but 1 is malformed."""
     k = _worker(rng)
     u = _upd(rng, seq)
     field, values = rng.choice([
-        ("version", [0, 2, 15]), ("msg_type", [0, 2, 3, 15]), ("num_grads", [0, 3, 5, 361, 65535]),
+        ("version", [0, 1, 2, 15]), ("msg_type", [0, 2, 3, 15]), ("num_grads", [0, 3, 5, 361, 65535]),
+        ("chunk", [0, 1, 63, 65535]), ("num_chunks", [0, 1, 2, 64, 65535]),
         ("count", [0, 1, 2, 65535]), ("reward_sum", [-(1 << 31), (1 << 31) - 1, 0]),
         ("gen_ts", [0, (1 << 64) - 1, 1 << 63]), ("flags", [1, 2, 255]), ("cluster_id", [1, 1023, 1024, 65535]),
     ])
