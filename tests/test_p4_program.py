@@ -21,7 +21,7 @@ def test_bmv2_json_uses_the_olaf_extern(build):
     externs = {e["type"]: e for e in j["extern_instances"]}
     assert "OlafQueue" in externs
     attrs = {a["name"] for a in externs["OlafQueue"]["attribute_values"]}
-    assert attrs == {"segments", "num_clusters"}
+    assert attrs == {"segments", "num_clusters", "max_chunks"}
     prims = {p["op"] for a in j["actions"] for p in a["primitives"]}
     assert {"_OlafQueue_enqueue", "_OlafQueue_dequeue", "_OlafQueue_status", "_OlafQueue_configure"} <= prims
     assert (build / "olaf_queue.so").stat().st_size > 0
