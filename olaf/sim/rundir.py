@@ -28,8 +28,9 @@ counters are, with the workers' totals in ``hosts/workers.summary.json``.
 
 **Updates in chunks** (docs/protocol.md "Chunks", docs/simulation.md "Chunks"). An update of P
 parameters travels as K chunks; the C++ fate ledger (``olaf/sim/cpp/fate_ledger.hpp``) records
-where each one went. :func:`chunk_accounting` turns it into ``backend_info["chunks"]`` of
-``run.json`` (so ``summary.json`` carries it under ``run.backend_info.chunks``):
+where each one went (with records only: a scale run without them keeps no ledger).
+:func:`chunk_accounting` turns it into ``backend_info["chunks"]`` of ``run.json`` (so
+``summary.json`` carries it under ``run.backend_info.chunks``):
 
 * per chunk sent (taken by the worker's access link), exactly one own fate: ``delivered`` (its
   packet reached the PS, alone or carrying folded chunks), ``folded`` (aggregated into a
@@ -256,10 +257,10 @@ def chunk_accounting(run: SimRun, lg: Optional[Ledger] = None) -> dict[str, Any]
             "updates": _update_counts(lg, every), "chunks": _counts(lg.fate, content), "clusters": clusters}
 
 
-def _ps_log(run: SimRun, end_ns: int, hosts: Path, lg: Ledger) -> None:
+def _ps_log(run: SimRun, end_ns: int, hosts: Path, lg: Optional[Ledger]) -> None:
     ns, s = run.sim, run.plan
     c = ns.GetPsCounters(run.ps_index)
-    if s.records:
+    if lg is not None:
         ups = records(ns.PsUpdates(run.ps_index), _layout('PS_FIELDS'))
         done = lg.completions()
 
@@ -343,11 +344,13 @@ def write(run: SimRun, out: Path) -> None:
         keys = ("generated", "sent", "skipped", "send_errors", "acks", "acks_own")
         write_json(hosts / "workers.summary.json", WorkersTotal(
             workers=len(summaries), **{k: sum(getattr(sm, k) for sm in summaries) for k in keys}).dump())
-    lg = Ledger(run)
+    lg = Ledger(run) if s.records else None
     _ps_log(run, end_ns, hosts, lg)
     write_json(out / "switch_counters.json", switch_counters(run))
     no_network = _write_network(s, out, run.chunking)
-    info: dict[str, Any] = {"sim": {**run.stats, "setup_s": run.setup_s}, "chunks": chunk_accounting(run, lg)}
+    info: dict[str, Any] = {"sim": {**run.stats, "setup_s": run.setup_s}}
+    if lg is not None:
+        info["chunks"] = chunk_accounting(run, lg)
     gen_end = s.generation_end_ns
     if s.updates_per_worker is not None and s.records:  # the window ends at the last generation
         last = [int(records(run.sim.Gens(i), _layout('GEN_FIELDS'))["t_ns"].max(initial=0))

@@ -17,6 +17,7 @@ ns3::TypeId BundleTag::GetTypeId() {
 ns3::TypeId BundleTag::GetInstanceTypeId() const { return GetTypeId(); }
 
 uint64_t FateLedger::NewUpdate(int64_t worker, uint32_t seq, uint64_t gen_ts, int32_t reward_sum) {
+  if (!enabled_) return 0;
   updates_.push_back(LedgerUpdate{worker, seq, static_cast<int64_t>(gen_ts), reward_sum});
   for (uint32_t i = 0; i < k_; i++)
     chunks_.push_back(LedgerChunk{static_cast<int64_t>(ChunkFate::kNotSent), -1, -1});
@@ -42,6 +43,7 @@ void FateLedger::Release(int64_t bundle) {
 }
 
 void FateLedger::Tag(uint64_t update, uint32_t chunk, ns3::Packet &p) {
+  if (!enabled_) return;
   const uint64_t id = update * k_ + chunk;
   NS_ABORT_MSG_UNLESS(id < chunks_.size(), "FateLedger: no such chunk");
   chunks_[id].fate = static_cast<int64_t>(ChunkFate::kInFlight);

@@ -18,6 +18,9 @@
 // Chunks the worker's own device refused are not_sent (never on the link).
 // Content: a chunk's content reached the PS when the packet of the bundle that
 // holds it did (t_content_ns, reception = the PS's reception serial).
+//
+// A disabled ledger (runs without records, scale runs) tags nothing and
+// stores nothing: every call is then a no-op.
 
 #ifndef OLAF_SIM_FATE_LEDGER_HPP_
 #define OLAF_SIM_FATE_LEDGER_HPP_
@@ -45,7 +48,7 @@ class BundleTag : public ns3::Tag {
 
 class FateLedger {
  public:
-  explicit FateLedger(uint32_t num_chunks) : k_(num_chunks) {}
+  FateLedger(uint32_t num_chunks, bool enabled) : k_(num_chunks), enabled_(enabled) {}
 
   // A worker update whose chunks are about to be sent; returns its update id.
   uint64_t NewUpdate(int64_t worker, uint32_t seq, uint64_t gen_ts, int32_t reward_sum);
@@ -73,6 +76,7 @@ class FateLedger {
   void SetOwnFate(int64_t bundle, ChunkFate f);
 
   uint32_t k_;
+  bool enabled_;
   std::vector<LedgerUpdate> updates_;
   std::vector<LedgerChunk> chunks_;            // index: update id · K + chunk
   std::vector<std::vector<uint64_t>> bundles_;  // chunk ids; [0] is the owner

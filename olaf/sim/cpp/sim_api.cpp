@@ -89,7 +89,7 @@ Simulation::Simulation(uint64_t seed, uint32_t num_params, uint32_t chunk_len, u
   impl_->chunk_len = chunk_len;
   impl_->num_chunks = num_chunks;
   impl_->keep_records = keep_records;
-  impl_->ledger = std::make_unique<FateLedger>(num_chunks);
+  impl_->ledger = std::make_unique<FateLedger>(num_chunks, keep_records);
   ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(seed % 0xFFFFFFFFu) + 1);
 }
 

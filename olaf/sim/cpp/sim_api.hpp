@@ -214,7 +214,7 @@ class Simulation {
   SwitchCounters GetSwitchCounters(int sw) const;
   // Current queue status (queue_util, active_clusters, queue_size) of a switch.
   std::vector<uint32_t> GetSwitchStatus(int sw) const;
-  // The chunk fate ledger (kept with or without records).
+  // The chunk fate ledger (kept with records only; empty without).
   const std::vector<LedgerUpdate> &LedgerUpdates() const;
   const std::vector<LedgerChunk> &LedgerChunks() const;
 
