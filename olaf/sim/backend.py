@@ -18,13 +18,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.controller.state import SwitchState, desired_state
-from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
-from olaf.plan.plan import RunPlan
-from olaf.plan.topology import worker_seed
 from olaf.chunks import Chunking
 from olaf.constants import JUMBO_MTU
-from olaf.plan.plan import Link, update_frame_bytes
+from olaf.controller.state import SwitchState, desired_state
+from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
+from olaf.plan.plan import Link, RunPlan, update_frame_bytes
+from olaf.plan.topology import worker_seed
 from olaf.sim import build, rundir
 from olaf.sim.simrun import SimRun
 from olaf.sim.topology import PS_IP, WorkerHost, ip_int, network

@@ -83,14 +83,13 @@ from olaf.rundir.records import (
 )
 from olaf.sim import build
 from olaf.sim.simrun import SimRun
+from olaf.sim.topology import PS_IP, WorkerHost
 
+BACKEND = "ns3"
 FATES = ("in_flight", "delivered", "folded", "dropped", "lost_device", "not_sent")
 """Labels of olaf::sim::ChunkFate (sim_api.hpp), by code."""
 IN_FLIGHT, DELIVERED, FOLDED, DROPPED, LOST_DEVICE, NOT_SENT = range(len(FATES))
 INT32_MAX = (1 << 31) - 1
-from olaf.sim.topology import PS_IP, WorkerHost
-
-BACKEND = "ns3"
 REASONS = ("tc_off", "no_status", "no_qmax", "uncongested", "draw")
 """Labels of olaf::sim::Reason (txcontrol.hpp), as olaf.hosts.txcontrol.Decision.reason."""
 
@@ -258,7 +257,7 @@ def chunk_accounting(run: SimRun, lg: Optional[Ledger] = None) -> dict[str, Any]
 
 
 def _ps_log(run: SimRun, end_ns: int, hosts: Path, lg: Optional[Ledger]) -> None:
-    ns, s = run.sim, run.plan
+    ns = run.sim
     c = ns.GetPsCounters(run.ps_index)
     if lg is not None:
         ups = records(ns.PsUpdates(run.ps_index), _layout('PS_FIELDS'))

@@ -49,9 +49,10 @@ TypeId OlafQueueDisc::GetTypeId() {
                         UintegerValue(k::DEFAULT_NUM_CHUNKS),
                         MakeUintegerAccessor(&OlafQueueDisc::num_chunks_),
                         MakeUintegerChecker<uint32_t>(1, 0xFFFF))
-          .AddAttribute(
-              "QueueSize", "Q_max, segments (NumChunks..Segments)", UintegerValue(k::DEFAULT_QUEUE_SIZE),
-              MakeUintegerAccessor(&OlafQueueDisc::queue_size_), MakeUintegerChecker<uint32_t>(1))
+          .AddAttribute("QueueSize", "Q_max, segments (NumChunks..Segments)",
+                        UintegerValue(k::DEFAULT_QUEUE_SIZE),
+                        MakeUintegerAccessor(&OlafQueueDisc::queue_size_),
+                        MakeUintegerChecker<uint32_t>(1))
           .AddAttribute("RewardThreshold", "Reward filter T, Q15.16; < 0 = off", IntegerValue(-1),
                         MakeIntegerAccessor(&OlafQueueDisc::reward_threshold_),
                         MakeIntegerChecker<int64_t>(-1, 0x7FFFFFFF))
@@ -135,8 +136,7 @@ bool OlafQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item) {
                                                 last_.decision == olaf::Decision::kReplaceReward)) {
         owners_[last_.segment] = Owner{c.src_ip, c.src_port};
       }
-    } else if (c.kind == olaf::wire::Kind::kMalformed &&
-               c.malformed_reason == k::MALFORMED_CHUNK) {
+    } else if (c.kind == olaf::wire::Kind::kMalformed && c.malformed_reason == k::MALFORMED_CHUNK) {
       last_.error = olaf::Error::kBadChunk;
     }
   }

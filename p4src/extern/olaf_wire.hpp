@@ -31,8 +31,8 @@ constexpr uint8_t kDefaultTtl = 64;
 namespace off {
 constexpr size_t kVersionType = 0;
 constexpr size_t kFlags = 1;
-constexpr size_t kElements = 2;  // num_grads / num_weights
-constexpr size_t kChunk = k::CHUNK_OFFSET;  // chunk index, both messages
+constexpr size_t kElements = 2;                     // num_grads / num_weights
+constexpr size_t kChunk = k::CHUNK_OFFSET;          // chunk index, both messages
 constexpr size_t kNumChunks = k::CHUNK_OFFSET + 2;  // K, both messages
 constexpr size_t kClusterId = 8;
 constexpr size_t kWorkerId = 10;

@@ -78,7 +78,7 @@ class FateLedger {
   uint32_t k_;
   bool enabled_;
   std::vector<LedgerUpdate> updates_;
-  std::vector<LedgerChunk> chunks_;            // index: update id · K + chunk
+  std::vector<LedgerChunk> chunks_;             // index: update id · K + chunk
   std::vector<std::vector<uint64_t>> bundles_;  // chunk ids; [0] is the owner
   std::vector<uint32_t> free_;
 };

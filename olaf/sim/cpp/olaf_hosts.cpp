@@ -82,8 +82,9 @@ void OlafWorker::Generate() {
   exp_n_++;
   counters_.generated++;
   const TxDecision d = tc_.decide(now);
-  GenRecord rec{now,           idx_, 0,      -1, reward, -1, static_cast<int64_t>(d.reason),
-                d.p_send,      d.draw, d.delta_hat_ms, d.n, d.q_max, 0};
+  GenRecord rec{
+      now,    idx_,           0,   -1,      reward, -1, static_cast<int64_t>(d.reason), d.p_send,
+      d.draw, d.delta_hat_ms, d.n, d.q_max, 0};
   if (d.send) {
     const double mean_reward = exp_reward_ / exp_n_;
     const double mean_x = exp_x_ / exp_n_;

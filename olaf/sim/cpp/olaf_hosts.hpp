@@ -30,9 +30,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "fate_ledger.hpp"
 #include "ns3/application.h"
 #include "ns3/net-device.h"
-#include "fate_ledger.hpp"
 #include "rng.hpp"
 #include "sim_api.hpp"
 #include "txcontrol.hpp"

@@ -33,9 +33,9 @@ OlafSwitch::OlafSwitch(Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_g
       "Discipline",
       ns3::EnumValue(q.discipline == "fifo" ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf),
       "Segments", ns3::UintegerValue(q.segments), "NumClusters", ns3::UintegerValue(q.num_clusters),
-      "NumGrads", ns3::UintegerValue(num_grads), "NumChunks",
-      ns3::UintegerValue(num_chunks), "QueueSize", ns3::UintegerValue(q.queue_size),
-      "RewardThreshold", ns3::IntegerValue(q.reward_threshold), "ActivityWindow",
+      "NumGrads", ns3::UintegerValue(num_grads), "NumChunks", ns3::UintegerValue(num_chunks),
+      "QueueSize", ns3::UintegerValue(q.queue_size), "RewardThreshold",
+      ns3::IntegerValue(q.reward_threshold), "ActivityWindow",
       ns3::TimeValue(ns3::NanoSeconds(q.activity_window_ns)));
   queue_->Initialize();
   buf_.resize(std::max(w::update_datagram_len(num_grads), w::ack_datagram_len(num_grads)) + 64);

@@ -30,10 +30,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fate_ledger.hpp"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
 #include "ns3/simple-ref-count.h"
-#include "fate_ledger.hpp"
 #include "olaf_queue_ns3.hpp"
 #include "sim_api.hpp"
 
@@ -42,8 +42,8 @@ namespace olaf::sim {
 class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
  public:
   // q.queue_size in segments (K per update); num_grads = L, num_chunks = K.
-  OlafSwitch(ns3::Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads, uint32_t num_chunks,
-             FateLedger *ledger);
+  OlafSwitch(ns3::Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads,
+             uint32_t num_chunks, FateLedger *ledger);
 
   // Registers a device of this switch's node as the next port (index = ifIndex).
   void AttachPort(ns3::Ptr<ns3::NetDevice> dev);

@@ -36,9 +36,9 @@ QueueHarness::QueueHarness(const std::string &discipline, uint32_t segments, uin
       "Discipline",
       ns3::EnumValue(discipline == "fifo" ? olaf::Discipline::kFifo : olaf::Discipline::kOlaf),
       "Segments", ns3::UintegerValue(segments), "NumClusters", ns3::UintegerValue(num_clusters),
-      "NumGrads", ns3::UintegerValue(num_grads), "NumChunks",
-      ns3::UintegerValue(num_chunks), "QueueSize", ns3::UintegerValue(queue_size),
-      "RewardThreshold", ns3::IntegerValue(reward_threshold), "ActivityWindow",
+      "NumGrads", ns3::UintegerValue(num_grads), "NumChunks", ns3::UintegerValue(num_chunks),
+      "QueueSize", ns3::UintegerValue(queue_size), "RewardThreshold",
+      ns3::IntegerValue(reward_threshold), "ActivityWindow",
       ns3::TimeValue(ns3::NanoSeconds(activity_window_ns)));
   impl_->q->Initialize();
 }

@@ -6,13 +6,13 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "fate_ledger.hpp"
 #include "ns3/core-module.h"
 #include "ns3/drop-tail-queue.h"
 #include "ns3/mac48-address.h"
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-channel.h"
 #include "ns3/point-to-point-net-device.h"
-#include "fate_ledger.hpp"
 #include "olaf_hosts.hpp"
 #include "olaf_switch.hpp"
 
@@ -82,9 +82,10 @@ Simulation::Simulation(uint64_t seed, uint32_t num_params, uint32_t chunk_len, u
     : impl_(std::make_unique<Impl>()) {
   if (num_params < 1 || chunk_len < 1 || chunk_len > 0xFFFF || num_chunks < 1 ||
       num_chunks > 0xFFFF || num_chunks != (uint64_t{num_params} + chunk_len - 1) / chunk_len)
-    throw std::invalid_argument("Simulation: need P >= 1, 1 <= L <= 65535, K = ceil(P / L) <= 65535; got P=" +
-                                std::to_string(num_params) + " L=" + std::to_string(chunk_len) +
-                                " K=" + std::to_string(num_chunks));
+    throw std::invalid_argument(
+        "Simulation: need P >= 1, 1 <= L <= 65535, K = ceil(P / L) <= 65535; got P=" +
+        std::to_string(num_params) + " L=" + std::to_string(chunk_len) +
+        " K=" + std::to_string(num_chunks));
   impl_->num_params = num_params;
   impl_->chunk_len = chunk_len;
   impl_->num_chunks = num_chunks;
@@ -103,8 +104,8 @@ int Simulation::AddSwitch(const std::string &name, const QueueParams &q) {
                                 std::to_string(impl_->num_chunks) + ".." +
                                 std::to_string(q.segments) + ")");
   Impl::NodeEntry n{Impl::Kind::kSwitch, name, ns3::CreateObject<ns3::Node>(), {}, {}, {}};
-  n.sw = ns3::Create<OlafSwitch>(n.node, q, impl_->chunk_len, impl_->num_chunks,
-                                 impl_->ledger.get());
+  n.sw =
+      ns3::Create<OlafSwitch>(n.node, q, impl_->chunk_len, impl_->num_chunks, impl_->ledger.get());
   impl_->nodes.push_back(n);
   return static_cast<int>(impl_->nodes.size() - 1);
 }
@@ -216,9 +217,7 @@ SwitchCounters Simulation::GetSwitchCounters(int sw) const {
 const std::vector<LedgerUpdate> &Simulation::LedgerUpdates() const {
   return impl_->ledger->updates();
 }
-const std::vector<LedgerChunk> &Simulation::LedgerChunks() const {
-  return impl_->ledger->chunks();
-}
+const std::vector<LedgerChunk> &Simulation::LedgerChunks() const { return impl_->ledger->chunks(); }
 std::vector<uint32_t> Simulation::GetSwitchStatus(int sw) const {
   const olaf::Status s = impl_->at(sw, Impl::Kind::kSwitch, "switch").sw->Status();
   return {s.queue_util, s.active_clusters, s.queue_size};
