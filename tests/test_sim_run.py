@@ -187,6 +187,32 @@ def test_missing_ns3_says_how_to_install(monkeypatch) -> None:
         build.find_ns3()
 
 
+@pytest.mark.ns3
+def test_chunked_multihop_run_accounts_across_switches(sim, tmp_path) -> None:
+    """K = 5 through Fig. 9's two hops: chunks folded or dropped at s1/s2 and again at s3 each
+    meet one fate, so the switches' decisions summed over the path equal the ledger's fates."""
+    from olaf.sim.backend import run_ns3
+
+    s = validate(RunPlan, {
+        "topology": "multihop", "queue": "olaf", "duration_s": 2, "grads": 9797, "seed": 2,
+        "groups": [{"name": "S1", "clusters": 5, "workers_per_cluster": 4, "period_ms": 100, "jitter_ms": 10, "switch": "s1"},
+                   {"name": "S2", "clusters": 5, "workers_per_cluster": 4, "period_ms": 100, "jitter_ms": 10, "switch": "s2"}],
+        "uplinks": {"s1": {"pps": 150}, "s2": {"pps": 150}, "s3": {"pps": 60}}})
+    d = run_ns3(s, tmp_path / "mh", plots=False)
+    info = json.loads((d / "run.json").read_text())["backend_info"]["chunks"]
+    ch, up = info["chunks"], info["updates"]
+    assert ch["sent"] == ch["delivered"] + ch["folded"] + ch["dropped"] + ch["lost"] > 0
+    assert up["sent"] == up["fully_delivered"] + up["partially_delivered"] + up["not_delivered"] > 0
+    counters = json.loads((d / "switch_counters.json").read_text())
+    dec = {k: sum(counters[sw]["decisions"][k] for sw in ("s1", "s2", "s3")) for k in counters["s1"]["decisions"]}
+    assert dec["aggregate"] == ch["folded"] > 0
+    assert sum(dec[k] for k in ("drop_full", "drop_reward", "replace_worker", "replace_reward")) == ch["dropped"]
+    assert ch["lost_device"] <= sum(counters[sw]["tx_drops"] for sw in counters)  # tx_drops count ACKs too
+    assert json.loads((d / "hosts" / "ps.summary.json").read_text())["updates"] == ch["delivered"]
+    # a chunk folded at s1 whose aggregate s3 then drops is folded, but its content is lost
+    assert ch["content_delivered"] < ch["delivered"] + ch["folded"]
+
+
 def test_ns3_backend_takes_any_model_up_to_65535_chunks() -> None:
     """The ns3 backend sends a model beyond one 9000 B frame as K chunks (no build limit below the
     wire's 65535) and refuses, naming the field, a K beyond it or a queue whose Q_max · K segments
