@@ -131,7 +131,8 @@ def _write_jsonl(path: Path, recs: Iterable[Record]) -> None:
             f.write("\n")
 
 
-def _gen_records(g: np.ndarray) -> Iterable[GenRecord]:
+def _gen_records(g: np.ndarray, k: int) -> Iterable[GenRecord]:
+    """The worker's generations; with K > 1 chunks a sent one names the chunks its link took."""
     for r in g:
         sent = bool(r["sent"])
         yield GenRecord(ev="gen", t_ns=int(r["t_ns"]), idx=int(r["idx"]), late_ms=0.0, sent=sent,
@@ -139,10 +140,12 @@ def _gen_records(g: np.ndarray) -> Iterable[GenRecord]:
                         folded=int(r["folded"]) if sent else None, exp_reward=None,
                         reason=REASONS[int(r["reason"])], p_send=float(r["p_send"]), draw=_none_if_negative(r["draw"]),
                         delta_hat_ms=_none_if_negative(r["delta_hat_ms"]), N=int(r["n"]) if r["n"] >= 0 else None,
-                        q_max=int(r["q_max"]) if r["q_max"] >= 0 else None)
+                        q_max=int(r["q_max"]) if r["q_max"] >= 0 else None,
+                        chunks=int(r["chunks_sent"]) if sent and k > 1 else None)
 
 
-def _ack_records(a: np.ndarray) -> Iterable[AckRecord]:
+def _ack_records(a: np.ndarray, k: int) -> Iterable[AckRecord]:
+    """The ACK slices the worker received (``chunk``/``num_chunks`` with K > 1)."""
     for r in a:
         gr = int(r["global_reward"])
         yield AckRecord(ev="ack", t_ns=int(r["t_ns"]), cluster_id=int(r["cluster_id"]), worker_id=int(r["worker_id"]),
@@ -150,7 +153,8 @@ def _ack_records(a: np.ndarray) -> Iterable[AckRecord]:
                         global_reward=None if gr == INT32_MIN else reward_from_fixed(gr), weights=int(r["weights"]),
                         own=bool(r["own"]),
                         status=(int(r["queue_util"]), int(r["active_clusters"]), int(r["queue_size"]))
-                        if r["status_valid"] else None)
+                        if r["status_valid"] else None,
+                        chunk=int(r["chunk"]) if k > 1 else None, num_chunks=k if k > 1 else None)
 
 
 def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerSummary:
@@ -160,17 +164,20 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerS
     idx = run.worker_index[name]
     c = ns.GetWorkerCounters(idx)
     t0 = round(g.start_ms * 1e6)
+    k = run.chunking.num_chunks
     start = WorkerStart(ev="start", role="worker", t_ns=0, name=name, start_at_ns=t0, start_file=None, bind=w.ip,
                         ps=f"{PS_IP}:{UPDATE_PORT}", cluster_id=w.cluster_id, worker_id=w.worker_id,
                         seed=worker_seed(s.seed, w.worker_id), backend=BACKEND, group=g.name,
                         schedule={"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
                                   "period_ms": g.period_ms, "jitter_ms": g.jitter_ms},
-                        task=None, tx={"enabled": s.transmission_control, **s.tc.model_dump()})
+                        task=None, num_chunks=k if k > 1 else None,
+                        tx={"enabled": s.transmission_control, **s.tc.model_dump()})
     if s.records:
         gens = records(ns.Gens(idx), _layout('GEN_FIELDS'))
         acks = records(ns.Acks(idx), _layout('ACK_FIELDS'))
         # one time-ordered log, as a real worker writes it
-        merged: list[GenRecord | AckRecord] = sorted([*_gen_records(gens), *_ack_records(acks)], key=lambda r: r.t_ns)
+        merged: list[GenRecord | AckRecord] = sorted([*_gen_records(gens, k), *_ack_records(acks, k)],
+                                                   key=lambda r: r.t_ns)
         _write_jsonl(hosts / f"{name}.jsonl",
                      [start, GoRecord(ev="go", t_ns=t0, t0_ns=t0, requested_t0_ns=t0), *merged,
                       StopRecord(ev="stop", t_ns=end_ns, reason="schedule_end")])
@@ -182,7 +189,8 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerS
         generated=int(c.generated), sent=int(c.sent), skipped=int(c.skipped), init_sent=0,
         send_errors=int(c.send_errors), acks=int(c.acks), acks_own=int(c.acks_own),
         acks_malformed=int(c.acks_malformed), acks_wrong_size=0, recv_errors=0,
-        model_acked=False, last_seq=int(c.last_seq), last_global_reward=None, final_exp_reward=None)
+        model_acked=False, last_seq=int(c.last_seq), last_global_reward=None, final_exp_reward=None,
+        num_chunks=k if k > 1 else None, chunks_sent=int(c.chunks_sent) if k > 1 else None)
 
 
 class Ledger:
