@@ -141,7 +141,7 @@ def test_mininet_refuses_what_it_cannot_emulate():
     from olaf.backends.mininet import run_spec
 
     s = validate(RunPlan, {"duration_s": 1, "segments": 16, "groups": [{"clusters": 1, "workers_per_cluster": 1}]})
-    with pytest.raises(ConfigError, match="segments: the mininet backend cannot honour it: 16: the P4 build has 64"):
+    with pytest.raises(ConfigError, match="segments: the mininet backend cannot honour it: 16: the P4 build has 256"):
         run_spec(s)
     s = validate(RunPlan, {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
                             "uplinks": {"s1": {"pps": 0.4}}})

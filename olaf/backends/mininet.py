@@ -56,10 +56,12 @@ def _rate_pps(p: RunPlan, switch: str) -> int:
         return 0  # the access link's capacity: unshaped veth, unlimited
     link = p.uplinks[switch]
     try:
-        frame = ethernet_frame_bytes(p.chunking(MTU, MAX_CHUNKS).chunk_len)
+        ch = p.chunking(MTU, MAX_CHUNKS)
     except ChunkingError as e:
         raise PlanRefused("mininet", "grads", str(e)) from None
-    pps = link.pps if link.pps is not None else link.gbps * 1e9 / (8 * frame)  # type: ignore[operator]
+    # BMv2 limits packets/s: a plan's pps is updates/s of K chunk frames (olaf.plan.plan.Link)
+    pps = (link.pps * ch.num_chunks if link.pps is not None
+           else link.gbps * 1e9 / (8 * ethernet_frame_bytes(ch.chunk_len)))  # type: ignore[operator]
     if pps < 1:
         raise PlanRefused("mininet", f"uplinks.{switch}", f"{pps:.3g} packets/s: BMv2 rates are whole packets/s "
                           "(>= 1); scale the plan (an experiment: backends.mininet.set)")

@@ -62,19 +62,21 @@ PPP_HEADER_LEN = 2
 """Bytes ns-3's point-to-point device puts in front of an IPv4 datagram (PPP)."""
 
 def update_frame_bytes(grads: int) -> int:
-    """On-wire bytes of one update on a simulated link: PPP (2) + IPv4 (20) + UDP (8) + 26 + 4·G."""
+    """On-wire bytes of one update frame on a simulated link: PPP (2) + IPv4 (20) + UDP (8) + 30 + 4·G
+    (G: the frame's elements, the chunk length L when updates travel in chunks)."""
     return PPP_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + UPDATE_HEADER_LEN + ELEMENT_LEN * grads
 
 
 class Link(FileModel):
     """A link toward the PS: capacity (exactly one of ``gbps``, ``pps``) and delay.
 
-    ``pps``: packets/s of update frames (:func:`update_frame_bytes`), i.e.
-    ``pps · frame · 8`` bit/s.
+    ``pps``: updates/s, i.e. ``pps · K`` frames of an update's K chunks (:func:`update_frame_bytes`
+    of the chunk length L each): ``pps · K · frame · 8`` bit/s. So a ``pps`` bottleneck is the same
+    fraction of the offered update rate for every K.
     """
 
     gbps: Optional[float] = Field(default=None, gt=0, description="capacity, Gbit/s")
-    pps: Optional[float] = Field(default=None, gt=0, description="capacity, update frames per second")
+    pps: Optional[float] = Field(default=None, gt=0, description="capacity, updates per second (K chunk frames each)")
     delay_us: float = Field(default=10.0, ge=0, description="propagation delay, µs")
 
     @model_validator(mode="after")
@@ -83,9 +85,11 @@ class Link(FileModel):
             raise ValueError("give exactly one of gbps and pps")
         return self
 
-    def bps(self, grads: int) -> float:
-        """Capacity in bit/s for updates of ``grads`` elements."""
-        return self.gbps * 1e9 if self.gbps is not None else self.pps * update_frame_bytes(grads) * 8  # type: ignore[operator]
+    def bps(self, grads: int, num_chunks: int = 1) -> float:
+        """Capacity in bit/s for updates of ``num_chunks`` frames of ``grads`` elements each."""
+        if self.gbps is not None:
+            return self.gbps * 1e9
+        return self.pps * num_chunks * update_frame_bytes(grads) * 8  # type: ignore[operator]
 
 
 class ClusterGroup(FileModel):

@@ -22,7 +22,7 @@ from olaf.chunks import Chunking
 from olaf.constants import JUMBO_MTU
 from olaf.controller.state import SwitchState, desired_state
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
-from olaf.plan.plan import Link, RunPlan, update_frame_bytes
+from olaf.plan.plan import Link, RunPlan
 from olaf.plan.topology import worker_seed
 from olaf.sim import build, rundir
 from olaf.sim.simrun import SimRun
@@ -44,9 +44,9 @@ def chunking(s: RunPlan) -> Chunking:
 
 def link_bps(link: Link, ch: Chunking) -> float:
     """Capacity of ``link`` in bit/s: ``gbps``, or ``pps`` updates/s of K chunk frames of L elements each."""
-    if link.gbps is not None:
-        return link.gbps * 1e9
-    return float(link.pps) * ch.num_chunks * update_frame_bytes(ch.chunk_len) * 8  # type: ignore[arg-type]
+    return link.bps(ch.chunk_len, ch.num_chunks)
+
+
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
 """ns-3 event scheduler (bench/sim_speed.py compares them)."""
 
