@@ -180,7 +180,9 @@ def test_a_chunked_worker_sends_all_k_chunks_or_none_and_adopts_slices_between_i
     """K = 3 with transmission control congested (P_s = 1/4): every sent update is 3 datagrams with
     one seq, reward and gen_ts (the last zero-padded), a skipped one none; the first ACK slice of an
     update is its ACK event (one per update); ACK slices are stored and adopted at the start of the
-    next iteration only, written over the task's own weights slice by slice."""
+    next iteration only, written over the task's own weights slice by slice. (No ``ack_wait_ms``:
+    the answers here are partial, so a wait would always run out; ``linger_ms`` lets the last
+    answer in.)"""
     ip = loopback_net()
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((ip(100), UPDATE_PORT))
@@ -188,7 +190,7 @@ def test_a_chunked_worker_sends_all_k_chunks_or_none_and_adopts_slices_between_i
     stop, got = threading.Event(), []
     cfg = WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=ScheduleSpec(period_ms=2.0, max_updates=60),
                        task=TaskParams(num_weights=10, batch=20), tx=TxParams(enabled=True, delta_t_ms=60_000),
-                       mtu=CHUNK_MTU, seed=3, linger_ms=50, ack_wait_ms=5000, out_dir=tmp_path, name="w")
+                       mtu=CHUNK_MTU, seed=3, linger_ms=2000, ack_wait_ms=0, out_dir=tmp_path, name="w")
     worker = Worker(cfg)
     assert worker.chunking.num_chunks == 3
     initial = worker.initial_weights.copy()
@@ -254,3 +256,39 @@ def test_acks_of_another_model_size_are_counted_not_adopted(tmp_path):
         stop.set()
     sock.close()
     assert s["acks_wrong_size"] == s["acks"] >= 1 and s["ack_events"] == 0 and not s["model_acked"]
+
+
+def test_ack_wait_ends_on_the_whole_answer_so_iterations_start_from_every_slice(tmp_path):
+    """K = 3, every chunk answered with its slice: with ``ack_wait_ms`` the worker waits after each
+    sent update until all 3 slices of an answer are in (the wait only guards against loss), so every
+    iteration after a sent update adopts all 3 slices, never a mix of new and old ones."""
+    ip = loopback_net()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((ip(100), UPDATE_PORT))
+    sock.settimeout(0.05)
+    stop = threading.Event()
+
+    def answer_every_chunk() -> None:
+        while not stop.is_set():
+            try:
+                data, (src, _) = sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            u = parse_update(data)
+            n = 4 if u.chunk < 2 else 2
+            sock.sendto(bytes(ack_layer(cluster_id=5, worker_id=9, seq=u.seq, count=u.count, global_reward=0,
+                                        gen_ts=u.gen_ts, weights=SLICE_1[:n], chunk=u.chunk,
+                                        num_chunks=u.num_chunks)), (src, ACK_PORT))
+
+    cfg = WorkerConfig(ps_ip=ip(100), bind_ip=ip(1), schedule=ScheduleSpec(period_ms=2.0, max_updates=20),
+                       task=TaskParams(num_weights=10, batch=20), mtu=CHUNK_MTU, seed=4, linger_ms=0,
+                       ack_wait_ms=30_000, out_dir=tmp_path, name="w")
+    with running(answer_every_chunk):
+        s = Worker(cfg).run()
+        stop.set()
+    sock.close()
+    gens = [json.loads(line) for line in (tmp_path / "w.jsonl").read_text().splitlines()]
+    gens = [g for g in gens if g["ev"] == "gen"]
+    assert s["sent"] == 20 and s["ack_slices"] == {"3": 20}
+    after_send = [b for a, b in zip(gens, gens[1:]) if a["sent"]]
+    assert len(after_send) == 19 and all(g["adopted_slices"] == 3 for g in after_send)

@@ -41,7 +41,8 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
 4. meanwhile receives ACKs: with K = 1 any ACK is an *ACK event*; with K > 1 the event is
    the **first** ACK slice answering an update (one ``(worker_id, seq, gen_ts)``, of any worker
    of its cluster: docs/hosts.md "Chunks at the worker" says why the first and not the last).
-   An ACK event restarts the ``Δ̂`` timer and is what ``ack_wait_ms`` waits for; every slice's
+   An ACK event restarts the ``Δ̂`` timer; ``ack_wait_ms`` waits for the *whole answer*: every
+   one of the K slices of an update answered after the worker's send (K = 1: the ACK event); every slice's
    status (if STATUS_VALID) becomes the latest status. Every slice's weights (the slice's
    length, ``num_chunks`` = K) are stored as they arrive and adopted only at the start of the next
    iteration (the task's current weights with the stored slices written over them). The model
@@ -229,8 +230,9 @@ class Worker:
         self.initial_weights = self.task.initial_weights()
         self._slices: dict[int, np.ndarray] = {}  # ACK slices received since the last iteration, by chunk
         self._have = np.zeros(self.chunking.num_chunks, dtype=bool)  # slices received at least once
-        self._acked_weights_count = 0  # ACK events with weights (ack_wait_ms waits for the next one)
-        self._answered: OrderedDict[tuple[int, int, int], None] = OrderedDict()  # updates with an ACK event
+        self._answers_complete = 0  # updates whose K ACK slices with weights all arrived (ack_wait_ms waits for one)
+        # updates with an ACK event -> bit mask of their slices with weights seen
+        self._answered: OrderedDict[tuple[int, int, int], int] = OrderedDict()
         self._own_slices: OrderedDict[int, int] = OrderedDict()  # own sent seq -> bit mask of slices seen
         self.ack_slices: Counter[int] = Counter()  # sent updates by ACK slices seen (finalised ones)
         self.tc = TransmissionControl(cfg.tx, tx_rng)
@@ -372,7 +374,7 @@ class Worker:
         key = (ack.worker_id, ack.seq, ack.gen_ts)
         event = key not in self._answered
         if event:  # the first ACK slice answering this update: Δ̂ restarts, ack_wait_ms ends
-            self._answered[key] = None
+            self._answered[key] = 0
             if len(self._answered) > SENT_MEMORY:
                 self._answered.popitem(last=False)
             self.tc.on_ack(t_ns, ack.status)
@@ -388,8 +390,12 @@ class Worker:
         if ack.weights:
             self._slices[ack.chunk] = unpack_q724(ack.weights)
             self._have[ack.chunk] = True
-            if event:
-                self._acked_weights_count += 1
+            mask = self._answered.get(key)
+            if mask is not None and not mask >> ack.chunk & 1:
+                mask |= 1 << ack.chunk
+                self._answered[key] = mask
+                if mask == (1 << c.num_chunks) - 1:  # the whole answer is here
+                    self._answers_complete += 1
             if not self.model_acked and self._have.all():
                 self.model_acked = True
         gr = None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward)
@@ -404,7 +410,7 @@ class Worker:
     def _pump_until(self, t_ns: int, init_gen_ts: int, until_acks: Optional[int] = None,
                     until_model: bool = False) -> None:
         """Receive ACKs (and repeat the INIT when due) until ``t_ns``, stop, (if ``until_acks`` is
-        given) until that many ACK events with weights have arrived in all, or (``until_model``)
+        given) until that many updates have had all their ACK slices with weights, or (``until_model``)
         until every slice of the global model has arrived. Datagrams already queued are taken
         even when ``t_ns`` has passed."""
         retry_ns = int(self.cfg.init_retry_ms * 1e6)
@@ -413,7 +419,7 @@ class Worker:
             if not self.model_acked and now - self._last_init_ns >= retry_ns:
                 self._send_init(init_gen_ts, retry=True)
                 self._last_init_ns = now
-            if until_acks is not None and self._acked_weights_count >= until_acks:
+            if until_acks is not None and self._answers_complete >= until_acks:
                 return
             if until_model and self.model_acked:
                 return
@@ -492,7 +498,7 @@ class Worker:
             self._pump_until(t_due, init_gen_ts)
             if self.stop.is_set():
                 break
-            acks_before = self._acked_weights_count
+            acks_before = self._answers_complete
             t_gen, sent = self._generate(idx, t_due)
             if cfg.ack_wait_ms > 0 and sent:
                 self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts,
