@@ -145,6 +145,14 @@ void OlafWorker::Generate() {
   next_ = ns3::Simulator::Schedule(ns3::NanoSeconds(t_due_ - now), &OlafWorker::Generate, this);
 }
 
+bool OlafWorker::FirstSlice(uint16_t worker_id, uint32_t seq, uint64_t gen_ts) {
+  for (const Answered &x : answered_)
+    if (x.worker_id == worker_id && x.seq == seq && x.gen_ts == gen_ts) return false;
+  answered_.push_back(Answered{worker_id, seq, gen_ts});
+  if (answered_.size() > kAnsweredMemory) answered_.pop_front();
+  return true;
+}
+
 bool OlafWorker::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t protocol,
                          const ns3::Address &) {
   uint8_t hdr[w::kAckWeightsOffset];
@@ -164,7 +172,13 @@ bool OlafWorker::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   const w::AckHeader a = w::read_ack_header(hdr);
   const bool valid = (a.flags & k::ACK_FLAG_STATUS_VALID) != 0;
   counters_.acks++;
-  tc_.on_ack(now, valid, a.active_clusters, a.queue_size);
+  // The ACK event (Δ̂ restarts) is the first slice answering an update, as on the real hosts
+  // (olaf/hosts/worker.py, docs/hosts.md); the other slices only bring the status.
+  if (FirstSlice(a.worker_id, a.seq, a.gen_ts)) {
+    tc_.on_ack(now, valid, a.active_clusters, a.queue_size);
+  } else {
+    tc_.on_status(valid, a.active_clusters, a.queue_size);
+  }
   const bool own = sent_seq_[a.seq % kSentMemory] == a.seq && a.seq != 0 &&
                    sent_gen_ts_[a.seq % kSentMemory] == a.gen_ts;
   if (own) {

@@ -28,6 +28,7 @@
 #define OLAF_SIM_OLAF_HOSTS_HPP_
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "fate_ledger.hpp"
@@ -52,7 +53,17 @@ class OlafWorker : public ns3::Application {
   const WorkerCounters &counters() const { return counters_; }
 
  private:
-  static constexpr size_t kSentMemory = 4096;  // own-ACK recognition, as olaf/hosts/worker.py
+  static constexpr size_t kSentMemory = 4096;    // own-ACK recognition, as olaf/hosts/worker.py
+  static constexpr size_t kAnsweredMemory = 64;  // updates whose first ACK slice came (ACK events)
+
+  // Identity of the update an ACK answers: its (worker_id, seq, gen_ts).
+  struct Answered {
+    uint16_t worker_id;
+    uint32_t seq;
+    uint64_t gen_ts;
+  };
+  // True the first time an ACK slice of this update arrives (then remembered): the ACK event.
+  bool FirstSlice(uint16_t worker_id, uint32_t seq, uint64_t gen_ts);
 
   void StartApplication() override;
   void StopApplication() override;
@@ -79,6 +90,7 @@ class OlafWorker : public ns3::Application {
   uint32_t seq_ = 0;
   std::vector<uint32_t> sent_seq_;
   std::vector<uint64_t> sent_gen_ts_;
+  std::deque<Answered> answered_;
   std::vector<uint8_t> buf_;
   std::vector<int32_t> grads_;
   std::vector<GenRecord> gens_;

@@ -58,8 +58,14 @@ class TransmissionControl {
  public:
   TransmissionControl(const TxParams &p, Xoshiro256 rng) : p_(p), rng_(rng) {}
 
+  // An ACK event at t_ns: Δ̂ restarts; a valid status becomes the latest.
   void on_ack(int64_t t_ns, bool status_valid, uint32_t active_clusters, uint32_t queue_size) {
     last_ack_ns_ = t_ns;
+    on_status(status_valid, active_clusters, queue_size);
+  }
+
+  // An ACK slice that is not an ACK event: only its status (if valid) is taken.
+  void on_status(bool status_valid, uint32_t active_clusters, uint32_t queue_size) {
     if (status_valid) {
       has_status_ = true;
       n_ = active_clusters;
