@@ -86,7 +86,8 @@ Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`; the records are the models of
 Summary ``<name>.summary.json``: ``task``, ``generated``, ``sent``, ``skipped``, ACK
 counters, ``saturated_elements`` / ``saturated_updates`` (Q7.24 clamping of
 sent directions), ``num_chunks`` (K), ``chunks_sent``, ``ack_slices`` (sent updates by how
-many of their K ACK slices came back: their sum is ``sent``), ``ack_events``, the configured and learned ids, ``t0_ns``, ``gen_end_ns``
+many of their K ACK slices came back: their sum is ``sent``), ``ack_events``, the configured and
+learned ids, ``t0_ns``, ``gen_end_ns``
 (end of the generation phase), the final rewards, ``error`` (or null) and the
 task's own summary (bandit: ``final_exp_reward``; PPO: ``env_steps``,
 ``episodes``, ``iterations``, ``num_params``).
@@ -269,11 +270,13 @@ class Worker:
                 self._sent.popitem(last=False)
         return sent
 
-    def _header(self) -> dict[str, int]:
-        return {"cluster_id": self.cfg.cluster_id or 0, "worker_id": self.cfg.worker_id or 0}
+    def _update(self, *, seq: int, reward_sum: int, gen_ts: int) -> Update:
+        """An update header (no elements yet) with the configured ids (0 if unset: a switch stamps them)."""
+        return Update(cluster_id=self.cfg.cluster_id or 0, worker_id=self.cfg.worker_id or 0, seq=seq, count=1,
+                      reward_sum=reward_sum, gen_ts=gen_ts)
 
     def _send_init(self, gen_ts: int, retry: bool) -> None:
-        u = Update(**self._header(), seq=0, count=1, reward_sum=0, gen_ts=gen_ts)
+        u = self._update(seq=0, reward_sum=0, gen_ts=gen_ts)
         if self._send(u, pack_q724(self.initial_weights)[0], init=True):
             self.counters["init_sent"] += 1
         self._log_write(InitRecord(ev="init", t_ns=time.time_ns(), retry=retry))
@@ -311,7 +314,7 @@ class Worker:
                 self.counters["saturated_elements"] += saturated
                 self.counters["saturated_updates"] += 1
             self.seq = self.seq % 0xFFFFFFFF + 1
-            u = Update(**self._header(), seq=self.seq, count=1, reward_sum=reward_to_fixed(reward), gen_ts=gen_ts)
+            u = self._update(seq=self.seq, reward_sum=reward_to_fixed(reward), gen_ts=gen_ts)
             chunks = self._send(u, raw, init=False)
             if chunks:
                 self.counters["sent"] += 1
