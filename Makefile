@@ -128,6 +128,10 @@ ptf: $(STAMP) build ## Run the PTF data-plane tests against simple_switch_grpc (
 bench: $(STAMP) ## Measure PS throughput against a raw UDP echo on loopback
 	$(PY) bench/ps_throughput.py
 
+.PHONY: bench-ps-chunks
+bench-ps-chunks: $(STAMP) ## PS chunks/s for SB3's network (9,797 parameters) at K = 1, 5, 28 against a raw UDP echo, same run
+	$(PY) bench/ps_throughput.py --chunked 9797 --updates 6000
+
 .PHONY: bench-rl
 bench-rl: $(TRAIN_STAMP) ## PPO task vs bandit: worker ms and PS us per update, same run
 	nice $(PY) bench/rl_cost.py
