@@ -34,7 +34,8 @@ def plan_options(f):
         click.option("--workers-per-cluster", default=WORKERS_PER_CLUSTER, show_default=True,
                      type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
         click.option("--queue-size", type=click.IntRange(1, SEGMENTS),
-                     help=f"Q_max of the switch attached to the PS, segments [default: the topology's, {root_q}]."),
+                     help=f"Q_max of the switch attached to the PS, updates (K segments each for a model in K "
+                          f"chunks) [default: the topology's, {root_q}]."),
         click.option("--tc/--no-tc", default=False, show_default=True, help="Worker transmission control (paper §5)."),
         click.option("--seed", default=1, show_default=True, type=int),
         click.option("--bmv2-log-level", default=BackendOptions.bmv2_log_level, show_default=True,

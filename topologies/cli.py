@@ -19,7 +19,7 @@ from olaf import backends
 from olaf.backends.base import Backend, BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
-from olaf.constants import MAX_G_JUMBO, SEGMENTS
+from olaf.constants import MAX_CHUNKS, MTU, SEGMENTS, max_chunk_elements
 from olaf.topologies.rundir import new_run_dir
 from olaf.topologies.spec import QUEUES, RunSpec, RunSpecError
 
@@ -53,9 +53,11 @@ def spec_options(f):
         click.option("--edge-queue-size", default=d.edge_queue_size, show_default=True,
                      type=click.IntRange(1, SEGMENTS)),
         click.option("--rate-pps", default=d.rate_pps, show_default=True, type=click.IntRange(min=0),
-                     help="Bottleneck toward the PS, packets/s (0 = unlimited)."),
+                     help="Bottleneck toward the PS, updates/s (K chunk packets each; 0 = unlimited)."),
         click.option("--edge-rate-pps", default=d.edge_rate_pps, show_default=True, type=click.IntRange(min=0)),
-        click.option("--grads", default=d.grads, show_default=True, type=click.IntRange(1, MAX_G_JUMBO)),
+        click.option("--grads", default=d.grads, show_default=True,
+                     type=click.IntRange(1, MAX_CHUNKS * max_chunk_elements(MTU)),
+                     help="Model parameters per update; more than one 1500 B frame holds travel in chunks."),
         click.option("--reward-threshold", type=FiniteFloat(min=0), help="Reward filter T (off by default)."),
         click.option("--activity-window-ms", default=d.activity_window_ms, show_default=True,
                      type=FiniteFloat(min=0)),
