@@ -101,3 +101,25 @@ def test_olaf_run_through_the_plan_runs_the_same_emulation(tmp_path, kw):
                                                                                                   tmp_path / "s")
     assert (back.tc, back.faults, back.reward_threshold, back.seed) == (spec.tc, spec.faults, spec.reward_threshold,
                                                                          spec.seed)
+
+
+def test_a_chunked_model_programs_every_switch_and_host_with_its_k(tmp_path):
+    """SB3's 9,797 parameters at the emulated 1500 B MTU: K = 28 chunks of L = 350. Every switch's
+    olaf_params get K and L and Q_max · K segments (the deployment file says so too), the PS gets P
+    and the MTU (so it expects K chunks), and the config file round-trips K."""
+    from olaf.controller import config as cfgmod
+    from olaf.hosts.argv import ps_argv
+
+    spec = RunSpec(topo="multihop", grads=9797, queue_size=8, edge_queue_size=4)
+    assert (spec.chunking.num_chunks, spec.chunking.chunk_len) == (28, 350)
+    d = spec.deployment()
+    assert d.num_chunks == 28 and d.num_grads == 350
+    assert {n: (s.queue.queue_size, s.queue.num_chunks, s.queue.num_grads) for n, s in d.switches.items()} == {
+        "s1": (4 * 28, 28, 350), "s2": (4 * 28, 28, 350), "s3": (8 * 28, 28, 350)}
+    assert all(s.depth >= s.queue.queue_size for s in d.switches.values())
+    ps = ps_argv(spec.ps_config(d, tmp_path))
+    assert ps[ps.index("--mtu") + 1] == "1500"
+    f = tmp_path / "network.yaml"
+    cfgmod.save(d, f)
+    back = cfgmod.load(f)
+    assert back.num_chunks == 28 and back.switches["s3"].queue.queue_size == 8 * 28

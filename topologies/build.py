@@ -93,7 +93,7 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
     hosts, links, clusters = dict(lay.hosts), lay.links, dict(lay.clusters)
     switches = {name: _switch(int(name[1:]), queues.get(name, QueueSetup()), num_grads, num_chunks, discipline,
                               reward_threshold, activity_window_ns, grpc_port_base) for name in SWITCHES[topo]}
-    return validate(Deployment(num_grads=num_grads, ps=lay.ps, switches=switches, hosts=hosts, links=links,
+    return validate(Deployment(num_grads=num_grads, num_chunks=num_chunks, ps=lay.ps, switches=switches, hosts=hosts, links=links,
                                clusters=clusters))
 
 
