@@ -10,7 +10,7 @@ forwarding measured in the same run:
 * ``ipv4``: plain UDP/IPv4 through ``ipv4_lpm`` (traffic ``bypass``);
 * ``append``: Olaf updates of G = 64 from many clusters, unlimited PS port: APPEND, and the
   egress ``dequeue`` writes each segment into its token;
-* ``aggregate64`` / ``aggregate361``: updates of 4 clusters while the PS port drains 1 pkt/s:
+* ``aggregate64`` / ``aggregate360``: updates of 4 clusters while the PS port drains 1 pkt/s:
   every update after the first of its cluster is folded in (saturating adds of G elements);
 * ``fifo``: the FIFO baseline (PARAM_FIFO), G = 64, unlimited PS port;
 * chunked updates (docs/protocol.md "Chunks"), each beside single-frame updates of the same
@@ -117,7 +117,7 @@ def inner(seconds: float, rounds: int, build: Path, out_json: Path, switch_pid: 
     def setup(g: int, rate_pps: int, discipline: str = "olaf", size: int = 64, num_chunks: int = 1):
         # unpace the PS port first: what the previous workload left queued at 1 pkt/s (up to 224
         # segments' tokens) drains at once instead of stalling the pipeline push
-        tm.set_queue_rate(0, PS_PORT)
+        tm.set_queue_rate(1_000_000, PS_PORT)
         push_pipeline(sw, tm, build / "olaf.p4info.txt", build / "olaf.json")
         tm.set_queue_depth(4096)
         tm.set_queue_rate(rate_pps, PS_PORT)
@@ -168,7 +168,7 @@ def inner(seconds: float, rounds: int, build: Path, out_json: Path, switch_pid: 
         "ipv4": ((64, 0), ("ipv4", 64, 1)),
         "append": ((64, 0), ("olaf", 64, 16)),
         "aggregate64": ((64, 1, "olaf", 8), ("olaf", 64, 4)),
-        "aggregate361": ((361, 1, "olaf", 8), ("olaf", 361, 4)),
+        "aggregate360": ((360, 1, "olaf", 8), ("olaf", 360, 4)),
         "fifo": ((64, 0, "fifo"), ("olaf", 64, 16)),
         "append350": ((350, 0, "olaf", 224), ("olaf", 350, 16)),
         "chunks28_append": ((350, 0, "olaf", 224, 28), ("olaf", 350, 16, 28)),
@@ -180,6 +180,7 @@ def inner(seconds: float, rounds: int, build: Path, out_json: Path, switch_pid: 
         for name, (s_args, b_args) in workloads.items():
             setup(*s_args)
             runs[name].append(blast(*b_args))
+    tm.set_queue_rate(1_000_000, PS_PORT)  # drain what the last workload left queued before the move test deploys
     sw.close()
     move = [move_latency_ms(build) for _ in range(rounds)]
     out_json.write_text(json.dumps({"throughput": runs, "move_latency_ms": move}, indent=1))
