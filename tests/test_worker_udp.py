@@ -26,15 +26,21 @@ G = 8
 ACK_WEIGHTS = [(i - 4) << 20 for i in range(G)]  # the "global model" the responder hands out
 
 
-def respond(sock: socket.socket, stop: threading.Event, status: QueueStatus, worker_ip: str) -> None:
-    """Answer each update with an ACK (stamped ids 5/9, ``status``); first send one malformed ACK."""
-    sock.sendto(b"\x12\x00garbage", (worker_ip, ACK_PORT))
+def updates_received(sock: socket.socket, stop: threading.Event):
+    """Each datagram ``sock`` receives until ``stop``: ``(bytes, the update it decodes to, source
+    address)`` (``sock`` has a timeout, so ``stop`` is polled)."""
     while not stop.is_set():
         try:
             data, (src, _) = sock.recvfrom(65535)
         except socket.timeout:
             continue
-        u = parse_update(data)
+        yield data, parse_update(data), src
+
+
+def respond(sock: socket.socket, stop: threading.Event, status: QueueStatus, worker_ip: str) -> None:
+    """Answer each update with an ACK (stamped ids 5/9, ``status``); first send one malformed ACK."""
+    sock.sendto(b"\x12\x00garbage", (worker_ip, ACK_PORT))
+    for data, u, src in updates_received(sock, stop):
         weights = list(u.grads) if update_is_init(data) else ACK_WEIGHTS
         ack = ack_layer(cluster_id=5, worker_id=9, seq=u.seq, count=u.count, global_reward=u.reward_sum,
                         gen_ts=u.gen_ts, weights=weights, status=status)
@@ -161,12 +167,7 @@ SLICE_1 = (7 << 20,) * 4
 def respond_slice_1(sock: socket.socket, stop: threading.Event, status: QueueStatus, got: list) -> None:
     """Record every chunk; answer every INIT chunk with its own elements (the worker's initial
     weights come back as the global model) and, of an update, chunk 1 only, with :data:`SLICE_1`."""
-    while not stop.is_set():
-        try:
-            data, (src, _) = sock.recvfrom(65535)
-        except socket.timeout:
-            continue
-        u = parse_update(data)
+    for data, u, src in updates_received(sock, stop):
         init = update_is_init(data)
         got.append((init, u))
         if init or u.chunk == 1:
@@ -242,12 +243,7 @@ def test_acks_of_another_model_size_are_counted_not_adopted(tmp_path):
 
     def answer_whole() -> None:
         sock.settimeout(0.05)
-        while not stop.is_set():
-            try:
-                data, (src, _) = sock.recvfrom(65535)
-            except socket.timeout:
-                continue
-            u = parse_update(data)
+        for _data, u, src in updates_received(sock, stop):
             sock.sendto(bytes(ack_layer(cluster_id=0, worker_id=0, seq=u.seq, count=1, global_reward=0, gen_ts=u.gen_ts,
                                         weights=[0] * 10)), (src, ACK_PORT))
 
@@ -269,12 +265,7 @@ def test_ack_wait_ends_on_the_whole_answer_so_iterations_start_from_every_slice(
     stop = threading.Event()
 
     def answer_every_chunk() -> None:
-        while not stop.is_set():
-            try:
-                data, (src, _) = sock.recvfrom(65535)
-            except socket.timeout:
-                continue
-            u = parse_update(data)
+        for _data, u, src in updates_received(sock, stop):
             n = 4 if u.chunk < 2 else 2
             sock.sendto(bytes(ack_layer(cluster_id=5, worker_id=9, seq=u.seq, count=u.count, global_reward=0,
                                         gen_ts=u.gen_ts, weights=SLICE_1[:n], chunk=u.chunk,
