@@ -31,10 +31,11 @@ GRADS = 4 * 24 + 24 + 25 * 3
 """The shared-trunk network of CartPole-v1 (4 observations, 24 hidden, 2 actions + a value)."""
 
 
-@pytest.mark.timeout(BUDGET_S + 300)
-def test_cartpole_mean_worker_reward_rises_over_loopback(tmp_path):
-    job = TrainJob(task=PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(gamma=0.99)), num_params=GRADS,
-                   target=THRESHOLD, window=3)
+def run_cartpole(tmp_path, task: PPOTaskSpec) -> tuple[dict, dict, dict]:
+    """The 2 x 2-worker CartPole job over loopback until THRESHOLD or ITERATIONS iterations per worker:
+    (the training result, each worker's summary, each worker's iterations); asserts the run ended
+    at the target or after its iterations (BUDGET_S only guards against a hang)."""
+    job = TrainJob(task=task, num_params=GRADS, target=THRESHOLD, window=3)
     plan = validate(RunPlan, {"grads": GRADS, "updates_per_worker": ITERATIONS, "duration_s": BUDGET_S,
                               "groups": [{"clusters": 2, "workers_per_cluster": 2, "period_ms": 1.0}],
                               "workload": {"kind": "ppo", "job": job}})
@@ -43,12 +44,19 @@ def test_cartpole_mean_worker_reward_rises_over_loopback(tmp_path):
     hosts = tmp_path / "hosts"
     done = {w: json.loads((hosts / f"{w}.summary.json").read_text()) for w in ("w1", "w2", "w3", "w4")}
     iterations = {n: s["generated"] for n, s in done.items()}
+    assert t["reached"] or all(n == ITERATIONS for n in iterations.values()), \
+        f"hang guard: {BUDGET_S:.0f} s passed before the workers did {ITERATIONS} iterations ({iterations})"
+    return t, done, iterations
+
+
+@pytest.mark.timeout(BUDGET_S + 300)
+def test_cartpole_mean_worker_reward_rises_over_loopback(tmp_path):
+    t, done, iterations = run_cartpole(tmp_path, PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(gamma=0.99)))
+    hosts = tmp_path / "hosts"
     print(f"reached {THRESHOLD}: {t['reached']}, iterations per worker {iterations}, {t['elapsed_s']:.0f} s")
     with open(tmp_path / "progress.csv") as f:
         first = next(float(r["mean_worker_reward"]) for r in csv.DictReader(f) if r["mean_worker_reward"])
     assert first < 50, f"an untrained policy scores about 22, the run started at {first}"
-    assert t["reached"] or all(n == ITERATIONS for n in iterations.values()), \
-        f"hang guard: {BUDGET_S:.0f} s passed before the workers did {ITERATIONS} iterations ({iterations})"
     assert t["reached"], (f"mean worker reward {t['final_mean_worker_reward']} after {ITERATIONS} iterations per "
                           f"worker, below {THRESHOLD}")
     assert max(iterations.values()) <= ITERATIONS and not t["worker_errors"]
@@ -71,19 +79,10 @@ def test_cartpole_rises_with_the_model_in_three_chunks(tmp_path):
     from olaf.chunks import Chunking  # noqa: PLC0415
 
     assert Chunking.for_model(GRADS, CHUNK_MTU).num_chunks == 3
-    job = TrainJob(task=PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(gamma=0.99), mtu=CHUNK_MTU),
-                   num_params=GRADS, target=THRESHOLD, window=3)
-    plan = validate(RunPlan, {"grads": GRADS, "updates_per_worker": ITERATIONS, "duration_s": BUDGET_S,
-                              "groups": [{"clusters": 2, "workers_per_cluster": 2, "period_ms": 1.0}],
-                              "workload": {"kind": "ppo", "job": job}})
-    t = run_plan(backends.get("local", BackendOptions(report=False)), plan, tmp_path)
-    assert t is not None
+    t, done, iterations = run_cartpole(
+        tmp_path, PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(gamma=0.99), mtu=CHUNK_MTU))
     hosts = tmp_path / "hosts"
-    done = {w: json.loads((hosts / f"{w}.summary.json").read_text()) for w in ("w1", "w2", "w3", "w4")}
-    iterations = {n: s["generated"] for n, s in done.items()}
     print(f"K = 3: reached {THRESHOLD}: {t['reached']}, iterations per worker {iterations}, {t['elapsed_s']:.0f} s")
-    assert t["reached"] or all(n == ITERATIONS for n in iterations.values()), \
-        f"hang guard: {BUDGET_S:.0f} s passed before the workers did {ITERATIONS} iterations ({iterations})"
     assert t["reached"], (f"mean worker reward {t['final_mean_worker_reward']} after {ITERATIONS} iterations per "
                           f"worker, below {THRESHOLD}")
     assert not t["worker_errors"]
