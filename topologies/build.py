@@ -55,9 +55,8 @@ def _switch(k: int, q: QueueSetup, num_grads: int, num_chunks: int, discipline: 
     return SwitchConf(
         name=f"s{k}", grpc=f"127.0.0.1:{port_base + k}", device_id=k, thrift_port=9090 + k,
         mac=switch_mac(k),
-        queue=QueueParams(queue_size=segments, num_grads=num_grads, num_chunks=num_chunks,
-                          reward_threshold=reward_threshold, activity_window_ns=activity_window_ns,
-                          discipline=discipline),
+        queue=QueueParams(queue_size=segments, num_grads=num_grads, reward_threshold=reward_threshold,
+                          activity_window_ns=activity_window_ns, discipline=discipline),
         rate_pps=q.rate_pps, depth=max(q.depth, segments))
 
 
@@ -67,7 +66,8 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
     """The deployment of ``topo`` (``tor`` or ``multihop``) with cluster groups ``groups`` and
     each switch's queue and bottleneck ``queues`` (a switch not in it gets ``QueueSetup()``).
     Updates of ``num_grads`` elements travel in ``num_chunks`` chunks (K, :mod:`olaf.chunks`): a
-    queue of Q_max updates gets Q_max · K segments and a traffic-manager depth of at least that.
+    queue of Q_max updates gets Q_max · K segments and a traffic-manager depth of at least that
+    (:func:`olaf.controller.config.validate` writes K into every switch's queue parameters).
 
     Clusters are numbered 0.. and workers ``w1``.. in group order (as the simulation,
     :mod:`olaf.sim.topology`, numbers them). Ports: the workers of an edge switch on

@@ -42,11 +42,6 @@ def chunking(s: RunPlan) -> Chunking:
     return s.chunking(MTU)
 
 
-def link_bps(link: Link, ch: Chunking) -> float:
-    """Capacity of ``link`` in bit/s: ``gbps``, or ``pps`` updates/s of K chunk frames of L elements each."""
-    return link.bps(ch.chunk_len, ch.num_chunks)
-
-
 DEFAULT_SCHEDULER = "ns3::PriorityQueueScheduler"
 """ns-3 event scheduler (bench/sim_speed.py compares them)."""
 
@@ -62,11 +57,13 @@ def _queue_params(ns: Any, s: RunPlan, switch: str, ch: Chunking) -> Any:
     return q
 
 
-def _link(ns: Any, s: RunPlan, up_bps: float, delay_us: float, ch: Chunking) -> Any:
+def _link(ns: Any, s: RunPlan, up: Link, ch: Chunking) -> Any:
+    """ns-3 parameters of a link whose direction toward the PS is ``up`` (capacity for updates of K
+    chunk frames of L elements) and whose reverse direction (ACKs) runs at ``access``'s capacity."""
     lp = ns.LinkParams()
-    lp.up_bps = up_bps
-    lp.down_bps = link_bps(s.access, ch)
-    lp.delay_ns = round(delay_us * 1000)
+    lp.up_bps = up.bps(ch.chunk_len, ch.num_chunks)
+    lp.down_bps = s.access.bps(ch.chunk_len, ch.num_chunks)
+    lp.delay_ns = round(up.delay_us * 1000)
     lp.device_queue_packets = s.device_queue_packets
     return lp
 
@@ -123,7 +120,7 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     for name in net.switches:
         link = s.uplink(name)
         parent = net.parent[name]
-        ports = sim.Connect(sw[name], ps if parent is None else sw[parent], _link(ns, s, link_bps(link, ch), link.delay_us, ch))
+        ports = sim.Connect(sw[name], ps if parent is None else sw[parent], _link(ns, s, link, ch))
         up_port[name] = ports & 0xFFFF
         if parent is not None:
             child_port[(parent, name)] = ports >> 16
@@ -143,8 +140,7 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     for w in net.workers:
         workers[w.name] = sim.AddWorker(w.name, _worker_params(ns, s, w))
         port_of[w.switch][lay.hosts[w.name].port] = sim.Connect(workers[w.name], sw[w.switch],
-                                                                _link(ns, s, link_bps(s.access, ch),
-                                                                      s.access.delay_us, ch)) >> 16
+                                                                _link(ns, s, s.access, ch)) >> 16
     for name in net.switches:
         _write_tables(sim, desired_state(lay, name), sw[name], port_of[name])
     sim.SetScheduler(scheduler)
