@@ -12,7 +12,6 @@ is tested against BMv2 (ptf_tests/, tests/test_ptf.py, tests/test_p4_program.py)
 from __future__ import annotations
 
 import threading
-import time
 from concurrent import futures
 from typing import Optional
 
@@ -37,8 +36,12 @@ class RecordingP4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.groups: dict[int, p4runtime_pb2.MulticastGroupEntry] = {}
         self.faults: list[str] = []
         """Faults for the next Writes, one each: ``unavailable``, ``permission_denied`` (not
-        primary) or ``stall`` (no answer for ``stall_s``, then UNAVAILABLE); none is applied."""
+        primary) or ``stall`` (no answer until ``release`` is set, at most ``stall_s``, then
+        UNAVAILABLE); none is applied."""
         self.stall_s = 1.0
+        self.release = threading.Event()
+        """Set by a test to end a stalled Write at once (after the client has given up), so a
+        stall costs the client's timeout and never depends on how fast the machine is."""
 
     # -- test helpers --------------------------------------------------------------
 
@@ -84,7 +87,7 @@ class RecordingP4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     def Write(self, request, context):
         fault = self.faults.pop(0) if self.faults else None
         if fault == "stall":
-            time.sleep(self.stall_s)
+            self.release.wait(self.stall_s)
         if fault in ("unavailable", "stall"):
             context.abort(grpc.StatusCode.UNAVAILABLE, "injected: switch unavailable")
         if fault == "permission_denied":

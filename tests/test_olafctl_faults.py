@@ -27,7 +27,9 @@ from olaf.topologies.build import multihop
 
 P4INFO = Path(__file__).parent / "data" / "olaf.p4info.txt"
 FAULTS = ["unavailable", "permission_denied", "stall"]
-RPC_TIMEOUT_S = 0.3
+RPC_TIMEOUT_S = 1.5
+"""Long enough that an unfaulted Write never times out on a loaded machine; a stalled Write
+is held until the command has returned (``release``), far past this timeout."""
 
 
 def deployment(addrs: dict[str, str]) -> cfgmod.Deployment:
@@ -46,7 +48,7 @@ class OlafctlUnderFaults(RuleBasedStateMachine):
         self.servers = {n: FakeSwitchServer() for n in ("s1", "s2", "s3")}
         for srv in self.servers.values():
             srv.__enter__()
-            srv.servicer.stall_s = 2 * RPC_TIMEOUT_S
+            srv.servicer.stall_s = 60.0       # only a hang guard: the test releases every stall
         self.dir = Path(tempfile.mkdtemp())
         self.net = self.dir / "network.yaml"
         (self.dir / "olaf.json").write_text("{}")
@@ -79,6 +81,8 @@ class OlafctlUnderFaults(RuleBasedStateMachine):
                                               "--rpc-timeout", str(RPC_TIMEOUT_S), *args])
         for srv in self.servers.values():
             srv.servicer.faults = []
+            srv.servicer.release.set()       # a Write still stalled ends now, unapplied
+            srv.servicer.release.clear()
         assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
         assert "Traceback" not in r.output, r.output
         if r.exit_code == 0:
