@@ -116,7 +116,7 @@ def test_train_compare_fig3_writes_table_curves_and_figure(build, tmp_path):
 
 def test_train_refuses_bad_options_before_starting(tmp_path):
     for args, needle in ((["--env", "Pendulum-v1"], "discrete"), (["--env", "NoSuchEnv-v0"], "unknown Gymnasium"),
-                         (["--mtu", "9000"], "above this backend's MTU"), (["--hidden", "a"], "--hidden"),
+                         (["--mtu", "9001"], "above this backend's largest MTU"), (["--hidden", "a"], "--hidden"),
                          (["compare", "fig8", "--rates", "3,6"], "HIGH > LOW")):
         r = subprocess.run([OLAF, "train", "--results", str(tmp_path), *args], capture_output=True, text=True,
                            cwd=ROOT, timeout=120)

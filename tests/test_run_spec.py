@@ -123,3 +123,25 @@ def test_a_chunked_model_programs_every_switch_and_host_with_its_k(tmp_path):
     cfgmod.save(d, f)
     back = cfgmod.load(f)
     assert back.num_chunks == 28 and back.switches["s3"].queue.queue_size == 8 * 28
+
+
+@pytest.mark.parametrize("mtu, k, chunk_len, links", [(1500, 28, 350, 1500), (9000, 5, 1960, 9000), (1000, 43, 228, 1500)])
+def test_a_training_jobs_mtu_chunks_the_model_and_sets_the_veths(tmp_path, mtu, k, chunk_len, links):
+    """A training job's MTU (``olaf train --mtu``) decides K for the hosts and every switch; the
+    veths are raised to it for jumbo frames and stay at 1500 below that."""
+    from olaf.plan.workload import PPOTaskSpec, TrainJob
+
+    job = TrainJob(task=PPOTaskSpec(mtu=mtu), num_params=9797)
+    spec = RunSpec(grads=9797, training=job, queue_size=4)
+    assert (spec.chunking.num_chunks, spec.chunking.chunk_len, spec.links_mtu) == (k, chunk_len, links)
+    d = spec.deployment()
+    assert d.num_chunks == k and d.num_grads == chunk_len
+    assert spec.to_plan().chunking(spec.to_plan().hosts_mtu(1500)).num_chunks == k
+
+
+def test_a_training_mtu_above_jumbo_frames_is_refused_naming_the_field():
+    from olaf.plan.workload import PPOTaskSpec, TrainJob
+
+    with pytest.raises(RunSpecError) as e:
+        RunSpec(grads=9797, training=TrainJob(task=PPOTaskSpec(mtu=9001), num_params=9797))
+    assert e.value.field == "training.task.mtu" and "at most 9000" in str(e.value)

@@ -15,7 +15,7 @@ from olaf.cli import main  # noqa: E402
 @pytest.mark.parametrize("args, needle", [
     (["--ideal", "--rate-pps", "4"], "--ideal means no bottleneck, but --rate-pps is 4"),
     (["--ideal", "compare", "fig8"], "drop --ideal"),
-    (["--mtu", "9000"], "9000 B is above this backend's MTU (1500 B)"),
+    (["--mtu", "9001"], "9001 B is above this backend's largest MTU (9000 B)"),
     (["--backend", "local", "--net", "sb3", "--mtu", "68"], "9797 parameters: mtu=68 B leaves no room for one element"),
     (["--solve", "--env", "Acrobot-v1", "--solve-at", "x"], "--solve-at"),
 ])

@@ -110,7 +110,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     ps_died: Optional[str] = None
     try:
         with OlafNetwork(d, build / "olaf_queue.so", logs_dir, log_level=spec.bmv2_log_level,
-                         pcap_dir=out / "pcap" if spec.pcap else None) as net:
+                         pcap_dir=out / "pcap" if spec.pcap else None, mtu=spec.links_mtu) as net:
             queues = spec.switch_queues()
             if not quiet:
                 console.print(f"[bold]{spec.topo}[/] network up: {len(d.switches)} switch(es), "

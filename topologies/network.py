@@ -28,6 +28,7 @@ from mininet.net import Mininet
 from mininet.node import Host, Switch
 
 from olaf.bmv2 import Bmv2Switch, SwitchSpec
+from olaf.constants import MTU
 from olaf.controller.config import Deployment
 from olaf.mgmtns import ManagementNamespace
 
@@ -68,11 +69,14 @@ class OlafNetwork:
         log_dir: switch logs go to ``<log_dir>/<switch>.log``.
         log_level: BMv2 log level (``warn`` keeps the switch fast under load).
         pcap_dir: if set, every switch writes a pcap per port there (BMv2 ``--pcap``).
+        mtu: IPv4 MTU of every veth (hosts' and switches' ports), bytes: 1500 or jumbo frames up
+            to 9000 (``ip link set … mtu``; Mininet's links have no MTU parameter).
     """
 
     def __init__(self, deployment: Deployment, extern_so: Path, log_dir: Path, log_level: str = "warn",
-                 pcap_dir: Optional[Path] = None):
+                 pcap_dir: Optional[Path] = None, mtu: int = MTU):
         self.d = deployment
+        self.mtu = mtu
         self.pcap_dir = None if pcap_dir is None else Path(pcap_dir).resolve()
         self.extern_so = Path(extern_so).resolve()
         self.log_dir = Path(log_dir).resolve()
@@ -109,6 +113,13 @@ class OlafNetwork:
             net.build()
             net.start()
             net.staticArp()
+            if self.mtu != MTU:
+                for node in (*net.hosts, *net.switches):
+                    for intf in node.intfList():
+                        if intf.name != "lo":
+                            out = node.cmd(f"ip link set dev {intf.name} mtu {self.mtu} 2>&1")
+                            if out.strip():
+                                raise RuntimeError(f"{intf.name}: cannot set MTU {self.mtu}: {out.strip()}")
             for h in self.hosts():
                 h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
                 # veth TX checksum offload leaves partial UDP checksums that BMv2 (which reads

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Optional
 
 from olaf.backends.base import BMV2_LOG_LEVELS
 from olaf.chunks import Chunking, ChunkingError
-from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, MAX_CHUNKS, MTU, SEGMENTS
+from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, JUMBO_MTU, MAX_CHUNKS, MTU, SEGMENTS
 from olaf.controller import config as cfgmod
 from olaf.fixedpoint import reward_to_fixed
 from olaf.hosts import jobconfig
@@ -182,6 +182,9 @@ class RunSpec:
         need(self.updates_per_worker is None or self.duration_s > 0, "duration_s",
              "must be > 0 s with updates_per_worker (it is the run's deadline)")
         if self.training is not None:
+            if self.hosts_mtu > JUMBO_MTU:
+                raise RunSpecError("training.task.mtu", f"{self.hosts_mtu} B: the emulated veths carry at most "
+                                   f"{JUMBO_MTU} B frames; give at most that")
             need(self.grads == self.training.num_params, "grads",
                  f"a training job's updates carry its {self.training.num_params} parameters: set grads to that")
         switches = SWITCHES[self.topo]
@@ -269,13 +272,23 @@ class RunSpec:
 
     @property
     def chunking(self) -> Chunking:
-        """How an update of ``grads`` parameters crosses the emulated links (MTU 1500 B): K chunks
-        of L elements (:mod:`olaf.chunks`), K at most the P4 build's ``MAX_CHUNKS``.
+        """How an update of ``grads`` parameters crosses the emulated links (:attr:`hosts_mtu`): K
+        chunks of L elements (:mod:`olaf.chunks`), K at most the P4 build's ``MAX_CHUNKS``.
 
         Raises:
             olaf.chunks.ChunkingError: K above ``MAX_CHUNKS`` (the message names P, K and the limit).
         """
-        return Chunking.for_model(self.grads, MTU, max_chunks=MAX_CHUNKS)
+        return Chunking.for_model(self.grads, self.hosts_mtu, max_chunks=MAX_CHUNKS)
+
+    @property
+    def hosts_mtu(self) -> int:
+        """The MTU the hosts chunk for, bytes: a training job's (``olaf train --mtu``), else 1500."""
+        return MTU if self.training is None else self.training.task.mtu
+
+    @property
+    def links_mtu(self) -> int:
+        """The veths' MTU, bytes: 1500, raised to :attr:`hosts_mtu` for jumbo frames (at most 9000)."""
+        return max(MTU, self.hosts_mtu)
 
     def switch_queues(self) -> dict[str, QueueSetup]:
         """Each switch's queue size (updates) and rate toward the PS (``queue_sizes``/``rates_pps`` over the

@@ -108,8 +108,11 @@ class Backend(Protocol):
     name: str
     description: str
     mtu: int
-    """IPv4 MTU of the links between workers and PS, bytes: an update that does not fit it travels
-    in K chunks (:meth:`RunPlan.chunking <olaf.plan.plan.RunPlan.chunking>`)."""
+    """IPv4 MTU of the links between workers and PS by default, bytes: an update that does not fit
+    it travels in K chunks (:meth:`RunPlan.chunking <olaf.plan.plan.RunPlan.chunking>`)."""
+    max_mtu: int
+    """The largest MTU a training job may ask of this backend's links (``olaf train --mtu``),
+    bytes: the links are raised to the job's MTU where it is above :attr:`mtu`."""
 
     def preflight(self) -> None:
         """Say what this machine lacks for this backend, before any run starts.

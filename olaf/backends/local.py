@@ -90,6 +90,7 @@ class LocalBackend:
     name = "local"
     description = "real PS and worker processes over loopback UDP, no switch (the ideal network)"
     mtu = IPV4_MAX_LEN
+    max_mtu = IPV4_MAX_LEN
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options

@@ -24,6 +24,7 @@ from olaf.constants import (
     ELEMENT_LEN,
     ETH_HEADER_LEN,
     IPV4_HEADER_LEN,
+    JUMBO_MTU,
     MAX_CHUNKS,
     MTU,
     SEGMENTS,
@@ -56,7 +57,7 @@ def _rate_pps(p: RunPlan, switch: str) -> int:
         return 0  # the access link's capacity: unshaped veth, unlimited
     link = p.uplinks[switch]
     try:
-        ch = p.chunking(MTU, MAX_CHUNKS)
+        ch = p.chunking(p.hosts_mtu(MTU), MAX_CHUNKS)
     except ChunkingError as e:
         raise PlanRefused("mininet", "grads", str(e)) from None
     # BMv2 limits packets/s: a plan's pps is updates/s of K chunk frames (olaf.plan.plan.Link)
@@ -112,6 +113,9 @@ class MininetBackend:
     name = "mininet"
     description = "Mininet + BMv2 switches with the OlafQueue extern, P4Runtime controller, real hosts (root)"
     mtu = MTU
+    max_mtu = JUMBO_MTU
+    """Jumbo frames: the veths (hosts' and switches' ports) are set to the job's MTU when it is
+    above 1500 B; BMv2 reads frames of any size (its packet buffer is the frame + 512 B)."""
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options

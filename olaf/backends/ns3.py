@@ -35,6 +35,7 @@ class Ns3Backend:
     name = "ns3"
     description = "ns-3 simulation: the OlafQueue core as a QueueDisc, synthetic workers (fast, paper scale)"
     mtu = JUMBO_MTU
+    max_mtu = JUMBO_MTU
 
     def __init__(self, options: BackendOptions) -> None:
         self.options = options

@@ -202,6 +202,13 @@ class RunPlan(FileModel):
         """
         return Chunking.for_model(self.grads, mtu, max_chunks=max_chunks)
 
+    def hosts_mtu(self, links_mtu: int) -> int:
+        """The IPv4 MTU the hosts chunk their updates for, bytes: a training job's own
+        (``job.task.mtu``, ``olaf train --mtu``), else ``links_mtu`` (the backend's links')."""
+        if isinstance(self.workload, PPOWorkload):
+            return self.workload.job.task.mtu
+        return links_mtu
+
     def queue_segments(self, chunking: Chunking) -> dict[str, int]:
         """Segments of every switch's queue: ``queue_size · K`` (Q_max updates of K chunks each)."""
         return {sw: q * chunking.num_chunks for sw, q in self.queue_sizes.items()}

@@ -130,7 +130,7 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
                              bmv2_log_level=kw.pop("bmv2_log_level"))
     runner = backends.get(backend, options)
-    mtu = job_mtu(kw.pop("mtu"), runner.mtu)
+    mtu = job_mtu(kw.pop("mtu"), runner.mtu, runner.max_mtu)
     plan = build_plan(**kw, mtu=mtu)
     checked_backend(plan, runner)
     runner.preflight()

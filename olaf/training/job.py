@@ -62,18 +62,24 @@ def check_task(env_id: str, hidden: tuple[int, ...], mtu: int, arch: str = "shar
     return n
 
 
-def job_mtu(requested: Optional[int], backend_mtu: int) -> int:
-    """The MTU a job's hosts chunk their updates for: ``requested`` (``olaf train --mtu``, e.g. 1500
-    over loopback to exercise chunking) or the backend's.
+def job_mtu(requested: Optional[int], backend_mtu: int, max_mtu: Optional[int] = None) -> int:
+    """The MTU a job's hosts chunk their updates for: ``requested`` (``olaf train --mtu``: 1500 over
+    loopback to exercise chunking, 9000 for jumbo frames through BMv2) or the backend's default.
+
+    Args:
+        requested: the job's MTU, bytes, or None for ``backend_mtu``.
+        backend_mtu: the backend's default links' MTU (:attr:`Backend.mtu <olaf.backends.base.Backend.mtu>`).
+        max_mtu: the largest its links can be set to (:attr:`Backend.max_mtu`); None: ``backend_mtu``.
 
     Raises:
-        click.BadParameter: ``requested`` above the backend's links' MTU (naming ``--mtu``).
+        click.BadParameter: ``requested`` above ``max_mtu`` (naming ``--mtu``).
     """
     if requested is None:
         return backend_mtu
-    if requested > backend_mtu:
-        raise click.BadParameter(f"{requested} B is above this backend's MTU ({backend_mtu} B): its links would not "
-                                 f"carry such frames; give at most {backend_mtu}", param_hint="--mtu")
+    limit = backend_mtu if max_mtu is None else max_mtu
+    if requested > limit:
+        raise click.BadParameter(f"{requested} B is above this backend's largest MTU ({limit} B): its links would "
+                                 f"not carry such frames; give at most {limit}", param_hint="--mtu")
     return requested
 
 
