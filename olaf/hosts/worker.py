@@ -1,7 +1,11 @@
 """The DRL worker: ``olaf worker``.
 
 One process per worker. It binds UDP ``(bind IP, 50101)`` — where ACKs arrive —
-and sends its updates from that socket to the PS (``IP:50100``).
+and sends its updates from that socket to the PS (``IP:50100``). The protocol side (INIT and
+its repetition, Q7.24 packing, chunks, transmission control, folding of skipped updates, ACK
+handling, adoption of slices) is :class:`olaf.client.OlafClient`, the library any training
+loop can use (``docs/client.md``); this module adds what belongs to the process: the
+schedule, the learning task, the log, the summary and the signals.
 
 Life of a worker (all times ``CLOCK_REALTIME`` ns):
 
@@ -95,23 +99,20 @@ task's own summary (bandit: ``final_exp_reward``; PPO: ``env_steps``,
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
-from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
-from olaf.chunks import Chunking
-from olaf.fixedpoint import INT32_MIN, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
-from olaf.hosts.learning import Experience, Task, task_factory, task_kinds
+from olaf.client import ClientEvents, OlafClient
+from olaf.fixedpoint import INT32_MIN, reward_from_fixed
+from olaf.hosts.learning import Task, task_factory, task_kinds
 from olaf.hosts.runlog import OutputFiles, StartFileError, wait_for_start_file, wait_until
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.task import TaskParams
-from olaf.hosts.txcontrol import TransmissionControl
 from olaf.plan.tx import TxParams
 from olaf.plan.workload import PPOTaskSpec
 from olaf.rundir.atomic import write_json
@@ -128,12 +129,7 @@ from olaf.rundir.records import (
     WorkerStart,
     WorkerSummary,
 )
-from olaf.update import Update
-from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_update, parse_ack
-
-RECV_BUF = 65535
-SENT_MEMORY = 4096
-"""Sent ``(seq, gen_ts)`` pairs remembered to recognise own ACKs."""
+from olaf.wire import ACK_PORT, UPDATE_PORT, Ack
 
 
 class TaskFailed(RuntimeError):
@@ -216,8 +212,37 @@ def make_task(cfg: WorkerConfig, init_rng: np.random.Generator, task_rng: np.ran
     return task_factory(cfg.task_kind)(cfg, init_rng, task_rng)
 
 
+class _LogEvents(ClientEvents):
+    """The worker's log records of its client's protocol events (``init``, ``ack``, ``malformed_ack``)."""
+
+    def __init__(self, worker: "Worker") -> None:
+        self.worker = worker
+
+    def init_sent(self, t_ns: int, retry: bool) -> None:
+        self.worker._log_write(InitRecord(ev="init", t_ns=t_ns, retry=retry))
+
+    def ack(self, t_ns: int, ack: Ack, own: bool) -> None:
+        st = ack.status
+        chunked = self.worker.chunking.num_chunks > 1
+        self.worker._log_write(AckRecord(
+            ev="ack", t_ns=t_ns, cluster_id=ack.cluster_id, worker_id=ack.worker_id, seq=ack.seq, count=ack.count,
+            gen_ts=ack.gen_ts, global_reward=None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward),
+            weights=len(ack.weights), own=own,
+            status=None if st is None else (st.queue_util, st.active_clusters, st.queue_size),
+            **({"chunk": ack.chunk, "num_chunks": ack.num_chunks} if chunked else {})))
+
+    def malformed(self, t_ns: int, length: int, reason: str) -> None:
+        self.worker._log_write(MalformedAckRecord(ev="malformed_ack", t_ns=t_ns, len=length, reason=reason))
+
+
 class Worker:
-    """One worker; :meth:`run` blocks until its schedule ends or ``stop`` is set."""
+    """One worker; :meth:`run` blocks until its schedule ends or ``stop`` is set.
+
+    The protocol (INIT, packing, chunks, transmission control, ACKs, adoption) is its
+    :class:`~olaf.client.OlafClient` (``self.client``, no receive thread: the worker receives
+    while it waits for the next due time, so ACKs never interleave with an iteration's records);
+    the worker adds the schedule, the task, the log and the summary.
+    """
 
     def __init__(self, cfg: WorkerConfig, stop: Optional[threading.Event] = None) -> None:
         self.cfg = cfg
@@ -226,60 +251,28 @@ class Worker:
         init_rng, task_rng, self._sched_rng, tx_rng = (np.random.default_rng(s) for s in ss)
         self.task = make_task(cfg, init_rng, task_rng)
         self.num_weights = self.task.num_weights
-        mtu = cfg.links_mtu
-        self.chunking = Chunking.single(self.num_weights) if mtu is None else Chunking.for_model(self.num_weights, mtu)
         self.initial_weights = self.task.initial_weights()
-        self._slices: dict[int, np.ndarray] = {}  # ACK slices received since the last iteration, by chunk
-        self._have = np.zeros(self.chunking.num_chunks, dtype=bool)  # slices received at least once
-        self._answers_complete = 0  # updates whose K ACK slices with weights all arrived (ack_wait_ms waits for one)
-        # updates with an ACK event -> bit mask of their slices with weights seen
-        self._answered: OrderedDict[tuple[int, int, int], int] = OrderedDict()
-        self._own_slices: OrderedDict[int, int] = OrderedDict()  # own sent seq -> bit mask of slices seen
-        self.ack_slices: Counter[int] = Counter()  # sent updates by ACK slices seen (finalised ones)
-        self.tc = TransmissionControl(cfg.tx, tx_rng)
-        self.experience = Experience(self.num_weights)
         self.error: Optional[str] = None
-        self.counters: Counter[str] = Counter()
-        self.seq = 0
-        self.model_acked = False
-        self.learned_ids: Optional[tuple[int, int]] = None
-        self.last_global_reward: Optional[float] = None
-        self._sent: OrderedDict[int, int] = OrderedDict()  # seq -> gen_ts
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((cfg.bind_ip, cfg.ack_port))
         self._log: Optional[JsonlLog] = None
-        self._last_init_ns = 0
         self.gen_end: Optional[int] = None
+        self.client = OlafClient(
+            (cfg.ps_ip, cfg.ps_port), num_params=self.num_weights, bind=(cfg.bind_ip, cfg.ack_port), mtu=cfg.links_mtu,
+            tx=cfg.tx, rng=tx_rng, cluster_id=cfg.cluster_id, worker_id=cfg.worker_id,
+            init_retry_s=cfg.init_retry_ms / 1000, background=False, events=_LogEvents(self), stop=self.stop)
+        self.chunking = self.client.chunking
 
-    # -- sending -------------------------------------------------------------
+    @property
+    def model_acked(self) -> bool:
+        """Every slice of the global model has arrived at least once."""
+        return self.client.model_acked
 
-    def _send(self, u: Update, raw: list[int], init: bool) -> int:
-        """Send ``u`` with the model vector ``raw`` (Q7.24, ``(G,)``) as its K chunks; return the
-        chunks sent (a chunk whose send fails is counted in ``send_errors``)."""
-        sent = 0
-        for i, part in enumerate(self.chunking.split(raw)):
-            c = u.with_(grads=part, chunk=i, num_chunks=self.chunking.num_chunks)
-            try:
-                self.sock.sendto(encode_update(c, init=init), (self.cfg.ps_ip, self.cfg.ps_port))
-                sent += 1
-            except OSError:
-                self.counters["send_errors"] += 1
-        if sent:
-            self._sent[u.seq] = u.gen_ts
-            if len(self._sent) > SENT_MEMORY:
-                self._sent.popitem(last=False)
-        return sent
+    @property
+    def counters(self) -> dict[str, Any]:
+        """The client's counters now (:class:`~olaf.client.ClientStats` as a dict) and ``generated``."""
+        st = asdict(self.client.stats())
+        return {**st, "generated": st["pushes"]}
 
-    def _update(self, *, seq: int, reward_sum: int, gen_ts: int) -> Update:
-        """An update header (no elements yet) with the configured ids (0 if unset: a switch stamps them)."""
-        return Update(cluster_id=self.cfg.cluster_id or 0, worker_id=self.cfg.worker_id or 0, seq=seq, count=1,
-                      reward_sum=reward_sum, gen_ts=gen_ts)
-
-    def _send_init(self, gen_ts: int, retry: bool) -> None:
-        u = self._update(seq=0, reward_sum=0, gen_ts=gen_ts)
-        if self._send(u, pack_q724(self.initial_weights)[0], init=True):
-            self.counters["init_sent"] += 1
-        self._log_write(InitRecord(ev="init", t_ns=time.time_ns(), retry=retry))
+    # -- one generation ------------------------------------------------------
 
     def _generate(self, idx: int, t_sched: int) -> tuple[int, bool]:
         """Generate update ``idx`` due at ``t_sched``; return its ``gen_ts`` and whether it was sent.
@@ -287,177 +280,27 @@ class Worker:
         Raises:
             FloatingPointError: the task's training produced NaN/inf.
         """
-        adopt, n_slices = self._take_slices()
+        adopt, n_slices = self.client.adopt(self.task.current_weights)
         gen = self.task.generate(adopt)
-        self.experience.add(gen)
-        gen_ts = time.time_ns()
-        self.counters["generated"] += 1
-        d = self.tc.decide(gen_ts)
-        rec: dict[str, Any] = {"ev": "gen", "t_ns": gen_ts, "idx": idx, "late_ms": (gen_ts - t_sched) / 1e6,
+        r = self.client.push_generation(gen)
+        d = r.decision
+        rec: dict[str, Any] = {"ev": "gen", "t_ns": r.gen_ts, "idx": idx, "late_ms": (r.gen_ts - t_sched) / 1e6,
                                "sent": False, "seq": None,
                                "reward": float(gen.rewards.mean()) if gen.rewards.size else None,
                                "folded": None, "adopted": adopt is not None,
-                               "exp_reward": gen.info.get("exp_reward"), "reason": d.reason,
+                               "exp_reward": gen.info.get("exp_reward"),
+                               "reason": "no_episode" if r.reason == "no_episode" else d.reason,
                                "p_send": d.p_send, "draw": d.draw, "delta_hat_ms": d.delta_hat_ms,
                                "N": d.active_clusters, "q_max": d.queue_size,
                                **{k: v for k, v in gen.info.items() if k != "exp_reward"}}
         chunked = self.chunking.num_chunks > 1
         if chunked:
             rec["adopted_slices"] = n_slices
-        sent = False
-        if d.send and not self.experience.ready:
-            rec["reason"] = "no_episode"
-        elif d.send:
-            reward, direction, folded, _episodes = self.experience.take()
-            raw, saturated = pack_q724(direction)
-            if saturated:
-                self.counters["saturated_elements"] += saturated
-                self.counters["saturated_updates"] += 1
-            self.seq = self.seq % 0xFFFFFFFF + 1
-            u = self._update(seq=self.seq, reward_sum=reward_to_fixed(reward), gen_ts=gen_ts)
-            chunks = self._send(u, raw, init=False)
-            if chunks:
-                self.counters["sent"] += 1
-                self.counters["chunks_sent"] += chunks
-                self._track_own(self.seq)
-                sent = True
-                rec.update(sent=True, seq=self.seq, reward=reward, folded=folded, saturated=saturated,
-                           **({"chunks": chunks} if chunked else {}))
-        if not sent:
-            self.counters["skipped"] += 1
+        if r.sent:
+            rec.update(sent=True, seq=r.seq, reward=r.reward, folded=r.folded, saturated=r.saturated,
+                       **({"chunks": r.chunks} if chunked else {}))
         self._log_write(GenRecord(**rec))
-        return gen_ts, sent
-
-    def _take_slices(self) -> tuple[Optional[np.ndarray], int]:
-        """The weights to adopt at the start of an iteration (None: no slice arrived since the
-        last one) and how many slices they take from ACKs: the task's current weights with every
-        stored slice written over its part (K = 1: the global weights themselves)."""
-        if not self._slices:
-            return None, 0
-        slices, self._slices = self._slices, {}
-        if len(slices) == self.chunking.num_chunks:
-            w = np.empty(self.num_weights)
-        else:
-            w = self.task.current_weights()
-        for chunk, values in slices.items():
-            start, stop = self.chunking.bounds(chunk)
-            w[start:stop] = values
-        return w, len(slices)
-
-    def _track_own(self, seq: int) -> None:
-        """Start counting the ACK slices of sent update ``seq`` (the oldest leaves the memory
-        into the ``ack_slices`` histogram)."""
-        self._own_slices.pop(seq, None)
-        self._own_slices[seq] = 0
-        if len(self._own_slices) > SENT_MEMORY:
-            _, mask = self._own_slices.popitem(last=False)
-            self.ack_slices[mask.bit_count()] += 1
-
-    # -- receiving -----------------------------------------------------------
-
-    def _on_datagram(self, data: bytes, t_ns: int, src: tuple[str, int]) -> None:
-        if src != (self.cfg.ps_ip, self.cfg.ps_port):
-            # only the PS answers (its update port; the switch forwards its ACKs unchanged in
-            # address): anything else could silence or mislead this worker (docs/reliability.md)
-            self.counters["acks_foreign"] += 1
-            return
-        try:
-            ack = parse_ack(data)
-        except MalformedOlafPacket as e:
-            self.counters["acks_malformed"] += 1
-            self._log_write(MalformedAckRecord(ev="malformed_ack", t_ns=t_ns, len=len(data), reason=str(e)))
-            return
-        self.counters["acks"] += 1
-        c = self.chunking
-        if ack.num_chunks != c.num_chunks or (ack.weights and len(ack.weights) != c.slice_len(ack.chunk)):
-            # another model size: neither an event nor weights (the PS refuses such updates too)
-            self.counters["acks_wrong_size"] += 1
-            self.tc.on_status(ack.status)
-            return
-        key = (ack.worker_id, ack.seq, ack.gen_ts)
-        event = key not in self._answered
-        if event:  # the first ACK slice answering this update: Δ̂ restarts, ack_wait_ms ends
-            self._answered[key] = 0
-            if len(self._answered) > SENT_MEMORY:
-                self._answered.popitem(last=False)
-            self.tc.on_ack(t_ns, ack.status)
-            self.counters["ack_events"] += 1
-        else:
-            self.tc.on_status(ack.status)
-        own = self._sent.get(ack.seq) == ack.gen_ts
-        if own:
-            self.counters["acks_own"] += 1
-            self.learned_ids = (ack.cluster_id, ack.worker_id)
-            if ack.seq in self._own_slices:
-                self._own_slices[ack.seq] |= 1 << ack.chunk
-        if ack.weights:
-            self._slices[ack.chunk] = unpack_q724(ack.weights)
-            self._have[ack.chunk] = True
-            mask = self._answered.get(key)
-            if mask is not None and not mask >> ack.chunk & 1:
-                mask |= 1 << ack.chunk
-                self._answered[key] = mask
-                if mask == (1 << c.num_chunks) - 1:  # the whole answer is here
-                    self._answers_complete += 1
-            if not self.model_acked and self._have.all():
-                self.model_acked = True
-        gr = None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward)
-        self.last_global_reward = gr
-        st = ack.status
-        self._log_write(AckRecord(ev="ack", t_ns=t_ns, cluster_id=ack.cluster_id, worker_id=ack.worker_id,
-                                  seq=ack.seq, count=ack.count, gen_ts=ack.gen_ts, global_reward=gr,
-                                  weights=len(ack.weights), own=own,
-                                  status=None if st is None else (st.queue_util, st.active_clusters, st.queue_size),
-                                  **({"chunk": ack.chunk, "num_chunks": ack.num_chunks} if c.num_chunks > 1 else {})))
-
-    def _pump_until(self, t_ns: int, init_gen_ts: int, until_acks: Optional[int] = None,
-                    until_model: bool = False) -> None:
-        """Receive ACKs (and repeat the INIT when due) until ``t_ns``, stop, (if ``until_acks`` is
-        given) until that many updates have had all their ACK slices with weights, or (``until_model``)
-        until every slice of the global model has arrived. Datagrams already queued are taken
-        even when ``t_ns`` has passed."""
-        retry_ns = int(self.cfg.init_retry_ms * 1e6)
-        while not self.stop.is_set():
-            now = time.time_ns()
-            if not self.model_acked and now - self._last_init_ns >= retry_ns:
-                self._send_init(init_gen_ts, retry=True)
-                self._last_init_ns = now
-            if until_acks is not None and self._answers_complete >= until_acks:
-                return
-            if until_model and self.model_acked:
-                return
-            left = t_ns - now
-            if left <= 0:
-                self._drain()
-                return
-            wait = min(left, 100_000_000)
-            if not self.model_acked:
-                wait = min(wait, max(self._last_init_ns + retry_ns - now, 0))
-            self.sock.settimeout(max(wait, 1) / 1e9)
-            try:
-                data, src = self.sock.recvfrom(RECV_BUF)
-            except socket.timeout:
-                continue
-            except OSError:
-                self.counters["recv_errors"] += 1
-                continue
-            self._on_datagram(data, time.time_ns(), src)
-
-    def _drain(self) -> None:
-        """Take every datagram already queued on the socket, without waiting."""
-        self.sock.setblocking(False)
-        try:
-            while True:
-                try:
-                    data, src = self.sock.recvfrom(RECV_BUF)
-                except (BlockingIOError, InterruptedError):
-                    return
-                except OSError:
-                    self.counters["recv_errors"] += 1
-                    return
-                self._on_datagram(data, time.time_ns(), src)
-        finally:
-            self.sock.setblocking(True)
+        return r.gen_ts, r.sent
 
     # -- main loop -----------------------------------------------------------
 
@@ -486,11 +329,11 @@ class Worker:
     def _generate_all(self, t0: int) -> None:
         """INIT, then the schedule from ``t0``; sets ``self.gen_end``."""
         cfg = self.cfg
-        init_gen_ts = t_due = t_gen = time.time_ns()
-        self._send_init(init_gen_ts, retry=False)
-        self._last_init_ns = init_gen_ts
+        client = self.client
+        t_due = t_gen = time.time_ns()
+        client.init(self.initial_weights)
         if cfg.ack_wait_ms > 0:  # start from the global model if it comes back in time
-            self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts, until_model=True)
+            client.wait_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), "model")
         end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
         for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
             # keep the nominal chain (no drift from compute time) unless the last
@@ -498,17 +341,15 @@ class Worker:
             t_due = t_due + gap if t_due + gap >= t_gen else t_gen + gap
             if end is not None and t_due >= end:
                 break
-            self._pump_until(t_due, init_gen_ts)
+            client.wait_until(t_due)
             if self.stop.is_set():
                 break
-            acks_before = self._answers_complete
             t_gen, sent = self._generate(idx, t_due)
             if cfg.ack_wait_ms > 0 and sent:
-                self._pump_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), init_gen_ts,
-                                 until_acks=acks_before + 1)
+                client.wait_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), "answer")
                 t_gen = max(t_gen, time.time_ns())
         self.gen_end = time.time_ns()
-        self._pump_until(self.gen_end + int(cfg.linger_ms * 1e6), init_gen_ts)
+        client.wait_until(self.gen_end + int(cfg.linger_ms * 1e6))
 
     def run(self) -> dict[str, Any]:
         """Run the worker (see the module docstring); write and return the summary.
@@ -549,7 +390,7 @@ class Worker:
             raise TaskFailed(f"{cfg.name}: {e}; stopped (log {cfg.log_path}, summary {cfg.summary_path})") from e
         finally:
             self.task.close()
-            self.sock.close()
+            self.client.close()
             t_stop = time.time_ns()
             summary = self.summary(t0, self.gen_end, t_stop, reason)
             self._log_write(StopRecord(ev="stop", t_ns=t_stop, reason=reason))
@@ -557,19 +398,11 @@ class Worker:
             write_json(cfg.summary_path, summary)
         return summary
 
-    def ack_slices_histogram(self) -> dict[str, int]:
-        """Sent updates by how many of their K ACK slices arrived (own ACKs), ``{"28": n, …}``;
-        the values sum to ``sent``."""
-        h = Counter(self.ack_slices)
-        for mask in self._own_slices.values():
-            h[mask.bit_count()] += 1
-        return {str(k): v for k, v in sorted(h.items())}
-
     def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""
-        c = self.counters
-        keys = ["generated", "sent", "skipped", "init_sent", "send_errors", "acks", "acks_own",
-                "acks_malformed", "acks_foreign", "acks_wrong_size", "recv_errors", "saturated_elements", "saturated_updates"]
+        st = self.client.stats()
+        keys = ["sent", "skipped", "init_sent", "send_errors", "acks", "acks_own", "acks_malformed", "acks_foreign",
+                "acks_wrong_size", "recv_errors", "saturated_elements", "saturated_updates"]
         return WorkerSummary(**{
             "role": "worker",
             "name": self.cfg.name,
@@ -577,21 +410,22 @@ class Worker:
             "bind": self.cfg.bind_ip,
             "cluster_id": self.cfg.cluster_id,
             "worker_id": self.cfg.worker_id,
-            "learned_cluster_id": None if self.learned_ids is None else self.learned_ids[0],
-            "learned_worker_id": None if self.learned_ids is None else self.learned_ids[1],
+            "learned_cluster_id": st.learned_cluster_id,
+            "learned_worker_id": st.learned_worker_id,
             "t0_ns": t0,
             "gen_end_ns": gen_end,
             "t_stop_ns": t_stop,
             "stop_reason": reason,
-            **{k: c[k] for k in keys},
-            "model_acked": self.model_acked,
-            "last_seq": self.seq,
-            "last_global_reward": self.last_global_reward,
-            "last_reward": self.experience.last_reward,
+            "generated": st.pushes,
+            **{k: getattr(st, k) for k in keys},
+            "model_acked": st.model_acked,
+            "last_seq": st.last_seq,
+            "last_global_reward": st.last_global_reward,
+            "last_reward": st.last_reward,
             "error": self.error,
-            "num_chunks": self.chunking.num_chunks,
-            "chunks_sent": c["chunks_sent"],
-            "ack_slices": self.ack_slices_histogram(),
-            "ack_events": c["ack_events"],
+            "num_chunks": st.num_chunks,
+            "chunks_sent": st.chunks_sent,
+            "ack_slices": st.ack_slices,
+            "ack_events": st.ack_events,
             **self.task.summary(),
         }).dump()

@@ -1,0 +1,832 @@
+"""The worker side of the Olaf protocol as a library: :class:`OlafClient`.
+
+Any training loop (Stable-Baselines3, CleanRL, RLlib, a hand-written one) can speak Olaf
+through this module: it sends model updates to a parameter server (PS), receives the PS's ACKs
+(multicast to the cluster by an Olaf switch, carrying the global weights and the switch's queue
+status) and runs transmission control (paper §5). ``olaf worker`` (:mod:`olaf.hosts.worker`) is
+one user of it; ``docs/client.md`` is the guide, with a complete Stable-Baselines3 loop.
+
+What it does for a caller:
+
+* **INIT** (:meth:`OlafClient.init`): sends the initial weights (flag INIT, ``seq`` 0; paper
+  §2.1) and repeats them every ``init_retry_s`` until every slice of the global model has come
+  back in an ACK at least once (the model is *acked*).
+* **Push** (:meth:`OlafClient.push`): folds the caller's update direction and mean episode
+  reward into the experience collected since the last sent update (sample-weighted mean
+  direction, episode-weighted mean reward: :class:`olaf.hosts.learning.Experience`), asks
+  transmission control (:class:`olaf.hosts.txcontrol.TransmissionControl`) whether to send,
+  and if so packs the folded direction as Q7.24 (saturated and counted, never wrapped) and the
+  reward as Q15.16, splits it into the deployment's K chunks (:class:`olaf.chunks.Chunking`)
+  and sends all K datagrams with one ``seq`` and ``gen_ts``. A skipped push is not lost: it is
+  folded into the next one that is sent.
+* **ACKs**: with K = 1 every ACK is an *ACK event*; with K > 1 the event is the first ACK
+  slice answering an update (one ``(worker_id, seq, gen_ts)``, of any worker of the cluster;
+  ``docs/hosts.md`` "Chunks at the worker"). An ACK event restarts transmission control's
+  ``Δ̂`` timer; every slice's queue status (if STATUS_VALID) becomes the latest status; every
+  slice's weights are stored. An ACK whose ``(seq, gen_ts)`` is one of this client's sent
+  updates is *own*: it tells the client its switch-assigned cluster and worker ids. An ACK of
+  another model size (K or slice length) is counted and ignored; a malformed one, or any
+  datagram that does not come from the PS's address, is counted and dropped.
+* **Adoption** (:meth:`OlafClient.adopt`, :meth:`OlafClient.latest_weights`): weights are
+  only ever handed over when the caller asks, so a training iteration is never preempted
+  (paper §8.2).
+
+**Threading.** By default (``background=True``) a daemon thread receives the ACKs: a training
+framework's ``learn()`` call blocks for seconds in code that cannot be interrupted, and
+meanwhile ACKs must be taken off the socket (K slices per update per worker of the cluster
+would otherwise fill the kernel's receive buffer), stamped with their real arrival time (``Δ̂``
+is the time since the last ACK event, not since the caller got round to reading it) and INITs
+must be repeated. The caller only *reads* what the thread collected, between its iterations.
+Every piece of shared state is guarded by one lock; the counters of :meth:`OlafClient.stats`
+are a consistent snapshot. With ``background=False`` there is no thread: datagrams are received
+only inside :meth:`OlafClient.wait_until` (and the ``wait_for_*``/:meth:`OlafClient.poll`
+helpers) — for a single-threaded process that owns its timeline, as ``olaf worker`` does.
+
+**Age of the model (AoM) at the client.** Paper §2.2 defines the AoM at the PS as the time
+since the generation of the latest update it received, a sawtooth that jumps, on each
+reception, to the age of that update. The client's view (:attr:`ClientStats.aom_ms`): the time
+since the ``gen_ts`` of the newest update reflected in the global weights it holds, i.e. in
+the ACKs whose weights it stored (an ACK carries the PS's weights after it processed the
+update whose ``gen_ts`` it echoes; a rejected update counts as received, as in the paper's
+PS-side AoM). With K slices it is the oldest slice's value: the newest update reflected in
+*every* slice. It exceeds the PS's AoM by the ACK's path delay; it is None until every slice
+has arrived once.
+
+Units: times are ``CLOCK_REALTIME`` ns on the wire and in ``gen_ts``; seconds (float) in this
+API's arguments; ms in :class:`ClientStats`. Weights and directions are float vectors of
+``num_params`` (P) elements, Q7.24 on the wire (range [−128, 128), resolution 2⁻²⁴); rewards
+are Q15.16 on the wire (range [−32768, 32768), resolution 2⁻¹⁶).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple, Optional, Union
+
+import numpy as np
+
+from olaf.chunks import Chunking
+from olaf.constants import MTU
+from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
+from olaf.hosts.learning import Experience, Generation
+from olaf.hosts.txcontrol import Decision, TransmissionControl
+from olaf.plan.tx import TxParams
+from olaf.update import Update
+from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
+
+__all__ = ["ClientEvents", "ClientStats", "OlafClient", "PushResult", "Adoption", "as_vector"]
+
+RECV_BUF = 65535
+"""Receive buffer per datagram, bytes (the largest UDP payload)."""
+SENT_MEMORY = 4096
+"""Sent ``(seq, gen_ts)`` pairs (and answered updates) remembered to recognise own ACKs."""
+RECV_POLL_S = 0.05
+"""The receive thread's socket timeout: how soon it notices :meth:`OlafClient.close`."""
+
+_log = logging.getLogger(__name__)
+
+VectorLike = Any
+"""A flat float vector: a numpy array or sequence of P numbers, a torch tensor, a
+``torch.nn.Module`` (its parameters) or an iterable of tensors (see :func:`as_vector`)."""
+
+
+def as_vector(values: VectorLike, num_params: int, name: str) -> np.ndarray:
+    """``values`` as a float64 vector of shape ``(num_params,)``.
+
+    Accepts a numpy array or sequence of numbers (any float or int dtype), a torch tensor, a
+    ``torch.nn.Module`` (its ``parameters()``) or an iterable of tensors, flattened in order —
+    the order of ``torch.nn.utils.parameters_to_vector``. Tensors are read through their own
+    methods (``detach``, ``cpu``, ``numpy``): torch is never imported here.
+
+    Raises:
+        ValueError: not numeric, not one-dimensional, not ``num_params`` long, or a NaN
+            element; the message names ``name`` and P.
+    """
+    parameters = getattr(values, "parameters", None)
+    if callable(parameters):
+        values = list(parameters())
+    if hasattr(values, "detach"):
+        values = [values]
+    if not isinstance(values, np.ndarray):
+        items = list(values) if hasattr(values, "__iter__") and not isinstance(values, (str, bytes)) else values
+        if isinstance(items, list) and items and any(hasattr(v, "detach") for v in items):
+            items = np.concatenate([np.asarray(_tensor_numpy(v), dtype=np.float64).reshape(-1) for v in items])
+        values = items
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be a flat numeric vector of P={num_params} elements: {e}") from None
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be a flat vector of P={num_params} elements, got shape {v.shape} "
+                         f"(flatten it, e.g. parameters_to_vector)")
+    if v.shape[0] != num_params:
+        raise ValueError(f"{name} has {v.shape[0]} elements, the model has P={num_params} (num_params)")
+    nan = np.flatnonzero(np.isnan(v))
+    if nan.size:
+        raise ValueError(f"{name} has {nan.size} NaN element(s), the first at index {int(nan[0])}")
+    return v
+
+
+def _tensor_numpy(t: Any) -> Any:
+    """A torch tensor's values as numpy (detached, on the CPU)."""
+    t = t.detach()
+    return t.cpu().numpy() if hasattr(t, "cpu") else t.numpy()
+
+
+def _endpoint(value: Any, name: str, default_port: int) -> tuple[str, int]:
+    """``(IPv4 address, port)`` of an ``ip``, ``(ip, port)`` or ``"ip:port"`` argument; host names
+    are resolved once.
+
+    Raises:
+        ValueError: not of that form, a port outside 1..65535, or a host that does not resolve.
+    """
+    if isinstance(value, str):
+        host, _, port_s = value.partition(":")
+        try:
+            port = int(port_s) if port_s else default_port
+        except ValueError:
+            raise ValueError(f"{name}={value!r}: the port must be an integer (IP[:PORT])") from None
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        host, port = value
+    else:
+        raise ValueError(f"{name}={value!r} must be an (ip, port) pair or 'ip[:port]'")
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        raise ValueError(f"{name}={value!r}: the port must be an integer in 1..65535")
+    try:
+        return socket.gethostbyname(str(host)), port
+    except OSError as e:
+        raise ValueError(f"{name}={value!r}: cannot resolve {host!r} to an IPv4 address ({e})") from None
+
+
+def _uint16_or_none(value: Optional[int], name: str) -> Optional[int]:
+    if value is not None and not (isinstance(value, int) and 0 <= value <= UINT16_MAX):
+        raise ValueError(f"{name}={value!r} must be None or an integer in 0..{UINT16_MAX}")
+    return value
+
+
+@dataclass(frozen=True)
+class PushResult:
+    """What :meth:`OlafClient.push` did.
+
+    Attributes:
+        sent: the update left (at least one of its K datagrams).
+        reason: ``decision.reason`` (``tc_off``, ``no_status``, ``no_qmax``, ``uncongested``, ``draw``:
+            :class:`~olaf.hosts.txcontrol.Decision`) when transmission control decided; ``no_episode``
+            when it would have sent but no episode has ended since the first push (an update needs a
+            reward; the push is folded into the next one); ``send_error`` when every datagram failed
+            to leave (counted in ``send_errors``; the folded experience is gone with it).
+        decision: transmission control's decision (``p_send``, ``draw``, ``delta_hat_ms``, ``N``, ``Q_max``).
+        gen_ts: the update's generation time, ``CLOCK_REALTIME`` ns (also of a skipped push).
+        seq: the update's sequence number (1, 2, … per sent update, wrapping at 2³²), None if not sent.
+        reward: the mean reward sent (over every episode folded in), None if not sent.
+        folded: pushes folded into the sent update (1 + those skipped before it), None if not sent.
+        saturated: elements clamped to the Q7.24 range in the sent update, None if not sent.
+        chunks: datagrams sent (K, less send errors).
+    """
+
+    sent: bool
+    reason: str
+    decision: Decision
+    gen_ts: int
+    seq: Optional[int] = None
+    reward: Optional[float] = None
+    folded: Optional[int] = None
+    saturated: Optional[int] = None
+    chunks: int = 0
+
+
+class Adoption(NamedTuple):
+    """What :meth:`OlafClient.adopt` hands over: ``weights`` (None if no ACK slice arrived since
+    the previous adoption) and how many of the K slices in it come from ACKs."""
+
+    weights: Optional[np.ndarray]
+    slices: int
+
+
+@dataclass(frozen=True)
+class ClientStats:
+    """A consistent snapshot of an :class:`OlafClient`'s counters (:meth:`OlafClient.stats`).
+
+    Attributes:
+        pushes: calls of :meth:`~OlafClient.push`; ``sent`` + ``skipped``.
+        sent, skipped: pushes sent / not sent (transmission control, ``no_episode``, ``send_error``).
+        skipped_by_reason: ``skipped`` by :attr:`PushResult.reason`.
+        chunks_sent: update datagrams sent (K per sent update, less send errors).
+        init_sent: INITs sent (each K datagrams).
+        send_errors, recv_errors: datagrams whose ``sendto`` / ``recvfrom`` failed.
+        acks: ACK datagrams decoded (from the PS's address).
+        acks_own: ACKs answering this client's own sent updates (INIT included).
+        acks_others: ACKs of the right model size answering other workers' updates (multicast to the cluster).
+        acks_wrong_size: ACKs of another K or slice length (another deployment), ignored.
+        acks_malformed: datagrams from the PS's address that do not decode as an ACK, dropped.
+        acks_foreign: datagrams from any other address (forged or stray), dropped.
+        ack_events: ACK events (K = 1: ACKs; K > 1: first slices answering an update).
+        saturated_elements, saturated_updates: Q7.24 clamping of sent directions.
+        num_chunks: K.
+        ack_slices: sent updates by how many of their own K ACK slices came back, ``{"3": n, …}``
+            (the values sum to ``sent``).
+        model_acked: every slice of the global model has arrived at least once.
+        learned_cluster_id, learned_worker_id: the ids an Olaf switch stamped (from own ACKs), or None.
+        last_seq: ``seq`` of the last sent update (0 before any).
+        last_global_reward: the PS's global reward in the latest ACK (float; None: −∞ or no ACK yet).
+        last_reward: the mean reward of the last sent update (None before any).
+        aom_ms: age of the global model held, ms (module docstring; None until every slice arrived).
+    """
+
+    pushes: int
+    sent: int
+    skipped: int
+    skipped_by_reason: dict[str, int]
+    chunks_sent: int
+    init_sent: int
+    send_errors: int
+    recv_errors: int
+    acks: int
+    acks_own: int
+    acks_others: int
+    acks_wrong_size: int
+    acks_malformed: int
+    acks_foreign: int
+    ack_events: int
+    saturated_elements: int
+    saturated_updates: int
+    num_chunks: int
+    ack_slices: dict[str, int]
+    model_acked: bool
+    learned_cluster_id: Optional[int]
+    learned_worker_id: Optional[int]
+    last_seq: int
+    last_global_reward: Optional[float]
+    last_reward: Optional[float]
+    aom_ms: Optional[float] = field(default=None)
+
+
+class ClientEvents:
+    """Hooks into a client's protocol events (``olaf worker`` writes its log from them).
+
+    The client calls them with its lock held, in the order the events happen (from the receive
+    thread, or inside a wait with ``background=False``); they must return quickly. The default
+    methods do nothing.
+    """
+
+    def init_sent(self, t_ns: int, retry: bool) -> None:
+        """An INIT (all K chunks) was sent at ``t_ns`` (``retry``: a repetition)."""
+
+    def ack(self, t_ns: int, ack: Ack, own: bool) -> None:
+        """An ACK of this deployment's model size arrived at ``t_ns`` (``own``: it answers this client's update)."""
+
+    def malformed(self, t_ns: int, length: int, reason: str) -> None:
+        """A datagram of ``length`` bytes from the PS's address did not decode as an ACK (``reason``)."""
+
+
+class OlafClient:
+    """An Olaf endpoint toward a parameter server.
+
+    Args:
+        ps: the PS, ``(ip, port)`` or ``"ip[:port]"`` (port 50100 by protocol); only datagrams
+            from this address are taken as ACKs.
+        num_params: P, elements of the model's parameter vector (≥ 1).
+        bind: where ACKs arrive, ``(ip, port)`` or ``"ip[:port]"``; updates leave from it too.
+            Default ``("0.0.0.0", 50101)`` (the ACK port by protocol: the PS answers there).
+        mtu: the links' IPv4 MTU, bytes: the update travels as ``Chunking.for_model(P, mtu)``
+            chunks (the PS needs the same ``--num-params P --mtu MTU`` when K > 1). None: one
+            message per update whatever P (K = 1, loopback or jumbo links only).
+        tx: transmission-control parameters (:class:`olaf.plan.tx.TxParams`; default: off, every
+            update is sent).
+        rng: the random stream of transmission control's draws (a seed or a numpy Generator).
+        cluster_id, worker_id: header values (uint16, 0 if None); an Olaf switch overwrites them
+            from its tables, and the client learns the stamped ones from its own ACKs.
+        init_retry_s: INIT repetition period, s (> 0), until the model is acked.
+        background: receive ACKs in a daemon thread (default); False: only inside the waits
+            (module docstring, "Threading").
+        on_weights: called with the global model (float32, shape ``(P,)``, a copy) each time an
+            update's whole answer (all K slices) has arrived and when the model is first complete;
+            from the receive thread (or inside a wait), without the lock held. Exceptions are
+            logged and counted, never raised into the receive loop.
+        events: protocol event hooks (:class:`ClientEvents`).
+        stop: an event that ends any wait early when set (e.g. from a signal handler).
+
+    Raises:
+        ValueError: a bad argument; the message names it and what is accepted.
+        olaf.chunks.ChunkingError: a model too large for the wire at ``mtu`` (a ValueError).
+        OSError: ``bind`` cannot be bound (e.g. the port is in use).
+    """
+
+    def __init__(self, ps: Any, *, num_params: int, bind: Any = ("0.0.0.0", ACK_PORT), mtu: Optional[int] = MTU,
+                 tx: Optional[TxParams] = None, rng: Union[int, np.random.Generator, None] = None,
+                 cluster_id: Optional[int] = None, worker_id: Optional[int] = None, init_retry_s: float = 1.0,
+                 background: bool = True, on_weights: Optional[Callable[[np.ndarray], None]] = None,
+                 events: Optional[ClientEvents] = None, stop: Optional[threading.Event] = None) -> None:
+        self.ps = _endpoint(ps, "ps", UPDATE_PORT)
+        self.bind = _endpoint(bind, "bind", ACK_PORT)
+        if not isinstance(num_params, (int, np.integer)) or isinstance(num_params, bool) or num_params < 1:
+            raise ValueError(f"num_params={num_params!r} must be a positive integer (P, the model's parameter count)")
+        self.num_params = int(num_params)
+        if mtu is not None and (not isinstance(mtu, (int, np.integer)) or isinstance(mtu, bool)):
+            raise ValueError(f"mtu={mtu!r} must be an integer number of bytes (e.g. 1500) or None")
+        self.chunking = Chunking.single(self.num_params) if mtu is None else Chunking.for_model(self.num_params, int(mtu))
+        if tx is not None and not isinstance(tx, TxParams):
+            raise ValueError(f"tx={tx!r} must be an olaf.plan.tx.TxParams (or None: transmission control off)")
+        if not init_retry_s > 0:
+            raise ValueError(f"init_retry_s={init_retry_s!r} must be > 0 seconds")
+        self.cluster_id = _uint16_or_none(cluster_id, "cluster_id")
+        self.worker_id = _uint16_or_none(worker_id, "worker_id")
+        if on_weights is not None and not callable(on_weights):
+            raise ValueError(f"on_weights={on_weights!r} must be callable (weights) -> None")
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self._tc = TransmissionControl(tx or TxParams(), gen)
+        self._retry_ns = int(init_retry_s * 1e9)
+        self._on_weights = on_weights
+        self._events = events or ClientEvents()
+        self._stop = stop or threading.Event()
+        self._closed = threading.Event()
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+
+        k = self.chunking.num_chunks
+        self._experience = Experience(self.num_params)
+        self._c: Counter[str] = Counter()
+        self._skipped: Counter[str] = Counter()
+        self._seq = 0
+        self._sent: OrderedDict[int, int] = OrderedDict()  # seq -> gen_ts of sent updates
+        self._own_slices: OrderedDict[int, int] = OrderedDict()  # own sent seq -> bit mask of slices seen
+        self._ack_slices: Counter[int] = Counter()  # sent updates by own ACK slices seen (finalised ones)
+        # updates with an ACK event -> bit mask of their slices with weights seen
+        self._answered: OrderedDict[tuple[int, int, int], int] = OrderedDict()
+        self._answers_complete = 0  # updates whose K ACK slices with weights all arrived
+        self._answers_at_send = 0  # _answers_complete when the last update was sent
+        self._new: dict[int, np.ndarray] = {}  # ACK slices received since the last adoption, by chunk
+        self._global = np.zeros(self.num_params)  # the newest value of every slice received
+        self._slice_gen_ts = np.zeros(k, dtype=np.int64)  # newest gen_ts reflected in each slice held
+        self._have = np.zeros(k, dtype=bool)  # slices received at least once
+        self.model_acked = False
+        self._learned: Optional[tuple[int, int]] = None
+        self._last_global_reward: Optional[float] = None
+        self._init_raw: Optional[list[int]] = None
+        self._init_gen_ts = 0
+        self._last_init_ns = 0
+
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self._sock.bind(self.bind)
+        except OSError:
+            self._sock.close()
+            raise
+        self._thread: Optional[threading.Thread] = None
+        if background:
+            self._sock.settimeout(RECV_POLL_S)
+            self._thread = threading.Thread(target=self._receive_loop, name=f"olaf-client-{self.bind[0]}", daemon=True)
+            self._thread.start()
+
+    # -- the caller's side ----------------------------------------------------------------------
+
+    def init(self, weights: VectorLike, *, wait_s: Optional[float] = None) -> bool:
+        """Send the INIT with the initial weights (P elements, Q7.24 on the wire, saturated) and
+        repeat it every ``init_retry_s`` until the model is acked (in the background, or inside
+        the waits with ``background=False``).
+
+        Args:
+            weights: the initial weights, a flat vector of P (see :func:`as_vector`).
+            wait_s: wait at most this long (s) for the whole global model to come back; None: do not wait.
+
+        Returns:
+            Whether the whole global model has arrived (:attr:`model_acked`).
+
+        Raises:
+            ValueError: ``weights`` not a vector of P numbers (the message names P).
+            RuntimeError: ``init`` was already called, or the client is closed.
+        """
+        w = as_vector(weights, self.num_params, "weights")
+        with self._lock:
+            self._check_open()
+            if self._init_raw is not None:
+                raise RuntimeError("init() was already called on this client; its INIT repeats until the model is acked")
+            self._init_raw = pack_q724(w)[0]
+            self._init_gen_ts = self._last_init_ns = time.time_ns()
+            self._send_init(retry=False)
+        if wait_s is not None:
+            return self.wait_for_model(wait_s)
+        return self.model_acked
+
+    def push(self, direction: VectorLike, mean_reward: Optional[float], *, episodes: Optional[int] = None,
+             samples: int = 1) -> PushResult:
+        """Offer one update: fold it into the experience since the last sent update, and send
+        the folded update if transmission control says so (see the module docstring).
+
+        Args:
+            direction: the update direction, a flat vector of P (float32/float64 array, tensor,
+                module or iterable of parameters: :func:`as_vector`): what the PS adds, scaled by
+                its learning rate, to the global weights (e.g. new parameters − parameters at the
+                start of the iteration). Q7.24 on the wire: elements outside [−128, 128) saturate
+                and are counted.
+            mean_reward: the mean return of the ``episodes`` episodes that ended in this
+                iteration (Q15.16 on the wire), or None if none ended (the push is folded, and
+                an update is sent only once some episode has ended: reason ``no_episode``).
+            episodes: how many episodes ``mean_reward`` averages (default 1; must be None or 0
+                with ``mean_reward`` None): the weight of this reward when pushes are folded.
+            samples: samples behind ``direction`` (e.g. environment steps, ≥ 1): the weight of
+                this direction when pushes are folded (a sample-weighted mean).
+
+        Returns:
+            :class:`PushResult`.
+
+        Raises:
+            ValueError: a bad argument (the message names it; a direction of the wrong length names P).
+            RuntimeError: the client is closed.
+        """
+        d = as_vector(direction, self.num_params, "direction")
+        if mean_reward is None:
+            if episodes:
+                raise ValueError(f"episodes={episodes} with mean_reward=None: pass the episodes' mean reward, "
+                                 "or episodes=0 if none ended")
+            n = 0
+        else:
+            try:
+                r = float(mean_reward)
+            except (TypeError, ValueError):
+                raise ValueError(f"mean_reward={mean_reward!r} must be a number (or None: no episode ended)") from None
+            if not np.isfinite(r):
+                raise ValueError(f"mean_reward={mean_reward!r} must be finite (Q15.16 on the wire)")
+            n = 1 if episodes is None else episodes
+            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"episodes={episodes!r} must be a positive integer with a mean_reward")
+        if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
+            raise ValueError(f"samples={samples!r} must be a positive integer (the direction's weight when folded)")
+        rewards = np.full(int(n), r) if n else np.zeros(0)
+        return self.push_generation(Generation(rewards=rewards, direction=d, samples=int(samples)))
+
+    def push_generation(self, gen: Generation) -> PushResult:
+        """:meth:`push` for a :class:`~olaf.hosts.learning.Generation` of an Olaf task (the returns of
+        the episodes that ended, the direction (P,) and its samples), as ``olaf worker`` pushes.
+
+        Raises:
+            ValueError: ``gen.direction`` is not of shape ``(P,)``.
+            RuntimeError: the client is closed.
+        """
+        if np.shape(gen.direction) != (self.num_params,):
+            raise ValueError(f"direction has shape {np.shape(gen.direction)}, the model has P={self.num_params}")
+        with self._lock:
+            self._check_open()
+            self._experience.add(gen)
+            gen_ts = time.time_ns()
+            self._c["pushes"] += 1
+            d = self._tc.decide(gen_ts)
+            result = PushResult(sent=False, reason=d.reason, decision=d, gen_ts=gen_ts)
+            if d.send and not self._experience.ready:
+                result = PushResult(sent=False, reason="no_episode", decision=d, gen_ts=gen_ts)
+            elif d.send:
+                reward, direction, folded, _episodes = self._experience.take()
+                raw, saturated = pack_q724(direction)
+                if saturated:
+                    self._c["saturated_elements"] += saturated
+                    self._c["saturated_updates"] += 1
+                seq = self._seq = self._seq % 0xFFFFFFFF + 1
+                chunks = self._send(self._header(seq, reward_to_fixed(reward), gen_ts), raw, init=False)
+                if chunks:
+                    self._c["sent"] += 1
+                    self._c["chunks_sent"] += chunks
+                    self._answers_at_send = self._answers_complete
+                    result = PushResult(sent=True, reason=d.reason, decision=d, gen_ts=gen_ts, seq=seq, reward=reward,
+                                        folded=folded, saturated=saturated, chunks=chunks)
+                else:
+                    result = PushResult(sent=False, reason="send_error", decision=d, gen_ts=gen_ts)
+            if not result.sent:
+                self._c["skipped"] += 1
+                self._skipped[result.reason] += 1
+            return result
+
+    def adopt(self, current: Union[VectorLike, Callable[[], np.ndarray]]) -> Adoption:
+        """The weights to start the next iteration from: ``current`` with every ACK slice received
+        since the previous :meth:`adopt` written over its part (K = 1: the global weights
+        themselves). Call it between iterations, never during one (paper §8.2).
+
+        Args:
+            current: the caller's current weights (P,), or a function returning them (called
+                only when some but not all K slices arrived). The result has its dtype if it
+                is a floating array, else float64.
+
+        Returns:
+            :class:`Adoption`: ``weights`` None if nothing arrived since the previous adoption.
+
+        Raises:
+            ValueError: ``current`` is not a vector of P numbers.
+        """
+        with self._lock:
+            new, self._new = self._new, {}
+        if not new:
+            return Adoption(None, 0)
+        if len(new) == self.chunking.num_chunks:
+            w = np.empty(self.num_params)
+        else:
+            base = current() if callable(current) and not hasattr(current, "parameters") else current
+            dtype = getattr(base, "dtype", None)
+            w = as_vector(base, self.num_params, "current").astype(
+                dtype if dtype is not None and np.issubdtype(dtype, np.floating) else np.float64)
+        for chunk, values in new.items():
+            start, stop = self.chunking.bounds(chunk)
+            w[start:stop] = values
+        return Adoption(w, len(new))
+
+    def latest_weights(self, dtype: Any = np.float32) -> Optional[np.ndarray]:
+        """The newest global model received: every slice at the value of its latest ACK, shape
+        ``(P,)`` (a copy; default float32, the dtype of a torch model — Q7.24 is exact in float64).
+        None until every slice has arrived once. It does not consume anything: :meth:`adopt`
+        still hands over the slices that arrived since its previous call."""
+        with self._lock:
+            if not self.model_acked:
+                return None
+            return self._global.astype(dtype)
+
+    def wait_for_model(self, timeout_s: float) -> bool:
+        """Wait at most ``timeout_s`` for every slice of the global model to have arrived; True if it has."""
+        return self.wait_until(time.time_ns() + int(timeout_s * 1e9), "model")
+
+    def wait_for_answer(self, timeout_s: float) -> bool:
+        """Wait at most ``timeout_s`` for the whole answer (all K ACK slices with weights) of an
+        update answered after the last sent push (K = 1: the next ACK event with weights), so
+        that the next iteration starts from global weights that include it (on a fast network).
+        True if it came."""
+        return self.wait_until(time.time_ns() + int(timeout_s * 1e9), "answer")
+
+    def poll(self, timeout_s: float = 0.0) -> None:
+        """Receive for ``timeout_s`` (s), taking every datagram already queued (``background=False``;
+        with the thread it only waits)."""
+        self.wait_until(time.time_ns() + int(timeout_s * 1e9))
+
+    def wait_until(self, deadline_ns: int, condition: Optional[str] = None) -> bool:
+        """Wait until ``deadline_ns`` (``CLOCK_REALTIME`` ns), until ``condition`` holds, or until
+        the ``stop`` event is set; with ``background=False`` receive meanwhile (repeating the INIT
+        when due) and take every queued datagram once the deadline has passed.
+
+        Args:
+            deadline_ns: when to give up.
+            condition: None (wait out the deadline), ``"model"`` (every slice has arrived) or
+                ``"answer"`` (see :meth:`wait_for_answer`).
+
+        Returns:
+            Whether ``condition`` holds at the end (True for None).
+
+        Raises:
+            ValueError: an unknown ``condition``.
+        """
+        done: Optional[Callable[[], bool]]
+        if condition is None:
+            done = None
+        elif condition == "model":
+            def done() -> bool:
+                return self.model_acked
+        elif condition == "answer":
+            with self._lock:
+                target = self._answers_at_send + 1
+
+            def done() -> bool:
+                return self._answers_complete >= target
+        else:
+            raise ValueError(f"condition={condition!r} must be None, 'model' or 'answer'")
+        if self._thread is None:
+            self._pump(deadline_ns, done)
+        else:
+            with self._cond:
+                while not (done is not None and done()) and not self._stop.is_set() and not self._closed.is_set():
+                    left = deadline_ns - time.time_ns()
+                    if left <= 0:
+                        break
+                    self._cond.wait(min(left / 1e9, 0.1))
+        with self._lock:
+            return True if done is None else done()
+
+    def stats(self) -> ClientStats:
+        """A consistent snapshot of the counters (:class:`ClientStats`)."""
+        with self._lock:
+            c = self._c
+            h = Counter(self._ack_slices)
+            for mask in self._own_slices.values():
+                h[mask.bit_count()] += 1
+            aom = None
+            if self.model_acked:
+                aom = (time.time_ns() - int(self._slice_gen_ts.min())) / 1e6
+            return ClientStats(
+                pushes=c["pushes"], sent=c["sent"], skipped=c["skipped"], skipped_by_reason=dict(self._skipped),
+                chunks_sent=c["chunks_sent"], init_sent=c["init_sent"], send_errors=c["send_errors"],
+                recv_errors=c["recv_errors"], acks=c["acks"], acks_own=c["acks_own"],
+                acks_others=c["acks"] - c["acks_own"] - c["acks_wrong_size"], acks_wrong_size=c["acks_wrong_size"],
+                acks_malformed=c["acks_malformed"], acks_foreign=c["acks_foreign"], ack_events=c["ack_events"],
+                saturated_elements=c["saturated_elements"], saturated_updates=c["saturated_updates"],
+                num_chunks=self.chunking.num_chunks, ack_slices={str(k): v for k, v in sorted(h.items())},
+                model_acked=self.model_acked,
+                learned_cluster_id=None if self._learned is None else self._learned[0],
+                learned_worker_id=None if self._learned is None else self._learned[1],
+                last_seq=self._seq, last_global_reward=self._last_global_reward,
+                last_reward=self._experience.last_reward, aom_ms=aom)
+
+    def close(self) -> None:
+        """Stop the receive thread and close the socket (idempotent). Pushes raise afterwards."""
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._sock.close()
+
+    def __enter__(self) -> "OlafClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- sending --------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed.is_set():
+            raise RuntimeError("the OlafClient is closed")
+
+    def _header(self, seq: int, reward_sum: int, gen_ts: int) -> Update:
+        """An update header (no elements yet) with the configured ids (0 if unset: a switch stamps them)."""
+        return Update(cluster_id=self.cluster_id or 0, worker_id=self.worker_id or 0, seq=seq, count=1,
+                      reward_sum=reward_sum, gen_ts=gen_ts)
+
+    def _send(self, u: Update, raw: list[int], init: bool) -> int:
+        """Send ``u`` with the model vector ``raw`` (Q7.24, ``(P,)``) as its K chunks; return the
+        chunks sent (a chunk whose send fails is counted in ``send_errors``). Lock held: an own
+        ACK is recognised even if it is back before the last chunk leaves."""
+        self._sent[u.seq] = u.gen_ts
+        if len(self._sent) > SENT_MEMORY:
+            self._sent.popitem(last=False)
+        if not init:
+            self._track_own(u.seq)
+        sent = 0
+        for i, part in enumerate(self.chunking.split(raw)):
+            c = u.with_(grads=part, chunk=i, num_chunks=self.chunking.num_chunks)
+            try:
+                self._sock.sendto(encode_update(c, init=init), self.ps)
+                sent += 1
+            except OSError:
+                self._c["send_errors"] += 1
+        if not sent:
+            self._sent.pop(u.seq, None)
+            if not init:
+                self._own_slices.pop(u.seq, None)
+        return sent
+
+    def _send_init(self, retry: bool) -> None:
+        assert self._init_raw is not None
+        if self._send(self._header(0, 0, self._init_gen_ts), self._init_raw, init=True):
+            self._c["init_sent"] += 1
+        self._events.init_sent(time.time_ns(), retry)
+
+    def _retry_init(self, now: int) -> None:
+        """Repeat the INIT if it is due (lock held)."""
+        if self._init_raw is not None and not self.model_acked and now - self._last_init_ns >= self._retry_ns:
+            self._send_init(retry=True)
+            self._last_init_ns = now
+
+    def _track_own(self, seq: int) -> None:
+        """Start counting the ACK slices of sent update ``seq`` (the oldest leaves the memory
+        into the ``ack_slices`` histogram)."""
+        self._own_slices.pop(seq, None)
+        self._own_slices[seq] = 0
+        if len(self._own_slices) > SENT_MEMORY:
+            _, mask = self._own_slices.popitem(last=False)
+            self._ack_slices[mask.bit_count()] += 1
+
+    # -- receiving ------------------------------------------------------------------------------
+
+    def _on_datagram(self, data: bytes, t_ns: int, src: tuple[str, int]) -> None:
+        """Handle one datagram (takes the lock; calls ``on_weights`` after releasing it)."""
+        with self._cond:
+            notify = self._handle(data, t_ns, src)
+            self._cond.notify_all()
+            weights = self._global.astype(np.float32) if notify and self._on_weights is not None else None
+        if weights is not None:
+            try:
+                self._on_weights(weights)  # type: ignore[misc]
+            except Exception:  # a caller's bug must not stop the receive loop
+                with self._lock:
+                    self._c["callback_errors"] += 1
+                _log.exception("OlafClient on_weights callback failed")
+
+    def _handle(self, data: bytes, t_ns: int, src: tuple[str, int]) -> bool:
+        """The protocol's receive rules (module docstring); lock held. True if the model just
+        became complete or an update's whole answer just arrived (``on_weights`` is due)."""
+        if src != self.ps:
+            # only the PS answers (its update port; the switch forwards its ACKs unchanged in
+            # address): anything else could silence or mislead this client (docs/reliability.md)
+            self._c["acks_foreign"] += 1
+            return False
+        try:
+            ack = parse_ack(data)
+        except MalformedOlafPacket as e:
+            self._c["acks_malformed"] += 1
+            self._events.malformed(t_ns, len(data), str(e))
+            return False
+        self._c["acks"] += 1
+        c = self.chunking
+        if ack.num_chunks != c.num_chunks or (ack.weights and len(ack.weights) != c.slice_len(ack.chunk)):
+            # another model size: neither an event nor weights (the PS refuses such updates too)
+            self._c["acks_wrong_size"] += 1
+            self._tc.on_status(ack.status)
+            return False
+        key = (ack.worker_id, ack.seq, ack.gen_ts)
+        if key not in self._answered:  # the first ACK slice answering this update: Δ̂ restarts, the wait ends
+            self._answered[key] = 0
+            if len(self._answered) > SENT_MEMORY:
+                self._answered.popitem(last=False)
+            self._tc.on_ack(t_ns, ack.status)
+            self._c["ack_events"] += 1
+        else:
+            self._tc.on_status(ack.status)
+        own = self._sent.get(ack.seq) == ack.gen_ts
+        if own:
+            self._c["acks_own"] += 1
+            self._learned = (ack.cluster_id, ack.worker_id)
+            if ack.seq in self._own_slices:
+                self._own_slices[ack.seq] |= 1 << ack.chunk
+        notify = False
+        if ack.weights:
+            values = unpack_q724(ack.weights)
+            start, stop = c.bounds(ack.chunk)
+            self._new[ack.chunk] = values
+            self._global[start:stop] = values
+            self._slice_gen_ts[ack.chunk] = max(int(self._slice_gen_ts[ack.chunk]), ack.gen_ts)
+            self._have[ack.chunk] = True
+            mask = self._answered.get(key)
+            if mask is not None and not mask >> ack.chunk & 1:
+                mask |= 1 << ack.chunk
+                self._answered[key] = mask
+                if mask == (1 << c.num_chunks) - 1:  # the whole answer is here
+                    self._answers_complete += 1
+                    notify = self.model_acked
+            if not self.model_acked and self._have.all():
+                self.model_acked = notify = True
+        self._last_global_reward = None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward)
+        self._events.ack(t_ns, ack, own)
+        return notify
+
+    def _receive_loop(self) -> None:
+        """The receive thread: take datagrams until :meth:`close`, repeating the INIT when due."""
+        while not self._closed.is_set():
+            with self._lock:
+                self._retry_init(time.time_ns())
+            try:
+                data, src = self._sock.recvfrom(RECV_BUF)
+            except socket.timeout:
+                continue
+            except OSError:
+                if self._closed.is_set():
+                    return
+                with self._lock:
+                    self._c["recv_errors"] += 1
+                continue
+            self._on_datagram(data, time.time_ns(), src)
+
+    def _pump(self, deadline_ns: int, done: Optional[Callable[[], bool]]) -> None:
+        """``background=False``: receive ACKs (and repeat the INIT when due) until ``deadline_ns``,
+        the stop event or ``done()``. Datagrams already queued are taken even when the deadline
+        has passed."""
+        while not self._stop.is_set():
+            now = time.time_ns()
+            with self._lock:
+                self._retry_init(now)
+            if done is not None and done():
+                return
+            left = deadline_ns - now
+            if left <= 0:
+                self._drain()
+                return
+            wait = min(left, 100_000_000)
+            if self._init_raw is not None and not self.model_acked:
+                wait = min(wait, max(self._last_init_ns + self._retry_ns - now, 0))
+            self._sock.settimeout(max(wait, 1) / 1e9)
+            try:
+                data, src = self._sock.recvfrom(RECV_BUF)
+            except socket.timeout:
+                continue
+            except OSError:
+                with self._lock:
+                    self._c["recv_errors"] += 1
+                continue
+            self._on_datagram(data, time.time_ns(), src)
+
+    def _drain(self) -> None:
+        """Take every datagram already queued on the socket, without waiting."""
+        self._sock.setblocking(False)
+        try:
+            while True:
+                try:
+                    data, src = self._sock.recvfrom(RECV_BUF)
+                except (BlockingIOError, InterruptedError):
+                    return
+                except OSError:
+                    with self._lock:
+                        self._c["recv_errors"] += 1
+                    return
+                self._on_datagram(data, time.time_ns(), src)
+        finally:
+            self._sock.setblocking(True)
