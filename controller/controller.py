@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from p4.v1 import p4runtime_pb2
 
+from olaf.constants import ACCESS_QUEUE_DEPTH
 from olaf.controller import tm as tmmod
 from olaf.controller.ack_multicast import AckMulticast
 from olaf.controller.config import ConfigError, Deployment, SwitchConf
@@ -150,6 +151,11 @@ class SwitchController:
     def set_params(self, q: QueueParams, path: PathParams) -> None:
         self.params.set(q, path)
 
+    def set_access_depth(self) -> None:
+        """Every port's egress queue depth to :data:`~olaf.constants.ACCESS_QUEUE_DEPTH` (BMv2
+        Thrift); the port toward the PS then gets its own (:meth:`set_bottleneck`)."""
+        self.tm.set_queue_depth(ACCESS_QUEUE_DEPTH)
+
     def set_bottleneck(self, port: int, rate_pps: int, depth: int) -> None:
         """Rate and depth of the egress queue toward the PS (BMv2 Thrift)."""
         self.tm.set_queue_depth(depth, port)
@@ -209,6 +215,7 @@ class OlafController:
         conf = self.d.switches[name]
         ch = sc.sync(desired_state(self.d, name))
         sc.set_params(conf.queue, self.path(name))
+        sc.set_access_depth()
         sc.set_bottleneck(self.ps_port(name), conf.rate_pps, conf.depth)
         return ch
 

@@ -129,6 +129,12 @@ so Q = 8 updates at K = 28 needs 224 segments (docs/dataplane.md "Chunks")."""
 MAX_CHUNKS = 64
 """Chunks per update K the BMv2 extern keeps per-key state for (key = (cluster, chunk)): 1..MAX_CHUNKS.
 64 holds RLlib's default network (137,477 parameters) in jumbo frames (62 chunks)."""
+ACCESS_QUEUE_DEPTH = 16 * MAX_CHUNKS
+"""Egress queue depth of every switch port except the one toward the PS, packets (BMv2's
+default is 64). The PRE writes a whole ACK answer — K slices — into each worker port of the
+cluster at once, and several answers of one cluster may overlap: 64 would tail-drop replicas of
+a chunked model, which no P4 counter sees. 1024 holds 16 answers of K = MAX_CHUNKS; BMv2's
+queues allocate per packet queued, so a deep bound costs nothing while empty."""
 MAX_CLUSTERS = 1024
 """Cluster ids 0..MAX_CLUSTERS−1 (OlafQueue extern, ``cluster_mcast``, per-cluster counters)."""
 MAX_WORKERS = 4096

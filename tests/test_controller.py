@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from p4.v1 import p4runtime_pb2
 from p4rt_servicer import FakeSwitchServer, RecordingTM
 
+from olaf.constants import ACCESS_QUEUE_DEPTH
 from olaf.controller import cli as olafctl
 from olaf.controller import config as cfgmod
 from olaf.controller.controller import OlafController
@@ -70,7 +71,8 @@ def test_deploy_programs_everything(fake, tmp_path, monkeypatch):
     assert tables["OlafIngress.params.olaf_params"] == ["MODIFY"]               # default action
     assert sorted(sv.groups) == [group_id(c) for c in range(3)]
     assert [(r.egress_port, r.instance) for r in sv.groups[1].replicas] == [(1, 1), (2, 2)]
-    assert ctl.switches["s1"].tm.calls == [("clear_pre",), ("depth", 64, 7), ("rate", 100, 7)]
+    assert ctl.switches["s1"].tm.calls == [("clear_pre",), ("depth", ACCESS_QUEUE_DEPTH, None),
+                                               ("depth", 64, 7), ("rate", 100, 7)]
     # a second sync of the same state writes nothing
     sv.clear_records()
     assert not ctl.switches["s1"].sync(desired_state(d, "s1"))

@@ -145,3 +145,16 @@ def test_a_training_mtu_above_jumbo_frames_is_refused_naming_the_field():
     with pytest.raises(RunSpecError) as e:
         RunSpec(grads=9797, training=TrainJob(task=PPOTaskSpec(mtu=9001), num_params=9797))
     assert e.value.field == "training.task.mtu" and "at most 9000" in str(e.value)
+
+
+def test_a_flat_queue_size_that_queue_sizes_overrides_is_not_checked():
+    """``olaf train --queue-size 4`` sets the root switch's size in ``queue_sizes``; the flat default
+    (8) it replaces must not refuse a model whose K allows only 4 updates (K = 43: 8 · 43 > 256)."""
+    from olaf.plan.workload import PPOTaskSpec, TrainJob
+
+    job = TrainJob(task=PPOTaskSpec(mtu=1000), num_params=9797)
+    spec = RunSpec(grads=9797, training=job, queue_sizes={"s1": 4})
+    assert spec.switch_queues()["s1"].size == 4 and spec.deployment().switches["s1"].queue.queue_size == 4 * 43
+    with pytest.raises(RunSpecError) as e:
+        RunSpec(grads=9797, training=job, queue_sizes={"s1": 6})
+    assert e.value.field == "queue_sizes" and "1..5 updates" in str(e.value)

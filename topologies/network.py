@@ -111,15 +111,15 @@ class OlafNetwork:
             for l in self.d.links:
                 net.addLink(net.get(l.a), net.get(l.b), port1=l.port_a, port2=l.port_b)
             net.build()
-            net.start()
-            net.staticArp()
-            if self.mtu != MTU:
+            if self.mtu != MTU:  # before start: a switch's ports then move into the management namespace
                 for node in (*net.hosts, *net.switches):
                     for intf in node.intfList():
                         if intf.name != "lo":
                             out = node.cmd(f"ip link set dev {intf.name} mtu {self.mtu} 2>&1")
                             if out.strip():
                                 raise RuntimeError(f"{intf.name}: cannot set MTU {self.mtu}: {out.strip()}")
+            net.start()
+            net.staticArp()
             for h in self.hosts():
                 h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
                 # veth TX checksum offload leaves partial UDP checksums that BMv2 (which reads

@@ -168,8 +168,10 @@ class RunSpec:
             k = self.chunking.num_chunks
         except ChunkingError as e:
             raise RunSpecError("grads", f"{self.grads!r}: {e}") from None
-        for f in ("queue_size", "edge_queue_size"):
-            need(1 <= getattr(self, f) * k <= SEGMENTS, f, _segments_hint(k))
+        for sw in SWITCHES.get(self.topo, ()):   # the flat sizes count only where queue_sizes leaves them in use
+            f = "edge_queue_size" if self.topo == "multihop" and sw != "s3" else "queue_size"
+            if sw not in self.queue_sizes:
+                need(1 <= getattr(self, f) * k <= SEGMENTS, f, _segments_hint(k))
         for f in ("rate_pps", "edge_rate_pps"):
             need(getattr(self, f) >= 0, f, "must be >= 0 packets/s (0: unlimited)")
         need(self.reward_threshold is None or self.reward_threshold >= 0, "reward_threshold", "must be >= 0")
