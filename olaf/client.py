@@ -71,7 +71,7 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 import numpy as np
 
 from olaf.chunks import Chunking
-from olaf.constants import MTU
+from olaf.constants import MTU, SOCKET_RCVBUF
 from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
 from olaf.hosts.learning import Experience, Generation
 from olaf.hosts.txcontrol import Decision, TransmissionControl
@@ -136,6 +136,12 @@ def _tensor_numpy(t: Any) -> Any:
     """A torch tensor's values as numpy (detached, on the CPU)."""
     t = t.detach()
     return t.cpu().numpy() if hasattr(t, "cpu") else t.numpy()
+
+
+def _float_dtype(x: Any) -> np.dtype:
+    """``x``'s dtype if it is a floating numpy dtype, else float64."""
+    d = getattr(x, "dtype", None)
+    return d if isinstance(d, np.dtype) and np.issubdtype(d, np.floating) else np.dtype(np.float64)
 
 
 def _endpoint(value: Any, name: str, default_port: int) -> tuple[str, int]:
@@ -372,6 +378,7 @@ class OlafClient:
         self._last_init_ns = 0
 
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_RCVBUF)
         try:
             self._sock.bind(self.bind)
         except OSError:
@@ -508,7 +515,7 @@ class OlafClient:
         Args:
             current: the caller's current weights (P,), or a function returning them (called
                 only when some but not all K slices arrived). The result has its dtype if it
-                is a floating array, else float64.
+                is a floating numpy array (e.g. float32), else float64.
 
         Returns:
             :class:`Adoption`: ``weights`` None if nothing arrived since the previous adoption.
@@ -520,13 +527,12 @@ class OlafClient:
             new, self._new = self._new, {}
         if not new:
             return Adoption(None, 0)
+        lazy = callable(current) and not hasattr(current, "parameters")
         if len(new) == self.chunking.num_chunks:
-            w = np.empty(self.num_params)
+            w = np.empty(self.num_params, dtype=np.float64 if lazy else _float_dtype(current))
         else:
-            base = current() if callable(current) and not hasattr(current, "parameters") else current
-            dtype = getattr(base, "dtype", None)
-            w = as_vector(base, self.num_params, "current").astype(
-                dtype if dtype is not None and np.issubdtype(dtype, np.floating) else np.float64)
+            base = current() if lazy else current
+            w = as_vector(base, self.num_params, "current").astype(_float_dtype(base))
         for chunk, values in new.items():
             start, stop = self.chunking.bounds(chunk)
             w[start:stop] = values
@@ -769,22 +775,28 @@ class OlafClient:
         self._events.ack(t_ns, ack, own)
         return notify
 
+    def _receive_one(self) -> bool:
+        """Receive one datagram (with the socket's current timeout or blocking mode) and handle it.
+        False if none came (timeout, nothing queued) or the receive failed (counted in
+        ``recv_errors`` unless the client is closing)."""
+        try:
+            data, src = self._sock.recvfrom(RECV_BUF)
+        except (socket.timeout, BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            if not self._closed.is_set():
+                with self._lock:
+                    self._c["recv_errors"] += 1
+            return False
+        self._on_datagram(data, time.time_ns(), src)
+        return True
+
     def _receive_loop(self) -> None:
         """The receive thread: take datagrams until :meth:`close`, repeating the INIT when due."""
         while not self._closed.is_set():
             with self._lock:
                 self._retry_init(time.time_ns())
-            try:
-                data, src = self._sock.recvfrom(RECV_BUF)
-            except socket.timeout:
-                continue
-            except OSError:
-                if self._closed.is_set():
-                    return
-                with self._lock:
-                    self._c["recv_errors"] += 1
-                continue
-            self._on_datagram(data, time.time_ns(), src)
+            self._receive_one()
 
     def _pump(self, deadline_ns: int, done: Optional[Callable[[], bool]]) -> None:
         """``background=False``: receive ACKs (and repeat the INIT when due) until ``deadline_ns``,
@@ -804,29 +816,13 @@ class OlafClient:
             if self._init_raw is not None and not self.model_acked:
                 wait = min(wait, max(self._last_init_ns + self._retry_ns - now, 0))
             self._sock.settimeout(max(wait, 1) / 1e9)
-            try:
-                data, src = self._sock.recvfrom(RECV_BUF)
-            except socket.timeout:
-                continue
-            except OSError:
-                with self._lock:
-                    self._c["recv_errors"] += 1
-                continue
-            self._on_datagram(data, time.time_ns(), src)
+            self._receive_one()
 
     def _drain(self) -> None:
         """Take every datagram already queued on the socket, without waiting."""
         self._sock.setblocking(False)
         try:
-            while True:
-                try:
-                    data, src = self._sock.recvfrom(RECV_BUF)
-                except (BlockingIOError, InterruptedError):
-                    return
-                except OSError:
-                    with self._lock:
-                        self._c["recv_errors"] += 1
-                    return
-                self._on_datagram(data, time.time_ns(), src)
+            while self._receive_one():
+                pass
         finally:
             self._sock.setblocking(True)

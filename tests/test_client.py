@@ -1,0 +1,270 @@
+"""olaf.client against a real PS (olaf.hosts.ps in a thread) over loopback UDP: INIT and the global
+model in K = 3 chunks, push, the whole answer, adoption, saturation, AoM; skipped pushes folded into
+the next sent one under a congested queue status; forged datagrams; bad arguments; torch inputs.
+
+The congested status comes from :class:`StatusWriter`, which stands where an Olaf switch stands
+(between the client and the PS) and does the one thing of a switch these tests need: it writes a
+queue status into every ACK. The PS behind it is the real one."""
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hostnet import loopback_net, running
+
+from olaf.chunks import ChunkingError
+from olaf.client import OlafClient, as_vector
+from olaf.hosts.ps import ParameterServer, PsConfig
+from olaf.plan.tx import TxParams
+from olaf.wire import ACK_PORT, UPDATE_PORT, QueueStatus, encode_ack, parse_ack
+
+P = 10
+MTU = 20 + 8 + 38 + 4 * 4
+"""A chunk holds at most 4 elements: P = 10 travels as K = 3 chunks of 4."""
+LR = 0.5
+Q = 2.0 ** -24
+"""One Q7.24 step."""
+HANG_S = 10.0
+"""Waits end on their condition; this only guards against a hang."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def ps(tmp_path):
+    """A real PS for P = 10 in 3 chunks (``w ← w + 0.5·g``, no reward gate) on ``ip(100)``; yields
+    ``(ip, address, result)``; ``result["result"]`` is its summary once the test's block ended."""
+    ip = loopback_net()
+    server = ParameterServer(PsConfig(bind_ip=ip(100), out_dir=tmp_path, flush_s=0, num_params=P, mtu=MTU, lr=LR,
+                                      step="sgd"))
+    with running(server.run) as out:
+        assert server.ready.wait(HANG_S)
+        yield ip, (ip(100), UPDATE_PORT), out
+        server.stop.set()
+
+
+def test_init_push_answer_and_adoption_in_three_chunks(ps, tmp_path):
+    ip, ps_addr, _ = ps
+    w0 = np.linspace(-1, 1, P)
+    seen = []
+    with OlafClient(ps_addr, num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU, on_weights=seen.append) as c:
+        assert c.chunking.num_chunks == 3 and c.latest_weights() is None and c.stats().aom_ms is None
+        assert c.init(w0, wait_s=HANG_S)
+        np.testing.assert_allclose(c.latest_weights(np.float64), w0, atol=Q)
+        a = c.adopt(np.zeros(P))
+        assert a.slices == 3
+        np.testing.assert_allclose(a.weights, w0, atol=Q)
+        assert c.adopt(np.zeros(P)).weights is None  # nothing arrived since
+
+        r = c.push(np.full(P, 0.25, dtype=np.float32), 1.5)
+        assert (r.sent, r.reason, r.seq, r.chunks, r.folded, r.saturated, r.reward) == (True, "tc_off", 1, 3, 1, 0, 1.5)
+        assert c.wait_for_answer(HANG_S)
+        a = c.adopt(np.zeros(P, dtype=np.float32))
+        assert a.slices == 3 and a.weights.dtype == np.float32
+        np.testing.assert_allclose(a.weights, w0 + LR * 0.25, atol=1e-6)
+        deadline = time.monotonic() + HANG_S  # on_weights runs in the receive thread, maybe after the wait ended
+        while not (seen and np.allclose(seen[-1], w0 + LR * 0.25, atol=1e-6)):
+            assert time.monotonic() < deadline, f"on_weights never had the answer: {seen}"
+            time.sleep(0.01)
+        st = c.stats()
+        age_bound_ms = (time.time_ns() - r.gen_ts) / 1e6
+        assert 0 <= st.aom_ms <= age_bound_ms  # every slice reflects the update generated at r.gen_ts
+
+        # elements outside Q7.24's range are clamped and counted, never wrapped
+        big = np.zeros(P)
+        big[[0, 9]] = 1000.0, -np.inf
+        r2 = c.push(big, 2.0)
+        assert r2.sent and r2.saturated == 2 and r2.seq == 2
+        assert c.wait_for_answer(HANG_S)
+        st = c.stats()
+    n_init = st.init_sent
+    assert (st.pushes, st.sent, st.skipped, st.chunks_sent) == (2, 2, 0, 6)
+    assert (st.saturated_elements, st.saturated_updates) == (2, 1)
+    assert st.acks == st.acks_own == 3 * n_init + 6 and st.acks_others == 0
+    assert st.ack_events == 1 + 2 and st.ack_slices == {"3": 2}  # INIT repetitions are one update (same gen_ts)
+    assert (st.acks_foreign, st.acks_malformed, st.acks_wrong_size) == (0, 0, 0)
+    assert st.model_acked and st.last_seq == 2 and st.last_global_reward == 2.0
+
+
+class StatusWriter:
+    """Between a client and the real PS, where an Olaf switch would be: forwards each update to the
+    PS and each of its ACKs to the client, writing ``status`` (STATUS_VALID) into the ACK. The client
+    sees it as the PS (``front`` is ``(ip, 50100)``); the PS answers its address on port 50101."""
+
+    def __init__(self, ip: str, ps_addr: tuple[str, int], client_ip: str, status: QueueStatus) -> None:
+        self.front = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.front.bind((ip, UPDATE_PORT))
+        self.back = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.back.bind((ip, ACK_PORT))
+        for s in (self.front, self.back):
+            s.settimeout(0.05)
+        self.ps_addr, self.client, self.status = ps_addr, (client_ip, ACK_PORT), status
+        self.stop = threading.Event()
+
+    def _datagrams(self, sock: socket.socket):
+        while not self.stop.is_set():
+            try:
+                yield sock.recvfrom(65535)[0]
+            except socket.timeout:
+                continue
+
+    def forward_updates(self) -> None:
+        for data in self._datagrams(self.front):
+            self.back.sendto(data, self.ps_addr)
+
+    def forward_acks(self) -> None:
+        for data in self._datagrams(self.back):
+            a = parse_ack(data)
+            self.front.sendto(encode_ack(cluster_id=a.cluster_id, worker_id=a.worker_id, seq=a.seq, count=a.count,
+                                         global_reward=a.global_reward, gen_ts=a.gen_ts, weights=a.weights,
+                                         status=self.status, chunk=a.chunk, num_chunks=a.num_chunks), self.client)
+
+    def close(self) -> None:
+        self.front.close()
+        self.back.close()
+
+
+def test_skipped_pushes_are_folded_into_the_next_sent_update(ps, tmp_path):
+    """N = 12 clusters for Q_max = 3 (P_s = 1/4, no staleness boost): transmission control skips
+    most pushes; each sent update carries the episode-weighted mean reward and the sample-weighted
+    mean direction of every push since the previous one, and the PS applies exactly those."""
+    ip, ps_addr, out = ps
+    relay = StatusWriter(ip(50), ps_addr, ip(1), QueueStatus(queue_util=3, active_clusters=12, queue_size=3))
+    pushes, sent, folds = [], [], []
+    with running(relay.forward_updates), running(relay.forward_acks):
+        with OlafClient((ip(50), UPDATE_PORT), num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU, rng=7,
+                        tx=TxParams(enabled=True, delta_t_ms=60_000, v_per_s=1.0)) as c:
+            assert c.init(np.zeros(P), wait_s=HANG_S)  # its ACK brings the status
+            for i in range(30):
+                d, reward, samples, episodes = np.full(P, 0.01 * (i + 1)), float(i), i + 1, 1 + i % 3
+                r = c.push(d, reward, samples=samples, episodes=episodes)
+                assert r.reason == "draw" and r.decision.p_send == 0.25
+                pushes.append((d, reward, samples, episodes))
+                if r.sent:
+                    ds, rs, ss, es = zip(*pushes)
+                    assert r.folded == len(pushes)
+                    folds.append(r.folded)
+                    assert r.reward == pytest.approx(np.dot(rs, es) / sum(es))
+                    sent.append(sum(di * si for di, si in zip(ds, ss)) / sum(ss))
+                    pushes = []
+                    assert c.wait_for_answer(HANG_S)
+            st = c.stats()
+            # the global model (the PS's, in its last answer) is the initial zeros plus LR x each folded direction
+            np.testing.assert_allclose(c.latest_weights(np.float64), LR * np.sum(sent, axis=0), atol=len(sent) * Q)
+        relay.stop.set()
+    relay.close()
+    assert 3 <= st.sent <= 20 and st.skipped == 30 - st.sent == st.skipped_by_reason["draw"]
+    assert st.chunks_sent == 3 * st.sent and st.ack_slices == {"3": st.sent}
+    assert max(folds) > 1  # some sent update carried skipped pushes
+    log = [json.loads(line) for line in (tmp_path / "ps.jsonl").read_text().splitlines()]
+    got = [r for r in log if r["ev"] == "update" and not r["init"]]
+    assert len(got) == 3 * st.sent and {r["outcome"] for r in got} == {"accepted"}
+
+
+def test_datagrams_not_from_the_ps_are_counted_and_dropped(ps):
+    ip, ps_addr, _ = ps
+    forger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    forger.bind((ip(9), UPDATE_PORT))  # the PS's port, another address
+    with OlafClient(ps_addr, num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU) as c:
+        assert c.init(np.zeros(P), wait_s=HANG_S)
+        c.adopt(np.zeros(P))
+        before = c.stats()
+        forged = encode_ack(cluster_id=0, worker_id=0, seq=1, count=1, global_reward=0, gen_ts=time.time_ns(),
+                            weights=(5 << 24,) * 4, chunk=0, num_chunks=3)
+        forger.sendto(forged, (ip(1), ACK_PORT))
+        forger.sendto(b"\x22garbage", (ip(1), ACK_PORT))
+        deadline = time.monotonic() + HANG_S
+        while c.stats().acks_foreign < 2:
+            assert time.monotonic() < deadline, "the forged datagrams never reached the client"
+            c.poll(0.01)
+        after = c.stats()
+        assert (after.acks, after.acks_malformed, after.ack_events) == (before.acks, 0, before.ack_events)
+        assert c.adopt(np.zeros(P)).weights is None
+        np.testing.assert_array_equal(c.latest_weights(), np.zeros(P, dtype=np.float32))
+    forger.close()
+
+
+def test_bad_arguments_name_the_field_and_the_fix():
+    ip = loopback_net()
+    ps_addr = (ip(100), UPDATE_PORT)
+    for kwargs, match in [
+        ({"num_params": 0}, "num_params=0 must be a positive integer"),
+        ({"num_params": 4, "mtu": 60}, "mtu=60 B leaves no room"),
+        ({"num_params": 10**9}, "needs K = .* chunks .* allows K <= 65535"),
+        ({"num_params": 4, "init_retry_s": 0}, "init_retry_s=0 must be > 0"),
+        ({"num_params": 4, "worker_id": 70_000}, "worker_id=70000 must be None or an integer in 0..65535"),
+        ({"num_params": 4, "tx": {"enabled": True}}, "tx=.* must be an olaf.plan.tx.TxParams"),
+        ({"num_params": 4, "bind": (ip(1), 70_000)}, "bind=.*port must be an integer in 1..65535"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            OlafClient(ps_addr, **kwargs)
+    with pytest.raises(ChunkingError):  # a ValueError, and still the chunking's own error
+        OlafClient(ps_addr, num_params=10**9)
+    with pytest.raises(ValueError, match=r"ps=\('1.2.3.4',\) must be an \(ip, port\) pair"):
+        OlafClient(("1.2.3.4",), num_params=4)
+    with pytest.raises(ValueError, match="ps='1.2.3.4:x': the port must be an integer"):
+        OlafClient("1.2.3.4:x", num_params=4)
+
+    c = OlafClient(f"{ip(100)}:{UPDATE_PORT}", num_params=4, bind=ip(1), mtu=None)
+    try:
+        for call, match in [
+            (lambda: c.push(np.zeros(5), 1.0), "direction has 5 elements, the model has P=4"),
+            (lambda: c.push(np.zeros((2, 2)), 1.0), r"direction must be a flat vector of P=4 elements, got shape \(2, 2\)"),
+            (lambda: c.push([0, 0, np.nan, 0], 1.0), "direction has 1 NaN element.*index 2"),
+            (lambda: c.push(np.zeros(4), float("nan")), "mean_reward=nan must be finite"),
+            (lambda: c.push(np.zeros(4), None, episodes=3), "episodes=3 with mean_reward=None"),
+            (lambda: c.push(np.zeros(4), 1.0, samples=0), "samples=0 must be a positive integer"),
+            (lambda: c.init(np.zeros(3)), "weights has 3 elements, the model has P=4"),
+            (lambda: c.wait_until(0, "forever"), "condition='forever' must be None, 'model' or 'answer'"),
+        ]:
+            with pytest.raises(ValueError, match=match):
+                call()
+        assert c.stats().pushes == 0  # a refused push folds nothing
+        c.init(np.zeros(4))
+        with pytest.raises(RuntimeError, match="already called"):
+            c.init(np.zeros(4))
+    finally:
+        c.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        c.push(np.zeros(4), 1.0)
+
+
+def test_a_push_with_no_episode_is_folded_until_one_ends(ps):
+    ip, ps_addr, _ = ps
+    with OlafClient(ps_addr, num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU) as c:
+        r = c.push(np.ones(P), None)
+        assert not r.sent and r.reason == "no_episode"
+        r = c.push(np.zeros(P), 4.0, samples=3)
+        assert r.sent and r.folded == 2 and r.reward == 4.0
+        assert c.stats().skipped_by_reason == {"no_episode": 1}
+
+
+def test_torch_modules_tensors_and_parameters_are_flattened_in_parameters_order():
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 1))
+    flat = torch.nn.utils.parameters_to_vector(net.parameters()).detach().double().numpy()
+    n = flat.size
+    for x in (net, net.parameters(), list(net.parameters()), torch.nn.utils.parameters_to_vector(net.parameters())):
+        np.testing.assert_array_equal(as_vector(x, n, "direction"), flat)
+    with pytest.raises(ValueError, match=f"direction has {n} elements, the model has P={n + 1}"):
+        as_vector(net, n + 1, "direction")
+
+
+def test_the_library_imports_without_torch():
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "import olaf.client, olaf.hosts.worker\n"
+            "print(olaf.client.as_vector([1, 2], 2, 'direction').tolist())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "[1.0, 2.0]", r.stderr
+
+
+def test_the_guide_shows_the_example_file_verbatim():
+    """docs/client.md's example is examples/sb3_client.py (tests/test_client_example.py runs the file)."""
+    doc = (ROOT / "docs" / "client.md").read_text()
+    example = (ROOT / "examples" / "sb3_client.py").read_text()
+    assert f"```python\n{example}```" in doc, "docs/client.md's example drifted from examples/sb3_client.py: paste it again"
