@@ -129,6 +129,11 @@ so Q = 8 updates at K = 28 needs 224 segments (docs/dataplane.md "Chunks")."""
 MAX_CHUNKS = 64
 """Chunks per update K the BMv2 extern keeps per-key state for (key = (cluster, chunk)): 1..MAX_CHUNKS.
 64 holds RLlib's default network (137,477 parameters) in jumbo frames (62 chunks)."""
+SOCKET_RCVBUF = 4 << 20
+"""UDP receive buffer of the PS's and every worker's socket, bytes (the kernel caps it at
+``net.core.rmem_max``). A worker reads its socket only between PPO iterations; meanwhile a
+chunked model's ACK answers pile up there (K slices each; a 9000 B slice takes about 12 KiB of
+buffer), and Linux's default of 208 KiB lost half of the slices of K = 61 answers through BMv2."""
 ACCESS_QUEUE_DEPTH = 16 * MAX_CHUNKS
 """Egress queue depth of every switch port except the one toward the PS, packets (BMv2's
 default is 64). The PRE writes a whole ACK answer — K slices — into each worker port of the

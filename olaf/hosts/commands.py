@@ -11,7 +11,7 @@ import click
 
 from olaf.chunks import ChunkingError
 from olaf.clitypes import FiniteFloat
-from olaf.constants import IPV4_MAX_LEN, MAX_G, MAX_G_JUMBO, MTU, UPDATE_PORT
+from olaf.constants import IPV4_MAX_LEN, MAX_G, MAX_G_JUMBO, MTU, SOCKET_RCVBUF, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.checkpoint import CheckpointError
 from olaf.hosts.global_model import Step
@@ -276,7 +276,7 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
 @click.option("--name", default="ps", show_default=True, help="File name stem of the log and summary.")
 @click.option("--flush-ms", type=FiniteFloat(min=0), default=500.0, show_default=True,
               help="Flush the log at least this often.")
-@click.option("--rcvbuf", type=click.IntRange(min=4096), default=4 << 20, show_default=True,
+@click.option("--rcvbuf", type=click.IntRange(min=4096), default=SOCKET_RCVBUF, show_default=True,
               help="Socket receive buffer, bytes (capped by net.core.rmem_max).")
 @click.option("--allow", "allow", multiple=True, metavar="IP",
               help="Accept updates and INITs only from these addresses (repeat; default: any).")

@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.chunks import Chunking
-from olaf.constants import MTU
+from olaf.constants import MTU, SOCKET_RCVBUF
 from olaf.fixedpoint import reward_from_fixed
 from olaf.hosts.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
@@ -143,7 +143,7 @@ class PsConfig(OutputFiles):
     out_dir: Path = Path(".")
     name: str = "ps"
     flush_s: float = 0.5
-    rcvbuf: int = 4 << 20
+    rcvbuf: int = SOCKET_RCVBUF
     trust: TrustPolicy = field(default_factory=TrustPolicy)
     checkpoint_s: Optional[float] = None
     resume_from: Optional[Path] = None

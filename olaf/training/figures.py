@@ -309,7 +309,7 @@ def _plot(path: Path, fig: str, jobs, curves, target: float, by_iteration: bool)
 
 @click.command("compare")
 @click.argument("fig", type=click.Choice(FIGURES))
-@click.option("--rates", default=None, help="Bottleneck rates, packets/s, comma-separated (fig7, fig8) "
+@click.option("--rates", default=None, help="Bottleneck rates, updates/s (K chunk packets each), comma-separated (fig7, fig8) "
                                             "[default: fig8 6,3; fig7 6,4,3; --quick halves nothing].")
 @click.option("--seeds", default=1, show_default=True, type=click.IntRange(1, 20), help="Repetitions per job.")
 @click.option("--quick", is_flag=True, help="CartPole-v1, 2 clusters x 2 workers, 120 s per job.")
@@ -326,7 +326,7 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
     try:
         rate_list = [int(r) for r in rates.split(",")] if rates else ([6, 3] if fig == "fig8" else [6, 4, 3])
     except ValueError:
-        raise click.BadParameter(f"{rates!r}: comma-separated packets/s, e.g. 6,3", param_hint="--rates") from None
+        raise click.BadParameter(f"{rates!r}: comma-separated updates/s, e.g. 6,3", param_hint="--rates") from None
     if any(r < 1 for r in rate_list):
         raise click.BadParameter("rates must be >= 1 packet/s (0 is the ideal arm, which fig8 has anyway)",
                                  param_hint="--rates")
