@@ -71,7 +71,7 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 import numpy as np
 
 from olaf.chunks import Chunking
-from olaf.constants import MTU
+from olaf.constants import MTU, SOCKET_RCVBUF
 from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
 from olaf.hosts.learning import Experience, Generation
 from olaf.hosts.txcontrol import Decision, TransmissionControl
@@ -378,6 +378,7 @@ class OlafClient:
         self._last_init_ns = 0
 
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_RCVBUF)
         try:
             self._sock.bind(self.bind)
         except OSError:
