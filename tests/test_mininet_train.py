@@ -151,6 +151,15 @@ def test_rllib_size_network_crosses_bmv2_in_jumbo_frames(build, tmp_path):
     assert chunks == 61 * sum(w["sent"] for w in workers) > 0
     assert sw["decisions"]["append"] + sw["decisions"]["aggregate"] == chunks == ps["updates"]
     assert sum(sw["malformed"].values()) == 0 and sw["traffic"]["ack_multicast"] == ps["acks_sent"]
+    # the run's report accounts in chunks: hop-by-hop fates close, and per update
+    rep = json.loads((out / "summary.json").read_text())["overall"]
+    assert rep["fates_consistent"] is True and rep["fates"]["sent"] == chunks == rep["fates"]["delivered"] + \
+        rep["fates"]["aggregated"]
+    c = rep["chunks"]
+    assert (c["k"], c["sent"], c["received"], c["content"], c["lost"]) == (61, chunks, ps["updates"], chunks, 0)
+    updates = sum(w["sent"] for w in workers)
+    assert c["fully_alone"] + c["partially_alone"] + c["none_alone"] == updates
+    assert c["fully_alone"] >= updates - sw["decisions"]["aggregate"]
     for w in workers:
         assert w["num_chunks"] == 61 and w["model_acked"] and w["acks_wrong_size"] == 0
         # the job stops the workers when the last reaches its iterations: the answers to the

@@ -20,6 +20,19 @@ cluster as in :mod:`olaf.report.rundata`):
   cluster got nothing in the window), ``aom_peak_max_ms`` the largest peak,
   ``aom_max_ms`` the largest AoM in the window (including its end);
 
+and ``fates`` (:mod:`olaf.report.accounting`), hop by hop in packets: with a model of K
+chunks, every count there is chunks (``sent`` · K; ``delivered`` every chunk the PS received),
+since the switches decide per chunk.
+
+Overall ``chunks`` (K > 1): ``sent`` (chunks), ``received`` (chunk messages at the PS),
+``content`` (Σ count: chunks whose content reached the PS, alone or folded), ``lost`` =
+``sent − content`` (dropped or replaced), and per update, from the chunks that arrived as
+their own message (the head of a segment: the ACK and the PS record carry its worker and
+``seq``): ``fully_alone`` (all K), ``partially_alone`` (some) and ``none_alone`` (none; of
+the updates sent). Where nothing was folded (FIFO) these are exactly the updates fully,
+partially and not delivered; under aggregation a folded chunk's content arrived without its
+identity, so ``fully_alone`` is a lower bound.
+
 and overall the sums, the mean of the clusters' AoMs and ``jain_fairness``,
 Jain's index over the clusters' ``aom_avg_ms`` (paper Tab. 2). With ``k`` the
 time from ``t_start`` until the PS has ``k`` worker updates per worker of the
@@ -203,6 +216,12 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
                 sent_of[c] += 1
     if run.regroups:
         _reassign_regroup_boundary(run, by_cluster, sent_of)
+    k_chunks = run.num_chunks
+    start = run.ps_start.t_ns
+    usable = [r for r in run.ps_chunks if r.outcome != Outcome.WRONG_SIZE and plausible_gen_ts(r, start)]
+    chunks_of: dict[int, int] = defaultdict(int)
+    for r in usable:
+        chunks_of[r.cluster_id] += 1
     clusters: dict[str, dict[str, Any]] = {}
     for c in sorted(set(by_cluster) | set(workers_of) | set(sent_of)):
         ws = workers_of.get(c, [])
@@ -213,7 +232,8 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         m["accepted"] = sum(1 for r in run.ps_updates if r.cluster_id == c and r.outcome == Outcome.ACCEPTED)
         path = run.path_of(ws)
         if run.switch is not None and path:
-            m["fates"] = cluster_account(sent_of.get(c, 0), len(by_cluster.get(c, [])), path, run.switch, c).to_json()
+            m["fates"] = cluster_account(sent_of.get(c, 0) * k_chunks, chunks_of.get(c, 0), path, run.switch,
+                                         c).to_json()
         clusters[str(c)] = m
     avgs = [m["aom_avg_ms"] for m in clusters.values()]
     peaks = [m["aom_peak_ms"] for m in clusters.values() if m["aom_peak_ms"] is not None]
@@ -234,6 +254,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "fates": ({k: sum(f[k] for f in fates) for k in fates[0] if isinstance(fates[0][k], int)}
                   if fates else None),
         "fates_consistent": all(not f["inconsistent"] for f in fates) if fates else None,
+        "chunks": _chunk_delivery(usable, k_chunks, total["sent"]) if k_chunks > 1 else None,
     }
     return {
         "clusters": clusters,
@@ -251,6 +272,18 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "switch": run.switch,
         "regroups": [{"t_ns": t, "clusters": m} for t, m in run.regroups],
     }
+
+
+def _chunk_delivery(chunks: list[UpdateRecord], k: int, sent_updates: int) -> dict[str, int]:
+    """Chunk accounting of a K-chunk model (the ``chunks`` entry of :func:`summarize`)."""
+    alone: dict[tuple[int, int, int, int], set[int]] = defaultdict(set)
+    for r in chunks:
+        alone[(r.cluster_id, r.worker_id, r.seq, r.gen_ts)].add(r.chunk or 0)
+    full = sum(1 for got in alone.values() if len(got) == k)
+    content = sum(r.count for r in chunks)
+    return {"k": k, "sent": sent_updates * k, "received": len(chunks), "content": content,
+            "lost": sent_updates * k - content, "fully_alone": full, "partially_alone": len(alone) - full,
+            "none_alone": sent_updates - len(alone)}
 
 
 def write_summary(summary: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:

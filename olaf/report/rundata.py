@@ -105,6 +105,16 @@ class RunData:
 
     network: Optional[Any] = None
     """The run's deployment (``network.yaml``), if the run directory has one."""
+    ps_chunks: list[UpdateRecord] = field(default_factory=list)
+    """Every non-INIT reception, one record per chunk (a model of one frame: ``ps_updates``)."""
+
+    @property
+    def num_chunks(self) -> int:
+        """K, chunks per update (docs/protocol.md "Chunks"): the deployment's, else what the PS
+        records announce, else 1."""
+        if self.network is not None:
+            return int(self.network.num_chunks)
+        return max((r.num_chunks or 1 for r in self.ps_chunks), default=1)
 
     def path_of(self, workers: list[WorkerLog]) -> list[str]:
         """The switches between these workers (the first that the network knows) and the PS."""
@@ -226,6 +236,7 @@ def load_run(run_dir: Path | str) -> RunData:
         # a PS that logs every chunk of a K-chunk model (olaf ps): chunk 0's record stands for the
         # update (docs/hosts.md "Accounting"); the simulated PS logs completions without a chunk
         ps_updates=[r for r in updates if not r.init and not r.chunk],
+        ps_chunks=[r for r in updates if not r.init],
         ps_inits=sum(1 for r in updates if r.init),
         ps_malformed=sum(1 for r in recs if isinstance(r, MalformedRecord)),
         ps_stopped=any(isinstance(r, StopRecord) for r in recs),
