@@ -40,3 +40,34 @@ def test_fig7_no_speedup_when_olaf_misses_the_target(tmp_path):
     assert r["speedup"].mean is None
     F._plot_speedup(tmp_path / "empty.png", rows, 0.0)  # nothing to draw, still a file
     assert (tmp_path / "empty.png").exists()
+
+
+def info(evals, chunks=None, ps_updates=100):
+    ev = [{"t_s": t, "mean": m} for t, m in evals]
+    return {"training": {"evaluations": ev, "best_eval": max(ev, key=lambda e: e["mean"]) if ev else None,
+                         "final_eval": ev[-1] if ev else None, "ps_updates": ps_updates}, "chunks": chunks}
+
+
+def chunks(k, updates, lost, fully):
+    return {"k": k, "sent": updates * k, "received": updates * k - lost, "content": updates * k - lost,
+            "lost": lost, "fully_alone": fully, "partially_alone": 0, "none_alone": updates - fully}
+
+
+def test_eval_and_delivery_table_per_arm():
+    """Evaluation times count only the seeds that got there; chunk loss and fully delivered
+    updates are per cent of what was sent; a job without evaluations or chunks adds no table."""
+    infos = {("olaf-6pps", 1): info([(30, -300), (90, 5), (150, 210)], chunks(28, 100, 28, 95)),
+             ("olaf-6pps", 2): info([(30, -200), (120, 1)], chunks(28, 100, 0, 100)),
+             ("fifo-6pps", 1): info([(30, -400), (60, -100)], chunks(28, 100, 1400, 40)),
+             ("fifo-6pps", 2): info([(30, -350)], chunks(28, 100, 700, 70))}
+    rows = F.eval_delivery_rows(["olaf-6pps", "fifo-6pps"], infos, 200.0)
+    o, f = rows
+    assert o["t_eval0_s"].mean == pytest.approx(105) and o["eval0_reached"] == 2
+    assert o["t_solved_s"].mean == pytest.approx(150) and o["solved_reached"] == 1
+    assert o["best_eval"].mean == pytest.approx(105.5) and o["final_eval"].mean == pytest.approx(105.5)
+    assert o["chunks_lost_pct"].mean == pytest.approx(0.5) and o["fully_delivered_pct"].mean == pytest.approx(97.5)
+    assert f["eval0_reached"] == 0 and f["t_eval0_s"].mean is None and f["solved_reached"] == 0
+    assert f["chunks_lost_pct"].mean == pytest.approx(37.5) and f["fully_delivered_pct"].mean == pytest.approx(55)
+    md = F._eval_markdown("fig8", rows, "LunarLander-v3")
+    assert "| fifo-6pps | -225.0 ± " in md and "first evaluation ≥ 200 (s)" in md and "| 37.5 ± " in md
+    assert F.eval_delivery_rows(["ideal"], {("ideal", 1): info([])}, 200.0) == []

@@ -22,6 +22,14 @@ beside it where the paper gives one).
   (iSwitch-style) and ``sync`` (SwitchML-style), no bottleneck, reward over iterations.
 * **fig3** — N = 1, 2, 4, 8 workers (one per cluster), no bottleneck, reward over iterations.
 
+Jobs that evaluate the global model (``--eval-every-s``, ``--solve``) or send their model in K > 1
+chunks add a second table, ``FIG-eval.md`` (and ``eval`` in ``FIG.json``), per arm: the best and
+the final evaluation reward, the time until an evaluation first reached 0 and the environment's
+threshold, the PS's updates, chunks lost (dropped or replaced on the way: ``sent − Σ count`` at
+the PS) and the updates fully delivered (every chunk arrived as its own message: exact where
+nothing is folded, i.e. FIFO; under Olaf a lower bound) — :func:`olaf.report.report.summarize`'s
+``chunks``.
+
 The rates that congest depend on how fast the workers iterate (CPU), not on link speeds: pick
 them below the job's update rate (``olaf train`` prints the PS's updates; docs/training.md).
 """
@@ -162,10 +170,99 @@ def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: P
         _plot_speedup(out / "fig7-speedup.png", rows, target)
     md = _markdown(fig, base, rates, seeds, target, rows)
     (out / f"{fig}.md").write_text(md)
-    (out / f"{fig}.json").write_text(json.dumps({"rows": rows, "target": target}, indent=1,
+    infos = {(sweep.label(r.index), r.seed): run_info(out / r.run_dir) for r in records}
+    ev = eval_delivery_rows([a.label for a in jobs], infos, _threshold(base["env"]))
+    if ev:
+        ev_md = _eval_markdown(fig, ev, base["env"])
+        (out / f"{fig}-eval.md").write_text(ev_md)
+        md += "\n" + ev_md
+    (out / f"{fig}.json").write_text(json.dumps({"rows": rows, "target": target, "eval": ev}, indent=1,
                                                 default=lambda o: o.to_json() if isinstance(o, Estimate) else str(o)))
     options.console.print(md)
-    return {"rows": rows, "target": target}
+    return {"rows": rows, "target": target, "eval": ev}
+
+
+def _threshold(env_id: str) -> Optional[float]:
+    """The environment's "solved" reward threshold, or None if it registers none."""
+    from olaf.training.job import env_threshold  # noqa: PLC0415
+
+    try:
+        return env_threshold(env_id)
+    except click.BadParameter:
+        return None
+
+
+def _first_eval_at(evaluations: list[dict[str, Any]], threshold: float) -> Optional[float]:
+    return next((e["t_s"] for e in evaluations if e["mean"] >= threshold), None)
+
+
+def run_info(run_dir: Path) -> dict[str, Any]:
+    """What :func:`eval_delivery_rows` needs of one job's run directory: its ``training.json`` and
+    the chunk accounting of its report (:func:`olaf.report.report.summarize`; None for K = 1)."""
+    from olaf.report.report import summarize  # noqa: PLC0415
+    from olaf.report.rundata import load_run  # noqa: PLC0415
+
+    t = json.loads((run_dir / "training.json").read_text())
+    return {"training": t, "chunks": summarize(load_run(run_dir))["overall"].get("chunks")}
+
+
+def eval_delivery_rows(labels: list[str], infos: dict[tuple[str, int], dict[str, Any]],
+                       solved_at: Optional[float]) -> list[dict[str, Any]]:
+    """Per arm (``labels``; ``infos``: (arm, seed) → :func:`run_info`): evaluation of the global
+    model and chunk delivery; [] when no job evaluated and none sent chunks.
+
+    Each row: ``best_eval``/``final_eval`` (mean evaluation reward, estimates over seeds),
+    ``t_eval0_s``/``t_solved_s`` (s from the job's start to the first evaluation ≥ 0 and ≥
+    ``solved_at``, the environment's reward threshold; a seed that never got there is left out
+    and the rest counted in ``eval0_reached``/``solved_reached``), ``ps_updates``, and for K > 1
+    ``k``, ``chunks_lost_pct`` (100 · lost / sent chunks) and ``fully_delivered_pct``
+    (100 · fully_alone / updates sent)."""
+    per: dict[str, list[dict[str, Any]]] = {lab: [] for lab in labels}
+    for (label, _seed), info in sorted(infos.items()):
+        per[label].append(info)
+    if not any(i["training"].get("evaluations") or i["chunks"] for i in infos.values()):
+        return []
+    rows = []
+    for label in labels:
+        ts = [i["training"] for i in per[label]]
+        evals = [t.get("evaluations") or [] for t in ts]
+        t0 = [_first_eval_at(e, 0.0) for e in evals]
+        tsol = [_first_eval_at(e, solved_at) if solved_at is not None else None for e in evals]
+        row: dict[str, Any] = {
+            "arm": label, "runs": len(ts), "best_eval": estimate((t.get("best_eval") or {}).get("mean") for t in ts),
+            "final_eval": estimate((t.get("final_eval") or {}).get("mean") for t in ts),
+            "t_eval0_s": estimate(t0), "eval0_reached": sum(x is not None for x in t0),
+            "t_solved_s": estimate(tsol), "solved_reached": sum(x is not None for x in tsol), "solved_at": solved_at,
+            "ps_updates": estimate(t["ps_updates"] for t in ts)}
+        cs = [i["chunks"] for i in per[label] if i["chunks"] and i["chunks"]["sent"]]
+        if cs:
+            row.update(k=cs[0]["k"], chunks_lost_pct=estimate(100 * c["lost"] / c["sent"] for c in cs),
+                       fully_delivered_pct=estimate(100 * c["fully_alone"] * c["k"] / c["sent"] for c in cs))
+        rows.append(row)
+    return rows
+
+
+def _eval_markdown(fig: str, rows: list[dict[str, Any]], env_id: str) -> str:
+    solved_at = rows[0]["solved_at"]
+    chunked = any("k" in r for r in rows)
+    head = ["job", "best evaluation", "final evaluation", "first evaluation ≥ 0 (s)",
+            f"first evaluation ≥ {solved_at:g} (s)" if solved_at is not None else "solved (s)", "PS updates"]
+    if chunked:
+        head += ["chunks lost (%)", "updates fully delivered (%)"]
+    lines = [f"### {fig}: evaluation of the global model and delivery ({env_id})", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["arm"], _fmt(r["best_eval"]), _fmt(r["final_eval"]),
+                 f"{_fmt(r['t_eval0_s'], 0)} ({r['eval0_reached']}/{r['runs']})",
+                 f"{_fmt(r['t_solved_s'], 0)} ({r['solved_reached']}/{r['runs']})", _fmt(r["ps_updates"], 0)]
+        if chunked:
+            cells += [_fmt(r["chunks_lost_pct"]) if "k" in r else "–",
+                      _fmt(r["fully_delivered_pct"]) if "k" in r else "–"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Times are means over the seeds that got there (how many in brackets). Updates fully delivered: "
+              "every chunk arrived at the PS as its own message; exact where nothing is folded (FIFO, the "
+              "ideal network), a lower bound under Olaf, whose folded chunks arrive without their identity."]
+    return "\n".join(lines) + "\n"
 
 
 def _write_runs(out: Path, results, curves, target: float, by_iteration: bool) -> None:
