@@ -276,9 +276,9 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
 
 def _chunk_delivery(chunks: list[UpdateRecord], k: int, sent_updates: int) -> dict[str, int]:
     """Chunk accounting of a K-chunk model (the ``chunks`` entry of :func:`summarize`)."""
-    alone: dict[tuple[int, int, int, int], set[int]] = defaultdict(set)
-    for r in chunks:
-        alone[(r.cluster_id, r.worker_id, r.seq, r.gen_ts)].add(r.chunk or 0)
+    alone: dict[tuple[int, int, int], set[int]] = defaultdict(set)
+    for r in chunks:  # not by gen_ts: a head that aggregated carries the newest gen_ts folded in
+        alone[(r.cluster_id, r.worker_id, r.seq)].add(r.chunk or 0)
     full = sum(1 for got in alone.values() if len(got) == k)
     content = sum(r.count for r in chunks)
     return {"k": k, "sent": sent_updates * k, "received": len(chunks), "content": content,
