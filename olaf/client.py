@@ -76,6 +76,7 @@ from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed,
 from olaf.hosts.learning import Experience, Generation
 from olaf.hosts.txcontrol import Decision, TransmissionControl
 from olaf.plan.tx import TxParams
+from olaf.udpsock import ANC_SPACE, dropped, udp_socket
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
 
@@ -224,7 +225,9 @@ class ClientStats:
         skipped_by_reason: ``skipped`` by :attr:`PushResult.reason`.
         chunks_sent: update datagrams sent (K per sent update, less send errors).
         init_sent: INITs sent (each K datagrams).
-        send_errors, recv_errors: datagrams whose ``sendto`` / ``recvfrom`` failed.
+        send_errors, recv_errors: datagrams whose ``sendto`` / ``recvmsg`` failed.
+        socket_drops: datagrams (ACK slices) the kernel dropped because the socket's receive buffer
+            was full (``SO_RXQ_OVFL``, :mod:`olaf.udpsock`): lost on this host, after the network.
         acks: ACK datagrams decoded (from the PS's address).
         acks_own: ACKs answering this client's own sent updates (INIT included).
         acks_others: ACKs of the right model size answering other workers' updates (multicast to the cluster).
@@ -252,6 +255,7 @@ class ClientStats:
     init_sent: int
     send_errors: int
     recv_errors: int
+    socket_drops: int
     acks: int
     acks_own: int
     acks_others: int
@@ -377,8 +381,7 @@ class OlafClient:
         self._init_gen_ts = 0
         self._last_init_ns = 0
 
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_RCVBUF)
+        self._sock = udp_socket(SOCKET_RCVBUF)
         try:
             self._sock.bind(self.bind)
         except OSError:
@@ -619,7 +622,7 @@ class OlafClient:
             return ClientStats(
                 pushes=c["pushes"], sent=c["sent"], skipped=c["skipped"], skipped_by_reason=dict(self._skipped),
                 chunks_sent=c["chunks_sent"], init_sent=c["init_sent"], send_errors=c["send_errors"],
-                recv_errors=c["recv_errors"], acks=c["acks"], acks_own=c["acks_own"],
+                recv_errors=c["recv_errors"], socket_drops=c["socket_drops"], acks=c["acks"], acks_own=c["acks_own"],
                 acks_others=c["acks"] - c["acks_own"] - c["acks_wrong_size"], acks_wrong_size=c["acks_wrong_size"],
                 acks_malformed=c["acks_malformed"], acks_foreign=c["acks_foreign"], ack_events=c["ack_events"],
                 saturated_elements=c["saturated_elements"], saturated_updates=c["saturated_updates"],
@@ -780,7 +783,7 @@ class OlafClient:
         False if none came (timeout, nothing queued) or the receive failed (counted in
         ``recv_errors`` unless the client is closing)."""
         try:
-            data, src = self._sock.recvfrom(RECV_BUF)
+            data, ancdata, _flags, src = self._sock.recvmsg(RECV_BUF, ANC_SPACE)
         except (socket.timeout, BlockingIOError, InterruptedError):
             return False
         except OSError:
@@ -788,6 +791,10 @@ class OlafClient:
                 with self._lock:
                     self._c["recv_errors"] += 1
             return False
+        n = dropped(ancdata)
+        if n is not None:
+            with self._lock:
+                self._c["socket_drops"] = max(self._c["socket_drops"], n)
         self._on_datagram(data, time.time_ns(), src)
         return True
 

@@ -268,3 +268,30 @@ def test_the_guide_shows_the_example_file_verbatim():
     doc = (ROOT / "docs" / "client.md").read_text()
     example = (ROOT / "examples" / "sb3_client.py").read_text()
     assert f"```python\n{example}```" in doc, "docs/client.md's example drifted from examples/sb3_client.py: paste it again"
+
+
+def test_acks_the_kernel_drops_for_a_full_receive_buffer_are_counted():
+    """A client that does not read while answers arrive loses what its receive buffer cannot hold;
+    the kernel's count (SO_RXQ_OVFL) reaches ``stats().socket_drops`` with the next datagram queued
+    after the drops. Every datagram sent is either read (here counted as foreign: not the PS's) or
+    counted as dropped."""
+    from olaf.client import OlafClient
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.7", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    with OlafClient(("127.0.0.1", 9), bind=("127.0.0.7", port), num_params=4, background=False) as c:
+        c._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)   # the kernel's minimum: a few datagrams
+        tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for _ in range(200):
+            tx.sendto(b"x" * 1000, ("127.0.0.7", port))
+        c.poll(0.0)                      # takes what the buffer kept
+        # the kernel stamps its drop count on a datagram as it queues it: the next one tells
+        tx.sendto(b"x" * 1000, ("127.0.0.7", port))
+        tx.close()
+        deadline = time.monotonic() + 10   # a hang guard: loopback has queued it already
+        while c.stats().acks_foreign + c.stats().socket_drops < 201 and time.monotonic() < deadline:
+            c.poll(0.05)
+        st = c.stats()
+        assert st.socket_drops > 0 and st.acks_foreign > 1 and st.socket_drops + st.acks_foreign == 201

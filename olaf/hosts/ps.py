@@ -58,10 +58,8 @@ the lowest slice's ``r_g``; ``global_rewards`` per slice) and weights, the rule 
 
 from __future__ import annotations
 
-import contextlib
 import re
 import socket
-import struct
 import threading
 import time
 from collections import Counter, defaultdict
@@ -88,13 +86,10 @@ from olaf.rundir.records import (
     UntrustedRecord,
     UpdateRecord,
 )
+from olaf.udpsock import ANC_SPACE, dropped, udp_socket
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
 
 RECV_BUF = 65535
-SO_RXQ_OVFL = 40
-"""Linux's socket option (asm-generic/socket.h): the kernel's count of datagrams dropped for a
-full receive buffer, delivered as ancillary data with each datagram."""
-_ANC_SPACE = socket.CMSG_SPACE(4)
 LOGGED_PER_REASON = 100
 """Malformed or rejected datagrams logged one by one per reason; later ones are only counted
 (a flood of bad datagrams cannot fill the disk)."""
@@ -191,11 +186,8 @@ class ParameterServer:
         self.per_chunk: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
         """(cluster, chunk) → ``chunks`` received, ``worker_updates`` (Σ count), ``acked``, outcomes."""
         self.wrong_size_reasons: Counter[str] = Counter()
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, cfg.rcvbuf)
+        self.sock = udp_socket(cfg.rcvbuf)
         self.sock.bind((cfg.bind_ip, cfg.port))
-        with contextlib.suppress(OSError):  # Linux: each datagram carries the socket's drop count
-            self.sock.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
         self.ready = threading.Event()
         """Set once the socket is bound and the log is open (for in-process users)."""
 
@@ -233,7 +225,7 @@ class ParameterServer:
                     wait_ns = min(wait_ns, flush_at - now)
                 self.sock.settimeout(max(wait_ns, 1000) / 1e9)
                 try:
-                    data, ancdata, _flags, (src, _sport) = self.sock.recvmsg(RECV_BUF, _ANC_SPACE)
+                    data, ancdata, _flags, (src, _sport) = self.sock.recvmsg(RECV_BUF, ANC_SPACE)
                 except socket.timeout:
                     log.tick()
                     continue
@@ -270,9 +262,9 @@ class ParameterServer:
     def _socket_drops(self, ancdata: list[tuple[int, int, bytes]]) -> None:
         """``socket_drops``: datagrams the kernel dropped because the receive buffer was full
         (``SO_RXQ_OVFL``, a cumulative uint32 on each datagram; socket(7))."""
-        for level, kind, payload in ancdata:
-            if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL and len(payload) >= 4:
-                self.counters["socket_drops"] = max(self.counters["socket_drops"], struct.unpack("=I", payload[:4])[0])
+        n = dropped(ancdata)
+        if n is not None:
+            self.counters["socket_drops"] = max(self.counters["socket_drops"], n)
 
     def _handle(self, data: bytes, src: str, t_ns: int, log: JsonlLog) -> None:
         self.counters["datagrams"] += 1

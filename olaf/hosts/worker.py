@@ -402,7 +402,7 @@ class Worker:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""
         st = self.client.stats()
         keys = ["sent", "skipped", "init_sent", "send_errors", "acks", "acks_own", "acks_malformed", "acks_foreign",
-                "acks_wrong_size", "recv_errors", "saturated_elements", "saturated_updates"]
+                "acks_wrong_size", "recv_errors", "socket_drops", "saturated_elements", "saturated_updates"]
         return WorkerSummary(**{
             "role": "worker",
             "name": self.cfg.name,

@@ -371,6 +371,7 @@ class WorkerSummary(Record):
     acks_foreign: Count = 0
     acks_wrong_size: Count
     recv_errors: Count
+    socket_drops: Count = 0
     saturated_elements: Count = 0
     saturated_updates: Count = 0
     model_acked: bool
