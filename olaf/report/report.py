@@ -107,14 +107,17 @@ def plausible_gen_ts(r: UpdateRecord, ps_start_ns: int) -> bool:
     return ps_start_ns - GEN_TS_BEFORE_RUN_NS <= r.gen_ts <= r.t_ns + GEN_TS_FUTURE_NS
 
 
+def usable(records: list[UpdateRecord], ps_start_ns: int) -> list[UpdateRecord]:
+    """The receptions the report counts: not ``wrong_size`` (the PS could not use them) and with a
+    plausible ``gen_ts`` (the rest are counted, see :func:`bad_gen_ts`)."""
+    return [r for r in records if r.outcome != Outcome.WRONG_SIZE and plausible_gen_ts(r, ps_start_ns)]
+
+
 def deliveries_by_cluster(run: RunData) -> dict[int, list[Delivery]]:
-    """PS receptions per cluster (``wrong_size`` updates excluded: the PS could not use them;
-    receptions with an implausible ``gen_ts`` are excluded and counted, see :func:`bad_gen_ts`)."""
+    """PS receptions per cluster (:func:`usable` ones)."""
     out: dict[int, list[Delivery]] = defaultdict(list)
-    start = run.ps_start.t_ns
-    for r in run.ps_updates:
-        if r.outcome != Outcome.WRONG_SIZE and plausible_gen_ts(r, start):
-            out[r.cluster_id].append(Delivery(r.t_ns, r.gen_ts, r.count))
+    for r in usable(run.ps_updates, run.ps_start.t_ns):
+        out[r.cluster_id].append(Delivery(r.t_ns, r.gen_ts, r.count))
     return out
 
 
@@ -217,10 +220,9 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
     if run.regroups:
         _reassign_regroup_boundary(run, by_cluster, sent_of)
     k_chunks = run.num_chunks
-    start = run.ps_start.t_ns
-    usable = [r for r in run.ps_chunks if r.outcome != Outcome.WRONG_SIZE and plausible_gen_ts(r, start)]
+    chunks = usable(run.ps_chunks, run.ps_start.t_ns)
     chunks_of: dict[int, int] = defaultdict(int)
-    for r in usable:
+    for r in chunks:
         chunks_of[r.cluster_id] += 1
     clusters: dict[str, dict[str, Any]] = {}
     for c in sorted(set(by_cluster) | set(workers_of) | set(sent_of)):
@@ -254,7 +256,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "fates": ({k: sum(f[k] for f in fates) for k in fates[0] if isinstance(fates[0][k], int)}
                   if fates else None),
         "fates_consistent": all(not f["inconsistent"] for f in fates) if fates else None,
-        "chunks": _chunk_delivery(usable, k_chunks, total["sent"]) if k_chunks > 1 else None,
+        "chunks": _chunk_delivery(chunks, k_chunks, total["sent"]) if k_chunks > 1 else None,
     }
     return {
         "clusters": clusters,

@@ -198,12 +198,19 @@ def _first_eval_at(evaluations: list[dict[str, Any]], threshold: float) -> Optio
 
 def run_info(run_dir: Path) -> dict[str, Any]:
     """What :func:`eval_delivery_rows` needs of one job's run directory: its ``training.json`` and
-    the chunk accounting of its report (:func:`olaf.report.report.summarize`; None for K = 1)."""
-    from olaf.report.report import summarize  # noqa: PLC0415
-    from olaf.report.rundata import load_run  # noqa: PLC0415
+    the chunk accounting its report already wrote (``summary.json`` ``overall.chunks``, by
+    :func:`olaf.report.report.summarize`, which runs here only for a directory without one; None
+    for K = 1)."""
+    f = run_dir / "summary.json"
+    if f.exists():
+        summary = json.loads(f.read_text())
+    else:
+        from olaf.report.report import summarize  # noqa: PLC0415
+        from olaf.report.rundata import load_run  # noqa: PLC0415
 
-    t = json.loads((run_dir / "training.json").read_text())
-    return {"training": t, "chunks": summarize(load_run(run_dir))["overall"].get("chunks")}
+        summary = summarize(load_run(run_dir))
+    return {"training": json.loads((run_dir / "training.json").read_text()),
+            "chunks": summary["overall"].get("chunks")}
 
 
 def eval_delivery_rows(labels: list[str], infos: dict[tuple[str, int], dict[str, Any]],
