@@ -153,7 +153,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                     longest_period = max(g.period_ms + g.jitter_ms for g in spec.cluster_groups())
                     if early is not None:
                         write_run_json(out, spec, t0, time.time_ns(), stopped_early_s=early)
-                        _stop_generation(net, ctl, procs, spec)
+                        _stop_generation(net, ctl, workers, spec, hosts_dir)
                     elif spec.updates_per_worker is None:
                         _wait_exit(procs, timeout_s=30 + longest_period / 1000)
                     else:  # the deadline is the generation limit: give the workers their linger, then stop them
@@ -207,17 +207,44 @@ def _queued(counters: Any) -> int:
             - sum(reclaimed.values()))
 
 
-def _stop_generation(net: Any, ctl: OlafController, workers: list, spec: RunSpec) -> None:
-    """End a run before its schedule (the monitor's goal reached): stop the workers, then let every
-    queue drain to the PS (polled on the switches' counters, at most the slowest queue's
-    drain time + 5 s) and the PS read what arrived (0.5 s, a worker's linger), so each APPEND
+def _stop_generation(net: Any, ctl: OlafController, workers: dict[str, Any], spec: RunSpec,
+                     hosts_dir: Path) -> None:
+    """End a run before its schedule (the monitor's goal reached): stop the workers, wait until
+    their first switches have decided every update packet they sent (:func:`_undecided`; at most
+    5 s), then let every queue drain to the PS (polled on the switches' counters, at most the
+    slowest queue's drain time + 5 s) and the PS read what arrived (0.5 s, a worker's linger), so each APPEND
     the report counts was delivered."""
-    net.stop_procs(procs=workers)
+    net.stop_procs(procs=list(workers.values()))
+    deadline = time.monotonic() + 5
+    while _undecided(ctl, list(workers), hosts_dir) > 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
     drain_s = max((q.size / q.rate_pps for q in spec.switch_queues().values() if q.rate_pps), default=0.0)
     deadline = time.monotonic() + drain_s + 5
     while any(_queued(sc.counters) for sc in ctl.switches.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.5)
+
+
+def _undecided(ctl: OlafController, workers: list[str], hosts_dir: Path) -> int:
+    """Update packets the stopped workers sent (their summaries: chunks, or updates when K = 1)
+    that their first switch has not yet decided or counted as malformed: a stop mid-burst
+    leaves packets in the veths and in BMv2's ingress buffer. 0 when a summary is missing (a
+    worker killed before it wrote one: nothing to wait for)."""
+    from olaf.controller.routing import switch_path  # noqa: PLC0415
+
+    d = ctl.d
+    sent: dict[str, int] = {}
+    for w in workers:
+        try:
+            s = json.loads((hosts_dir / f"{w}.summary.json").read_text())
+        except (OSError, ValueError):
+            return 0
+        path = switch_path(d, w, d.ps)
+        if path:
+            sent[path[0]] = sent.get(path[0], 0) + int(s.get("chunks_sent") or s.get("sent") or 0)
+    seen = sum(sum(c.decisions().values()) + sum(c.malformed().values())
+               for c in (ctl.switches[name].counters for name in sent))
+    return sum(sent.values()) - seen
 
 
 def _signalled(workers: dict[str, Any]) -> set[str]:
