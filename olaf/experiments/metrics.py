@@ -26,6 +26,11 @@ Metrics of a run (``RunMetrics.values``; None where undefined):
 * ``aom_peak_per_update_periods.<g>`` and ``peak_gap_per_update_periods`` — the same with the
   verifier's ``peak_average: update``: a cluster's peaks summed over the window and divided
   by the updates it generated (each update's ``Δp(k)``, 0 for the ones without a peak);
+* with ``updates_from_each`` in the plan, for each N: ``time_to_each_ms.<N>`` — ms from the run's
+  start until the PS had received N updates from every worker, aggregated ones counted per
+  contributing worker (paper §8.2, the quantity of Fig. 7; :mod:`olaf.report.deliveries`), None
+  if a worker never got there; and ``each_exact_pct`` — the share of receptions whose
+  contributors were attributed exactly (100 with the ns-3 ledger);
 * ``aom_reduction_pct`` — set by the runner, paired by seed: ``100 · (1 − aom_avg_ms /
   aom_avg_ms of the baseline run)`` (paper §8.1 "reduces the average AoM by 69 %").
 
@@ -48,6 +53,7 @@ import numpy as np
 
 from olaf.aom import Delivery, aggregations_per_delivery, peak_aom_gap, peak_aoms
 from olaf.plan.plan import PPOWorkload, RunPlan
+from olaf.report.deliveries import time_to_n_from_each, worker_deliveries
 from olaf.report.report import deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import load_run
 
@@ -69,6 +75,8 @@ def metric_names(s: RunPlan) -> list[str]:
     names = [*RUN_METRICS, *PAIRED_METRICS, *(f"{m}.{g.name}" for g in s.groups for m in GROUP_METRICS)]
     if len(s.groups) > 1:
         names += ["peak_gap_periods", "peak_gap_per_update_periods"]
+    if s.updates_from_each:
+        names += [*(f"time_to_each_ms.{n}" for n in s.updates_from_each), "each_exact_pct"]
     if isinstance(s.workload, PPOWorkload):
         names += list(TRAINING_METRICS)
     return names
@@ -177,6 +185,13 @@ def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
     if len(s.groups) > 1:
         v["peak_gap_periods"] = _largest_gap(peaks)
         v["peak_gap_per_update_periods"] = _largest_gap(per_update)
+    if s.updates_from_each:
+        wd = worker_deliveries(run)
+        names = [w.name for w in run.workers]
+        for n in s.updates_from_each:
+            t = time_to_n_from_each(wd, names, n, t0)
+            v[f"time_to_each_ms.{n}"] = None if t is None else t / 1e6
+        v["each_exact_pct"] = wd.exact_pct
     if isinstance(s.workload, PPOWorkload) and (run_dir / "training.json").exists():
         v.update(training_metrics(run_dir))
     incomplete = run.manifest.incomplete if run.manifest is not None else None

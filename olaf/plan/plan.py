@@ -160,6 +160,9 @@ class RunPlan(FileModel):
     linger_ms: float = Field(default=500.0, ge=0, description="simulated time after the last generation")
     seed: int = Field(default=1, ge=0)
     records: bool = Field(default=True, description="per-update logs (off: counters only, for scale runs)")
+    updates_from_each: list[int] = Field(default_factory=list, description="report, for each N, the time until the "
+                                         "PS has received N updates from every worker (aggregated ones counted per "
+                                         "contributing worker; paper §8.2, Fig. 7): metric time_to_each_ms.<N>")
     workload: Workload = Field(default_factory=BanditWorkload, description="what the workers run")
     faults: list[str] = Field(default_factory=list, description="faults injected during the run: "
                               "switch-restart:<switch>@<s>, ps-kill@<s> (olaf.plan.faults)")
@@ -190,6 +193,10 @@ class RunPlan(FileModel):
         if isinstance(self.workload, PPOWorkload) and self.grads != self.workload.job.num_params:
             raise ValueError(f"grads: {self.grads}, but the training job's updates carry its "
                              f"{self.workload.job.num_params} parameters: set grads to that")
+        if any(n < 1 for n in self.updates_from_each):
+            raise ValueError(f"updates_from_each: {self.updates_from_each}: each N must be >= 1")
+        if self.updates_from_each and not self.records:
+            raise ValueError("updates_from_each needs records: true (per-update logs)")
         if self.num_workers > 250 * 250:
             raise ValueError(f"{self.num_workers} workers: at most {250 * 250} (addressing 10.0.x.y)")
         return self

@@ -66,7 +66,7 @@ from olaf.aom import (
     time_to_updates,
 )
 from olaf.report.accounting import cluster_account
-from olaf.report.rundata import RunData, RunDirError
+from olaf.report.rundata import RunData, RunDirError, plausible_gen_ts, usable
 from olaf.rundir.atomic import write_json
 from olaf.rundir.records import Outcome, PsSummary, UpdateRecord
 
@@ -93,24 +93,6 @@ def window(run: RunData) -> tuple[int, int, str]:
         raise RunDirError(f"window ends ({t_end}) before it starts ({t_start})")
     source = "run.json" if m is not None and m.t_start_ns is not None and m.t_end_ns is not None else "worker logs"
     return int(t_start), int(t_end), source
-
-
-GEN_TS_FUTURE_NS = 1_000_000_000
-"""A reception whose ``gen_ts`` is more than this after the reception itself (the hosts
-share one clock) cannot be a real update's generation time."""
-GEN_TS_BEFORE_RUN_NS = 3600 * 1_000_000_000
-"""Nor can one that predates the PS's start by more than this."""
-
-
-def plausible_gen_ts(r: UpdateRecord, ps_start_ns: int) -> bool:
-    """``gen_ts`` within the run: not in the future of its reception, not long before it."""
-    return ps_start_ns - GEN_TS_BEFORE_RUN_NS <= r.gen_ts <= r.t_ns + GEN_TS_FUTURE_NS
-
-
-def usable(records: list[UpdateRecord], ps_start_ns: int) -> list[UpdateRecord]:
-    """The receptions the report counts: not ``wrong_size`` (the PS could not use them) and with a
-    plausible ``gen_ts`` (the rest are counted, see :func:`bad_gen_ts`)."""
-    return [r for r in records if r.outcome != Outcome.WRONG_SIZE and plausible_gen_ts(r, ps_start_ns)]
 
 
 def deliveries_by_cluster(run: RunData) -> dict[int, list[Delivery]]:

@@ -38,6 +38,7 @@ from olaf.rundir.records import (
     GenRecord,
     GoRecord,
     MalformedRecord,
+    Outcome,
     PsStart,
     RegroupRecord,
     StopRecord,
@@ -71,6 +72,10 @@ class WorkerLog:
     generated: int = 0
     skipped: int = 0
     sent_ts: list[int] = field(default_factory=list)
+    sent_seq: list[int] = field(default_factory=list)
+    """``seq`` of every sent update, in the order of ``sent_ts``."""
+    address: Optional[str] = None
+    """The worker's IPv4 address (its start record's ``bind``): the ``src`` of its updates at the PS."""
     exp_rewards: list[tuple[int, Optional[float]]] = field(default_factory=list)
     stopped: bool = False
     late_start_ms: float = 0.0
@@ -138,7 +143,8 @@ class RunData:
 
 
 def _load_worker(path: Path, start: WorkerStart, records: list[Any]) -> WorkerLog:
-    w = WorkerLog(name=start.name, path=path, cluster_id=start.cluster_id, t0_ns=None, gen_end_ns=None)
+    w = WorkerLog(name=start.name, path=path, cluster_id=start.cluster_id, t0_ns=None, gen_end_ns=None,
+                  address=start.bind.rsplit(":", 1)[0] if ":" in start.bind else start.bind)
     learned = None
     last_gen = None
     stop_ns = None
@@ -152,6 +158,7 @@ def _load_worker(path: Path, start: WorkerStart, records: list[Any]) -> WorkerLo
             w.exp_rewards.append((r.t_ns, r.exp_reward))
             if r.sent:
                 w.sent_ts.append(r.t_ns)
+                w.sent_seq.append(-1 if r.seq is None else r.seq)
             else:
                 w.skipped += 1
         elif isinstance(r, AckRecord) and r.own:
@@ -198,6 +205,24 @@ def _read_manifest(run_dir: Path) -> Optional[RunManifest]:
         return read_manifest(run_dir)
     except ManifestError as e:
         raise RunDirError(str(e)) from None
+
+
+GEN_TS_FUTURE_NS = 1_000_000_000
+"""A reception whose ``gen_ts`` is more than this after the reception itself (the hosts
+share one clock) cannot be a real update's generation time."""
+GEN_TS_BEFORE_RUN_NS = 3600 * 1_000_000_000
+"""Nor can one that predates the PS's start by more than this."""
+
+
+def plausible_gen_ts(r: UpdateRecord, ps_start_ns: int) -> bool:
+    """``gen_ts`` within the run: not in the future of its reception, not long before it."""
+    return ps_start_ns - GEN_TS_BEFORE_RUN_NS <= r.gen_ts <= r.t_ns + GEN_TS_FUTURE_NS
+
+
+def usable(records: list[UpdateRecord], ps_start_ns: int) -> list[UpdateRecord]:
+    """The receptions the report counts: not ``wrong_size`` (the PS could not use them) and with a
+    plausible ``gen_ts`` (the rest are counted, see :func:`bad_gen_ts`)."""
+    return [r for r in records if r.outcome != Outcome.WRONG_SIZE and plausible_gen_ts(r, ps_start_ns)]
 
 
 def load_run(run_dir: Path | str) -> RunData:

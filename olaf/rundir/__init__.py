@@ -9,6 +9,8 @@ Layout::
     switch_counters.json      per switch, the data plane's counters (Mininet, ns-3)
     network.yaml              the deployment (olaf.controller.config), when there is a network
     regroups.jsonl            membership changes made with olafctl during the run
+    deliveries.csv            per update whose content reached the PS: worker, seq, gen_ts_ns,
+                              t_delivered_ns (a backend that knows it exactly: ns-3)
     summary.json, summary.csv the report (olaf report)
 
 Backends add their own files beside these (the Mininet backend: the P4 program, switch logs,
@@ -27,7 +29,10 @@ HOSTS_DIR = "hosts"
 SWITCH_COUNTERS_FILE = "switch_counters.json"
 NETWORK_FILE = "network.yaml"
 REGROUPS_FILE = "regroups.jsonl"
+DELIVERIES_FILE = "deliveries.csv"
+DELIVERIES_COLUMNS = ("worker", "seq", "gen_ts_ns", "t_delivered_ns")
 
-__all__ = ["HOSTS_DIR", "MANIFEST_FILE", "NETWORK_FILE", "REGROUPS_FILE", "SWITCH_COUNTERS_FILE", "JsonlContents",
+__all__ = ["DELIVERIES_COLUMNS", "DELIVERIES_FILE", "HOSTS_DIR", "MANIFEST_FILE", "NETWORK_FILE", "REGROUPS_FILE",
+           "SWITCH_COUNTERS_FILE", "JsonlContents",
            "JsonlFollower", "JsonlLog", "ManifestError", "RunManifest", "read_jsonl", "read_manifest",
            "write_json", "write_manifest", "write_text_atomic"]

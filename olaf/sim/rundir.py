@@ -18,6 +18,8 @@ Layout (:mod:`olaf.rundir`, the same as every backend's):
 * ``switch_counters.json`` — per switch the P4 counters by label (``decisions``,
   ``malformed``, ``traffic``, ``egress_errors``, per cluster ``decisions`` and
   ``departures``) and ``tx_drops`` (packets a device queue of the switch dropped);
+* ``deliveries.csv`` (with records) — every fully delivered update's worker, ``seq``,
+  ``gen_ts_ns`` and the time its content reached the PS (:func:`write_deliveries`);
 * ``network.yaml`` — the deployment the emulation would build for this scenario
   (:func:`olaf.topologies.build.deployment`: same hosts, addresses, clusters and switch
   path), so the report follows each cluster's packets hop by hop (``fates``); left out
@@ -56,15 +58,17 @@ reception completes exactly the updates folded into it: the records are the rece
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from olaf.constants import ACK_PORT, UPDATE_PORT, Decision, EgressError, Malformed, Traffic
+from olaf.constants import ACK_PORT, UPDATE_PORT, Decision, EgressError, Malformed, Traffic, TxReason
 from olaf.fixedpoint import INT32_MIN, reward_from_fixed
 from olaf.plan.topology import worker_seed
 from olaf.provenance import provenance
+from olaf.rundir import DELIVERIES_COLUMNS, DELIVERIES_FILE
 from olaf.rundir.atomic import write_json
 from olaf.rundir.manifest import Incomplete, RunManifest, write_manifest
 from olaf.rundir.records import (
@@ -90,8 +94,8 @@ FATES = ("in_flight", "delivered", "folded", "dropped", "lost_device", "not_sent
 """Labels of olaf::sim::ChunkFate (sim_api.hpp), by code."""
 IN_FLIGHT, DELIVERED, FOLDED, DROPPED, LOST_DEVICE, NOT_SENT = range(len(FATES))
 INT32_MAX = (1 << 31) - 1
-REASONS = ("tc_off", "no_status", "no_qmax", "uncongested", "draw")
-"""Labels of olaf::sim::Reason (txcontrol.hpp), as olaf.hosts.txcontrol.Decision.reason."""
+REASONS = tuple(m.label for m in TxReason)
+"""Labels of olaf::sim::Reason (txcontrol.hpp) by code: :class:`olaf.constants.TxReason`."""
 
 
 def records(vec: Any, fields: str) -> np.ndarray:
@@ -264,6 +268,22 @@ def chunk_accounting(run: SimRun, lg: Optional[Ledger] = None) -> dict[str, Any]
             "updates": _update_counts(lg, every), "chunks": _counts(lg.fate, content), "clusters": clusters}
 
 
+def write_deliveries(run: SimRun, lg: Ledger, path: Path) -> None:
+    """``deliveries.csv`` (:mod:`olaf.rundir`): per fully delivered update its worker, ``seq``,
+    ``gen_ts_ns`` and ``t_delivered_ns``, when the content of its last chunk reached the PS
+    (in its own packet or folded into another): the exact per-worker deliveries that
+    :mod:`olaf.report.deliveries` otherwise reconstructs from the PS's receptions."""
+    name_of = {i: n for n, i in run.worker_index.items()}
+    full = np.nonzero(lg.fully)[0]
+    t = lg.t_content_ns[full].max(axis=1) if full.size else np.zeros(0, dtype=np.int64)
+    order = np.argsort(t, kind="stable")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(DELIVERIES_COLUMNS)
+        for u, tu in zip(full[order].tolist(), t[order].tolist()):
+            w.writerow([name_of[int(lg.worker[u])], int(lg.seq[u]), int(lg.gen_ts[u]), int(tu)])
+
+
 def _ps_log(run: SimRun, end_ns: int, hosts: Path, lg: Optional[Ledger]) -> None:
     ns = run.sim
     c = ns.GetPsCounters(run.ps_index)
@@ -358,6 +378,7 @@ def write(run: SimRun, out: Path) -> None:
     info: dict[str, Any] = {"sim": {**run.stats, "setup_s": run.setup_s}}
     if lg is not None:
         info["chunks"] = chunk_accounting(run, lg)
+        write_deliveries(run, lg, out / DELIVERIES_FILE)
     gen_end = s.generation_end_ns
     if s.updates_per_worker is not None and s.records:  # the window ends at the last generation
         last = [int(records(run.sim.Gens(i), _layout('GEN_FIELDS'))["t_ns"].max(initial=0))
