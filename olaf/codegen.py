@@ -18,7 +18,7 @@ from typing import Optional
 
 import click
 
-from olaf.constants import ENUMS, Const, Decision, shared_constants
+from olaf.constants import ENUMS, HOST_ENUMS, Const, Decision, host_constants, shared_constants
 from olaf.paths import require_source_root
 
 P4_FILE = Path("p4src/include/constants.p4")
@@ -42,13 +42,14 @@ def _cpp_type(c: Const) -> str:
 
 
 def render_cpp() -> str:
-    """``p4src/extern/olaf_constants.hpp``: ``constexpr`` in ``namespace olaf::constants``."""
+    """``p4src/extern/olaf_constants.hpp``: ``constexpr`` in ``namespace olaf::constants`` (the P4 program's
+    constants and the worker-side :data:`~olaf.constants.HOST_ENUMS` of the simulated workers)."""
     lines = [f"// {_BANNER}", "#ifndef OLAF_CONSTANTS_HPP_", "#define OLAF_CONSTANTS_HPP_", "",
              "#include <cstdint>", "", "namespace olaf::constants {", ""]
-    for name, c in shared_constants().items():
+    for name, c in {**shared_constants(), **host_constants()}.items():
         lines.append(f"constexpr {_cpp_type(c)} {name} = {_literal(name, c)};  // {c.doc}")
     lines.append("")
-    for prefix, en, _bits in ENUMS:
+    for prefix, en in [(p, e) for p, e, _bits in ENUMS] + HOST_ENUMS:
         labels = ", ".join(f'"{m.name.lower()}"' for m in en)
         lines.append(f"// Labels of {prefix}_* by code (counters, vectors, reports).")
         lines.append(f"constexpr const char *{prefix}_LABELS[NUM_{prefix}] = {{{labels}}};")

@@ -3,7 +3,8 @@
 The other languages get generated copies (``olaf codegen generate``, ``make generate``):
 
 * ``p4src/include/constants.p4`` — P4_16 ``const`` declarations;
-* ``p4src/extern/olaf_constants.hpp`` — C++ ``constexpr`` in ``namespace olaf::constants``;
+* ``p4src/extern/olaf_constants.hpp`` — C++ ``constexpr`` in ``namespace olaf::constants``, with the
+  worker-side codes (:data:`HOST_ENUMS`) the simulated workers share with Python;
 * the RTL's decision ``localparam`` lines (``verilog_queue/rtl/olaf_queue_ctrl.v``) are
   checked against :class:`Decision` instead (Verilog include paths differ between tools).
 
@@ -272,6 +273,33 @@ class Reclaim(LabelledEnum):
     EXPIRED = 1  # it waited longer than max_sojourn_ns: its token is presumed lost
 
 
+class TxReading(LabelledEnum):
+    """Which reading of the worker's transmission control (paper §5/§6) a worker applies; the code
+    crosses into the simulated workers (``olaf/sim/cpp/txcontrol.hpp``).
+
+    * ``PROBABILISTIC``: §5 as written: every update in the congestion regime is sent with
+      probability ``P_s = min(Q_max/N + f(Δ̂), 1)``, each draw independent of the last.
+    * ``BACKOFF``: §6's "Δ̄_T … decides on the base time to backoff": the same draw, but a skipped
+      update starts a back-off during which the worker sends nothing, until its next ACK arrives
+      or ``Δ̄_T`` has elapsed since the skip.
+    """
+
+    PROBABILISTIC = 0
+    BACKOFF = 1
+
+
+class TxReason(LabelledEnum):
+    """Why transmission control sent or skipped an update (``olaf.hosts.txcontrol.Decision.reason``,
+    the simulated workers' generation records)."""
+
+    TC_OFF = 0       # transmission control is off: sent
+    NO_STATUS = 1    # no ACK with a queue status yet: sent
+    NO_QMAX = 2      # a status without a usable Q_max and no override: sent
+    UNCONGESTED = 3  # N <= Q_max: sent
+    DRAW = 4         # congested: sent iff the uniform draw < P_s
+    BACKOFF = 5      # congested, reading backoff, within the back-off after a skip: not sent
+
+
 RECLAIM_SLOTS = SEGMENTS + 1
 """Stride of the ``reclaimed`` histogram counters: index ``kind * RECLAIM_SLOTS + n`` counts
 the extern calls that reclaimed ``n`` (1..SEGMENTS) segments of that kind at once, so the
@@ -327,6 +355,12 @@ ENUMS: list[tuple[str, type[enum.IntEnum], int]] = [
     ("RECLAIM", Reclaim, 32),
 ]
 
+HOST_ENUMS: list[tuple[str, type[enum.IntEnum]]] = [
+    # Worker-side codes shared by Python and the simulated workers (C++ only; the P4 program has none).
+    ("TX_READING", TxReading),
+    ("TX_REASON", TxReason),
+]
+
 
 def shared_constants() -> dict[str, Const]:
     """Every generated constant by name, enums expanded (``DECISION_APPEND``, ``NUM_DECISION``)."""
@@ -335,4 +369,14 @@ def shared_constants() -> dict[str, Const]:
         for m in en:
             out[f"{prefix}_{m.name}"] = Const(int(m), bits, f"{en.__name__}.{m.name}")
         out[f"NUM_{prefix}"] = Const(len(en), 32, f"number of {en.__name__} codes (counter size)")
+    return out
+
+
+def host_constants() -> dict[str, Const]:
+    """The :data:`HOST_ENUMS` codes by name (``TX_REASON_DRAW``, ``NUM_TX_REASON``), for the C++ copy only."""
+    out = {}
+    for prefix, en in HOST_ENUMS:
+        for m in en:
+            out[f"{prefix}_{m.name}"] = Const(int(m), 8, f"{en.__name__}.{m.name}")
+        out[f"NUM_{prefix}"] = Const(len(en), 32, f"number of {en.__name__} codes")
     return out

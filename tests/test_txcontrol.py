@@ -91,3 +91,79 @@ def test_off_or_overridden_q_max():
     tc = TransmissionControl(TxParams(enabled=True), np.random.default_rng(0))
     tc.on_ack(0, QueueStatus(0, 16, 0))
     assert tc.decide(MS).reason == "no_qmax"
+
+
+class Draws:
+    """A fixed sequence of uniform draws in the rng's place (``random()``), to put each draw
+    exactly where a test needs it; running out is an error (a decision drew that should not)."""
+
+    def __init__(self, *u: float) -> None:
+        self.left = list(u)
+
+    def random(self) -> float:
+        return self.left.pop(0)
+
+
+CONGESTED = QueueStatus(queue_util=8, active_clusters=10, queue_size=2)  # P_s = 0.2 while Δ̂ ≤ Δ̄_T
+
+
+def test_backoff_after_a_skip_until_the_threshold():
+    """Reading backoff (paper §6): a skipped draw silences the worker for Δ̄_T, drawing nothing."""
+    rng = Draws(0.9, 0.1)
+    tc = TransmissionControl(TxParams(enabled=True, delta_t_ms=400.0, reading="backoff"), rng)  # type: ignore[arg-type]
+    tc.on_ack(0, CONGESTED)
+    d = tc.decide(10 * MS)
+    assert (d.send, d.reason, d.draw) == (False, "draw", 0.9)
+    for t in (10 * MS + 1, 110 * MS, 410 * MS - 1):
+        d = tc.decide(t)
+        assert (d.send, d.reason, d.p_send, d.draw) == (False, "backoff", 0.0, None)
+        assert tc.in_backoff(t)
+    assert len(rng.left) == 2 - 1  # the back-off drew nothing
+    d = tc.decide(410 * MS)  # Δ̄_T after the skip: the back-off is over, the worker draws again
+    assert (d.send, d.reason, d.draw) == (True, "draw", 0.1)
+    assert d.p_send == pytest.approx(0.2 + 2.5 * 0.010)  # Δ̂ = 410 ms: f = v·10 ms
+
+
+def test_backoff_ends_at_the_next_ack_event_only():
+    tc = TransmissionControl(TxParams(enabled=True, reading="backoff"), Draws(0.5, 0.5, 0.05))  # type: ignore[arg-type]
+    tc.on_ack(0, CONGESTED)
+    assert tc.decide(100 * MS).reason == "draw"  # skipped (0.5 ≥ 0.2)
+    tc.on_status(CONGESTED)  # another slice of an answered update: not an ACK event
+    assert tc.decide(150 * MS).reason == "backoff"
+    tc.on_ack(160 * MS, CONGESTED)
+    d = tc.decide(170 * MS)
+    assert (d.reason, d.send) == ("draw", False)  # drew 0.5 again: a new back-off from 170 ms
+    assert tc.decide(569 * MS).reason == "backoff"
+    d = tc.decide(570 * MS)
+    assert (d.reason, d.send) == ("draw", True)
+
+
+def test_backoff_only_in_the_congestion_regime():
+    tc = TransmissionControl(TxParams(enabled=True, reading="backoff"), Draws(0.9))  # type: ignore[arg-type]
+    tc.on_ack(0, CONGESTED)
+    assert not tc.decide(MS).send
+    tc.on_status(QueueStatus(queue_util=0, active_clusters=2, queue_size=2))  # N ≤ Q_max: send at will
+    assert tc.decide(2 * MS).reason == "uncongested"
+    tc.on_status(CONGESTED)
+    assert tc.decide(3 * MS).reason == "backoff"  # still within Δ̄_T of the skip, no ACK event since
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_probabilistic_reading_never_backs_off_and_is_the_default(seed):
+    def run(params):
+        tc = TransmissionControl(params, np.random.default_rng(seed))
+        tc.on_ack(0, CONGESTED)
+        return [tc.decide(t * MS) for t in range(0, 1000, 10)]
+
+    default = run(TxParams(enabled=True))
+    assert TxParams().reading == "probabilistic"
+    assert default == run(TxParams(enabled=True, reading="probabilistic"))
+    assert {d.reason for d in default} == {"draw"} and not all(d.send for d in default)
+    backoff = run(TxParams(enabled=True, reading="backoff"))
+    assert "backoff" in {d.reason for d in backoff}
+    assert sum(d.send for d in backoff) < sum(d.send for d in default)
+
+
+def test_reading_is_checked():
+    with pytest.raises(ValueError, match="reading"):
+        TxParams(reading="back-off")  # type: ignore[arg-type]

@@ -12,6 +12,16 @@ answering an update), a worker that has a new update (all its K chunks or none)
   ``P_s = min(Q_max / N + f(Δ̂), 1)``, ``f(Δ̂) = v · (Δ̂ − Δ̄_T)`` if
   ``Δ̂ > Δ̄_T`` else 0.
 
+Two readings (``TxParams.reading``, :class:`olaf.constants.TxReading`):
+
+* ``probabilistic`` (default) — §5 as written: every update of the congestion
+  regime draws anew;
+* ``backoff`` — §6's "Δ̄_T … decides on the base time to backoff": a skipped
+  draw starts a back-off; while it lasts, an update of the congestion regime is
+  not sent and draws nothing (reason ``backoff``). It ends at the worker's next
+  ACK event (the one that restarts ``Δ̂``) or once ``Δ̄_T`` has elapsed since the
+  skip (``t − t_skip ≥ Δ̄_T``); the first update after it draws again.
+
 Units here: ``Δ̂`` and ``Δ̄_T`` in ms on the interface, ``v`` in 1/s (so
 ``f = v · (Δ̂ − Δ̄_T) / 1000``). The paper's two suggested slopes are
 ``v = 1/Δ̄_T`` (urgency; ``Δ̄_T = 400 ms`` → ``v = 2.5 /s``) and ``v = Δ̄_T``
@@ -28,6 +38,7 @@ from typing import Optional
 
 import numpy as np
 
+from olaf.constants import TxReading, TxReason
 from olaf.plan.tx import TxParams
 from olaf.wire import QueueStatus
 
@@ -65,10 +76,11 @@ def send_probability(
 class Decision:
     """Outcome of one transmission decision.
 
-    ``reason`` is one of ``tc_off``, ``no_status`` (no ACK with a status yet),
-    ``no_qmax`` (status without a usable ``Q_max`` and no override),
-    ``uncongested`` (``N ≤ Q_max``) or ``draw`` (congested: sent iff
-    ``draw < p_send``). ``delta_hat_ms`` is None before the first ACK.
+    ``reason`` is a :class:`olaf.constants.TxReason` label: ``tc_off``, ``no_status`` (no ACK with a
+    status yet), ``no_qmax`` (status without a usable ``Q_max`` and no override),
+    ``uncongested`` (``N ≤ Q_max``), ``draw`` (congested: sent iff ``draw < p_send``) or
+    ``backoff`` (congested, reading ``backoff``, within the back-off after a skip: not sent,
+    ``p_send`` 0, no draw). ``delta_hat_ms`` is None before the first ACK.
     """
 
     send: bool
@@ -83,15 +95,22 @@ class Decision:
 class TransmissionControl:
     """Per-worker state of paper §5: the latest queue status and the last ACK time.
 
-    ``rng`` supplies one uniform draw per decision in the congestion regime only,
-    so a seeded worker makes reproducible decisions for a given ACK history.
+    ``rng`` supplies one uniform draw (its ``random()``) per ``draw`` decision only (none in a
+    back-off), so a seeded worker makes reproducible decisions for a given ACK history.
     """
 
     def __init__(self, params: TxParams, rng: np.random.Generator) -> None:
         self.params = params
         self._rng = rng
+        self._backoff = TxReading.from_label(params.reading) is TxReading.BACKOFF
         self._status: Optional[QueueStatus] = None
         self._last_ack_ns: Optional[int] = None
+        self._skip_ns: Optional[int] = None  # reading backoff: the skip that started the back-off
+
+    def in_backoff(self, t_ns: int) -> bool:
+        """Reading ``backoff``: ``t_ns`` is within the back-off of the last skipped draw (no ACK event
+        since it, less than ``Δ̄_T`` after it). Always False under ``probabilistic``."""
+        return self._skip_ns is not None and (t_ns - self._skip_ns) / 1e6 < self.params.delta_t_ms
 
     def on_ack(self, t_ns: int, status: Optional[QueueStatus]) -> None:
         """Record the ACK event at ``t_ns`` (restarts ``Δ̂``); a status (STATUS_VALID) replaces the last one.
@@ -100,6 +119,7 @@ class TransmissionControl:
         worker calls this once per answered update, :meth:`on_status` for its other slices;
         docs/hosts.md "Chunks at the worker")."""
         self._last_ack_ns = t_ns
+        self._skip_ns = None
         self.on_status(status)
 
     def on_status(self, status: Optional[QueueStatus]) -> None:
@@ -113,16 +133,21 @@ class TransmissionControl:
         dh = None if self._last_ack_ns is None else (t_ns - self._last_ack_ns) / 1e6
         st = self._status
         if not self.params.enabled:
-            return Decision(True, "tc_off", 1.0, delta_hat_ms=dh)
+            return Decision(True, TxReason.TC_OFF.label, 1.0, delta_hat_ms=dh)
         if st is None:
-            return Decision(True, "no_status", 1.0, delta_hat_ms=dh)
+            return Decision(True, TxReason.NO_STATUS.label, 1.0, delta_hat_ms=dh)
         q_max = self.params.q_max if self.params.q_max is not None else st.queue_size
         n = st.active_clusters
         if q_max < 1:
-            return Decision(True, "no_qmax", 1.0, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
+            return Decision(True, TxReason.NO_QMAX.label, 1.0, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
         if n <= q_max:
-            return Decision(True, "uncongested", 1.0, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
+            return Decision(True, TxReason.UNCONGESTED.label, 1.0, delta_hat_ms=dh, active_clusters=n,
+                            queue_size=q_max)
         assert dh is not None  # a status only comes with an ACK
+        if self.in_backoff(t_ns):
+            return Decision(False, TxReason.BACKOFF.label, 0.0, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
         p = send_probability(n, q_max, dh, self.params.delta_t_ms, self.params.v_per_s)
         u = float(self._rng.random())
-        return Decision(u < p, "draw", p, draw=u, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
+        if self._backoff and not u < p:
+            self._skip_ns = t_ns
+        return Decision(u < p, TxReason.DRAW.label, p, draw=u, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)

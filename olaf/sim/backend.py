@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.chunks import Chunking
-from olaf.constants import JUMBO_MTU
+from olaf.constants import JUMBO_MTU, TxReading
 from olaf.controller.state import SwitchState, desired_state
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
 from olaf.plan.plan import Link, RunPlan
@@ -82,6 +82,7 @@ def _worker_params(ns: Any, s: RunPlan, w: WorkerHost) -> Any:
     p.tc_delta_t_ms = s.tc.delta_t_ms
     p.tc_v_per_s = s.tc.v_per_s
     p.tc_q_max = s.tc.q_max or 0
+    p.tc_reading = int(TxReading.from_label(s.tc.reading))
     p.seed = worker_seed(s.seed, w.worker_id)  # as olaf run seeds its workers
     p.grad_frac_bits = GRAD_FRAC_BITS
     p.reward_frac_bits = REWARD_FRAC_BITS

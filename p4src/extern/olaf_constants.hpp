@@ -79,6 +79,16 @@ constexpr uint32_t NUM_TOKEN_FATE = 3;  // number of TokenFate codes (counter si
 constexpr uint32_t RECLAIM_LOST = 0;  // Reclaim.LOST
 constexpr uint32_t RECLAIM_EXPIRED = 1;  // Reclaim.EXPIRED
 constexpr uint32_t NUM_RECLAIM = 2;  // number of Reclaim codes (counter size)
+constexpr uint8_t TX_READING_PROBABILISTIC = 0;  // TxReading.PROBABILISTIC
+constexpr uint8_t TX_READING_BACKOFF = 1;  // TxReading.BACKOFF
+constexpr uint32_t NUM_TX_READING = 2;  // number of TxReading codes
+constexpr uint8_t TX_REASON_TC_OFF = 0;  // TxReason.TC_OFF
+constexpr uint8_t TX_REASON_NO_STATUS = 1;  // TxReason.NO_STATUS
+constexpr uint8_t TX_REASON_NO_QMAX = 2;  // TxReason.NO_QMAX
+constexpr uint8_t TX_REASON_UNCONGESTED = 3;  // TxReason.UNCONGESTED
+constexpr uint8_t TX_REASON_DRAW = 4;  // TxReason.DRAW
+constexpr uint8_t TX_REASON_BACKOFF = 5;  // TxReason.BACKOFF
+constexpr uint32_t NUM_TX_REASON = 6;  // number of TxReason codes
 
 // Labels of DECISION_* by code (counters, vectors, reports).
 constexpr const char *DECISION_LABELS[NUM_DECISION] = {"append", "aggregate", "replace_worker", "replace_reward", "drop_reward", "drop_full"};
@@ -92,6 +102,10 @@ constexpr const char *EGRESS_ERROR_LABELS[NUM_EGRESS_ERROR] = {"dequeue_empty"};
 constexpr const char *TOKEN_FATE_LABELS[NUM_TOKEN_FATE] = {"departed", "departed_after_loss", "stale"};
 // Labels of RECLAIM_* by code (counters, vectors, reports).
 constexpr const char *RECLAIM_LABELS[NUM_RECLAIM] = {"lost", "expired"};
+// Labels of TX_READING_* by code (counters, vectors, reports).
+constexpr const char *TX_READING_LABELS[NUM_TX_READING] = {"probabilistic", "backoff"};
+// Labels of TX_REASON_* by code (counters, vectors, reports).
+constexpr const char *TX_REASON_LABELS[NUM_TX_REASON] = {"tc_off", "no_status", "no_qmax", "uncongested", "draw", "backoff"};
 
 }  // namespace olaf::constants
 

@@ -41,7 +41,7 @@ OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_params, uint32_t chun
       keep_records_(keep_records),
       sched_rng_(p.seed, 1),
       content_rng_(p.seed, 2),
-      tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max}, Xoshiro256(p.seed, 3)),
+      tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max, p.tc_reading}, Xoshiro256(p.seed, 3)),
       sent_seq_(kSentMemory, 0),
       sent_gen_ts_(kSentMemory, 0),
       buf_(w::update_datagram_len(chunk_len)),

@@ -54,6 +54,7 @@ struct WorkerParams {
   double tc_delta_t_ms = 400.0;
   double tc_v_per_s = 2.5;
   uint32_t tc_q_max = 0;  // 0 = from the ACK status
+  uint8_t tc_reading = 0;  // olaf.constants.TxReading (TX_READING_*)
   uint64_t seed = 0;
   // Fixed-point formats of olaf/fixedpoint.py (set by olaf/sim from there).
   int grad_frac_bits = 0;    // Q7.24: 24
