@@ -189,3 +189,18 @@ def test_job_parameters_set_a_training_plan_and_are_refused_elsewhere():
     bandit = validate(RunPlan, {"duration_s": 5, "groups": [{"clusters": 1, "workers_per_cluster": 1}]})
     with pytest.raises(ConfigError, match="job.mode: only a plan with a training workload"):
         plan_with(bandit, [("job.mode", "sync")])
+
+
+def test_exclude_leaves_out_points_and_names_a_bad_entry():
+    s = spec(sweep={"queue": ["fifo", "olaf_tc"], "tc.reading": ["probabilistic", "backoff"]},
+             exclude=[{"queue": "fifo", "tc.reading": "backoff"}])
+    assert s.points() == [{"queue": "fifo", "tc.reading": "probabilistic"},
+                          {"queue": "olaf_tc", "tc.reading": "probabilistic"},
+                          {"queue": "olaf_tc", "tc.reading": "backoff"}]
+    runs = plan(s, "ns3")
+    assert [r.plan.tc.reading for r in runs if r.point["queue"] == "olaf_tc"] == ["probabilistic", "backoff"]
+    assert "exclude[0]: alpha is not a swept parameter" in error(sweep={"queue": ["fifo"]}, exclude=[{"alpha": 1}])
+    assert "exclude[0]: matches no point" in error(sweep={"queue": ["fifo"]}, exclude=[{"queue": "olaf"}])
+    assert "leaves no point" in error(sweep={"queue": ["fifo"]}, exclude=[{"queue": "fifo"}])
+    with pytest.raises(ConfigError, match="reading"):
+        plan(spec(sweep={"tc.reading": ["back-off"]}), "ns3")

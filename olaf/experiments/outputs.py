@@ -81,7 +81,25 @@ def _matches(point: dict[str, Any], where: dict[str, Any]) -> bool:
 
 
 def _series_label(fig, value: Any) -> str:
-    return fig.labels.get(str(value), f"{fig.series}={value}" if fig.series else str(value))
+    """Legend label of a series value (a tuple of values when ``series`` lists several parameters)."""
+    names, values = fig.series_params, value if isinstance(value, tuple) else (value,)
+    if not names:
+        return fig.labels.get(str(value), str(value))
+    return ", ".join(fig.labels.get(str(v), f"{n}={v}") for n, v in zip(names, values))
+
+
+def _series_value(fig, point: dict[str, Any]) -> Any:
+    """The point's value of ``series`` (a tuple for several parameters; None without series)."""
+    names = fig.series_params
+    if len(names) > 1:
+        return tuple(point.get(n) for n in names)
+    return point.get(names[0]) if names else None
+
+
+def _same_series(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return same_value(a, b)
 
 
 def figure(spec: ExperimentSpec, points: list[dict[str, Any]], path: Path) -> Optional[Path]:
@@ -98,7 +116,7 @@ def figure(spec: ExperimentSpec, points: list[dict[str, Any]], path: Path) -> Op
             vals = np.repeat(np.array(list(hist), dtype=float), list(hist.values())) if hist else np.zeros(0)
             x, f = ecdf(vals)
             if x.size:
-                label = _series_label(fig_spec, p["point"].get(fig_spec.series)) if fig_spec.series else p["label"]
+                label = _series_label(fig_spec, _series_value(fig_spec, p["point"])) if fig_spec.series else p["label"]
                 ax.step(np.concatenate([[x[0]], x]), np.concatenate([[0.0], f]), where="post", label=label)
         ax.set_ylim(0, 1.02)
         ax.set_xlabel(fig_spec.xlabel or "aggregations per delivered update")
@@ -123,11 +141,11 @@ def _lines(ax, spec: ExperimentSpec, sel: list[dict[str, Any]]) -> None:
     assert f is not None and f.x is not None
     series_values: list[Any] = []
     for p in sel:
-        v = p["point"].get(f.series) if f.series else None
-        if not any(same_value(v, s) for s in series_values):
+        v = _series_value(f, p["point"])
+        if not any(_same_series(v, s) for s in series_values):
             series_values.append(v)
     for sv in series_values:
-        ps = sorted((p for p in sel if not f.series or same_value(p["point"][f.series], sv)),
+        ps = sorted((p for p in sel if _same_series(_series_value(f, p["point"]), sv)),
                     key=lambda p: p["point"][f.x])
         xs = [p["point"][f.x] for p in ps]
         for m in f.metrics:

@@ -8,7 +8,7 @@ Names (the allowed set depends on the topology and the groups of the base scenar
   ``activity_window_ms``, ``reward_threshold``, ``segments``, ``device_queue_packets``,
   ``linger_ms``;
 * ``queue_size.<switch>`` (segments), ``uplinks.<switch>.pps|gbps|delay_us``,
-  ``access.pps|gbps|delay_us``, ``tc.delta_t_ms|v_per_s|q_max``;
+  ``access.pps|gbps|delay_us``, ``tc.delta_t_ms|v_per_s|q_max|enabled|reading``;
 * ``job.<field>`` of a training job (``mode``, ``ps_step``, ``ps_lr``, ``ps_gate``, ``ack_wait_ms``,
   ``aggr_k``, ``aggr_t_ms``, ``round_timeout_ms``, ``target``, ``stop_at_target``, ``window``);
 * ``groups.<name>.<field>`` for one group, ``groups.*.<field>`` for every group, with
@@ -37,7 +37,7 @@ SCALARS = ("queue", "grads", "duration_s", "updates_per_worker", "activity_windo
            "device_queue_packets", "linger_ms")
 LINK_FIELDS = ("pps", "gbps", "delay_us")
 GROUP_FIELDS = ("clusters", "workers_per_cluster", "period_ms", "jitter_ms", "start_ms")
-TC_FIELDS = ("delta_t_ms", "v_per_s", "q_max", "enabled")
+TC_FIELDS = ("delta_t_ms", "v_per_s", "q_max", "enabled", "reading")
 JOB_FIELDS = ("mode", "ps_step", "ps_lr", "ps_gate", "ack_wait_ms", "aggr_k", "aggr_t_ms", "round_timeout_ms", "target",
               "stop_at_target", "window")
 """Parameters ``job.<field>`` of a plan whose workload is a training job (:class:`~olaf.plan.workload.TrainJob`)."""

@@ -69,17 +69,24 @@ class Figure(FileModel):
     * ``aggregation_cdf`` — CDF of aggregations per delivered update, one curve per point
       (paper Fig. 6), labelled by ``series``;
     * ``line`` — ``metrics`` over sweep parameter ``x``, one line per metric and value of
-      ``series`` (paper Fig. 10), 95 % intervals as error bars;
+      ``series`` (paper Fig. 10; a list of parameters: one line per combination of their values),
+      95 % intervals as error bars;
     * ``bars`` — ``metrics`` per point (paper Tables 2–3), ours with intervals and the paper's.
     """
 
     kind: Literal["aggregation_cdf", "line", "bars"]
     title: str
     x: Optional[str] = None
-    series: Optional[str] = None
+    series: Union[str, list[str], None] = Field(default=None, description="swept parameter(s) whose values "
+                                                "make the series")
     metrics: list[str] = Field(default_factory=list)
     where: dict[str, Scalar] = Field(default_factory=dict, description="only the points with these values")
     labels: dict[str, str] = Field(default_factory=dict, description="legend label of a metric or series value")
+
+    @property
+    def series_params(self) -> list[str]:
+        """``series`` as a list (empty: no series)."""
+        return [] if self.series is None else [self.series] if isinstance(self.series, str) else list(self.series)
     xlabel: str = ""
     ylabel: str = ""
     logx: bool = False
@@ -97,6 +104,9 @@ class ExperimentSpec(FileModel):
     plan: RunPlan = Field(description="the base run plan (docs/schemas/plan.schema.json)")
     set: dict[str, Scalar] = Field(default_factory=dict, description="parameters applied to the plan, in order")
     sweep: dict[str, list[Scalar]] = Field(default_factory=dict, description="parameter -> values (product of all)")
+    exclude: list[dict[str, Scalar]] = Field(default_factory=list, description="points of the product not run: "
+                                             "each entry leaves out every point with these values (e.g. "
+                                             "{queue: fifo, tc.reading: backoff}, where the parameter does not act)")
     seeds: list[int] = Field(default_factory=lambda: [1], min_length=1, description="one run per seed and point")
     baseline: dict[str, Scalar] = Field(default_factory=lambda: dict[str, Scalar](queue="fifo"),
                                         description="the point that aom_reduction_pct compares with (one parameter)")
@@ -154,6 +164,15 @@ class ExperimentSpec(FileModel):
             bad = [m for m in ms if m not in metrics]
             if bad:
                 raise ValueError(f"{where}: unknown metric(s) {', '.join(bad)}; known: {', '.join(metrics)}")
+        for i, ex in enumerate(self.exclude):
+            bad = [k for k in ex if k not in self.sweep]
+            if bad or not ex:
+                raise ValueError(f"exclude[{i}]: {', '.join(bad) or 'an empty entry'} is not a swept parameter "
+                                 f"(sweeps: {', '.join(self.sweep) or 'none'})")
+            if not any(all(same_value(p[k], v) for k, v in ex.items()) for p in self._product()):
+                raise ValueError(f"exclude[{i}]: matches no point of the sweep")
+        if not self.points():
+            raise ValueError("exclude: leaves no point to run")
         for i, r in enumerate(self.paper):
             bad = [k for k in r.point if k not in self.sweep]
             if bad:
@@ -161,7 +180,7 @@ class ExperimentSpec(FileModel):
                                  f"(sweeps: {', '.join(self.sweep) or 'none'})")
         if self.figure is not None:
             f = self.figure
-            for what, p in (("x", f.x), ("series", f.series), *(("where", k) for k in f.where)):
+            for what, p in (("x", f.x), *(("series", k) for k in f.series_params), *(("where", k) for k in f.where)):
                 if p is not None and p not in self.sweep:
                     raise ValueError(f"figure.{what}: {p!r} is not a swept parameter "
                                      f"(sweeps: {', '.join(self.sweep) or 'none'})")
@@ -175,10 +194,14 @@ class ExperimentSpec(FileModel):
         b = self.backends.get(backend)  # type: ignore[call-overload]
         return b.seeds if b is not None and b.seeds else self.seeds
 
-    def points(self) -> list[dict[str, Scalar]]:
-        """Every sweep point (parameter → value), the first sweep varying slowest."""
+    def _product(self) -> list[dict[str, Scalar]]:
         keys = list(self.sweep)
         return [dict(zip(keys, vals)) for vals in itertools.product(*self.sweep.values())] if keys else [{}]
+
+    def points(self) -> list[dict[str, Scalar]]:
+        """Every sweep point (parameter → value), the first sweep varying slowest, without the ``exclude``d ones."""
+        return [p for p in self._product()
+                if not any(all(same_value(p[k], v) for k, v in ex.items()) for ex in self.exclude)]
 
 
 def sweep_of(spec: ExperimentSpec, backend: str) -> Sweep:
