@@ -1,6 +1,7 @@
 """RunSpec (topologies/spec.py): errors name the field, the CLI names the option, and the
 deployment and host configurations it implies."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,14 @@ def test_groups_queues_rates_and_updates(tmp_path):
     w = spec.worker_config(d, "w7", 2, tmp_path, tmp_path / "start_ns")
     assert (w.schedule.period_ms, w.schedule.max_updates, w.schedule.duration_s) == (300, 20, None)
     assert w.start_file == group_start_file(tmp_path / "start_ns", 1) != tmp_path / "start_ns"
-    assert spec.generation_limit_s() == pytest.approx(0.05 + 20 * 0.3)
-    assert RunSpec(duration_s=5).generation_limit_s() == 5
+    # S2's workers start up to one period (300 ms) after its start_ms (random start phases) ...
+    assert spec.generation_limit_s() == pytest.approx(0.05 + 0.3 + 20 * 0.3)
+    assert 0 <= w.schedule.phase_ns < 300_000_000
+    # ... or at it (aligned)
+    aligned = RunSpec(topo="multihop", groups=tuple(replace(g, start_phase="aligned") for g in spec.groups),
+                      updates_per_worker=20, duration_s=60)
+    assert aligned.generation_limit_s() == pytest.approx(0.05 + 20 * 0.3)
+    assert RunSpec(duration_s=5).generation_limit_s() == pytest.approx(5 + 0.05)  # + one 50 ms period of phases
 
 
 @pytest.mark.parametrize("kw, field", [

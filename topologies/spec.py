@@ -15,6 +15,7 @@ tests of the spec work on a base install.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -26,8 +27,9 @@ from olaf.fixedpoint import reward_to_fixed
 from olaf.hosts import jobconfig
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.runlog import group_start_file
-from olaf.hosts.schedule import ScheduleSpec
+from olaf.hosts.schedule import worker_schedule
 from olaf.hosts.worker import WorkerConfig
+from olaf.plan.arrivals import ARRIVALS, START_PHASES
 from olaf.plan.faults import parse_fault
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import EDGE_QUEUE_SIZE, EDGE_SWITCHES, SWITCHES, TOPOLOGIES, Placement, worker_seed
@@ -67,6 +69,8 @@ class WorkerGroup:
         period_ms, jitter_ms: each worker's update period and jitter, ms.
         switch: the edge switch (tor: s1; multihop: s1 or s2).
         start_ms: the group's workers start this long after the run's t0, ms.
+        start_phase, arrivals, burst: the group's arrival model (:class:`olaf.plan.plan.ClusterGroup`,
+            :mod:`olaf.plan.arrivals`).
     """
 
     name: str
@@ -76,6 +80,9 @@ class WorkerGroup:
     jitter_ms: float = 0.0
     switch: str = "s1"
     start_ms: float = 0.0
+    start_phase: str = "random"
+    arrivals: str = "periodic"
+    burst: int = 1
 
 
 @dataclass
@@ -216,6 +223,11 @@ class RunSpec:
             need(g.period_ms > 0 and 0 <= g.jitter_ms <= g.period_ms, "groups", f"{g.name}: need period_ms > 0 and "
                  "0 <= jitter_ms <= period_ms")
             need(g.start_ms >= 0, "groups", f"{g.name}: start_ms must be >= 0")
+            need(g.start_phase in START_PHASES, "groups", f"{g.name}: start_phase {g.start_phase!r}: use one of "
+                 f"{', '.join(START_PHASES)}")
+            need(g.arrivals in ARRIVALS, "groups", f"{g.name}: arrivals {g.arrivals!r}: use one of {', '.join(ARRIVALS)}")
+            need(g.burst == 1 or (g.burst > 1 and g.arrivals == "onoff"), "groups", f"{g.name}: burst {g.burst}: "
+                 "must be >= 1, and above 1 only with arrivals onoff")
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -253,7 +265,8 @@ class RunSpec:
             "topology": self.topo, "queue": self.queue, "grads": self.grads, "seed": self.seed,
             "duration_s": self.duration_s or INTERACTIVE_DURATION_S,
             "groups": [{"name": g.name, "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster,
-                        "period_ms": g.period_ms, "jitter_ms": g.jitter_ms, "switch": g.switch, "start_ms": g.start_ms}
+                        "period_ms": g.period_ms, "jitter_ms": g.jitter_ms, "switch": g.switch, "start_ms": g.start_ms,
+                        "start_phase": g.start_phase, "arrivals": g.arrivals, "burst": g.burst}
                        for g in self.cluster_groups()],
             "queue_size": {sw: q.size for sw, q in queues.items()},
             "activity_window_ms": self.activity_window_ms,
@@ -304,16 +317,22 @@ class RunSpec:
             out[sw] = QueueSetup(size, rate)
         return out
 
+    @cached_property
+    def run_plan(self) -> RunPlan:
+        """The plan these parameters run: ``plan`` (the mininet backend's), else :meth:`to_plan`."""
+        return self.plan if self.plan is not None else self.to_plan()
+
     def generation_limit_s(self) -> float:
-        """Seconds from t0 by which every worker's schedule has ended: the latest group start +
-        ``duration_s`` (0: interactive); with ``updates_per_worker``, the latest group's start +
-        updates × (period + jitter), capped by ``duration_s`` (the deadline)."""
-        latest_start = max(g.start_ms for g in self.cluster_groups()) / 1000
-        if self.updates_per_worker is None:
+        """Seconds from t0 by which every worker's schedule has ended: the latest worker start (its
+        group's start and start phase) + ``duration_s`` (0: interactive); with ``updates_per_worker``
+        (or a replayed trace) the plan's :meth:`~olaf.plan.plan.RunPlan.updates_end_ns`, capped by
+        ``duration_s`` (the deadline)."""
+        p = self.run_plan
+        latest_start = max(p.latest_start_ms(g) for g in p.groups) / 1000
+        need_ns = p.updates_end_ns() if self.updates_per_worker is not None or p.trace is not None else None
+        if need_ns is None:
             return self.duration_s + latest_start if self.duration_s > 0 else 0.0
-        need = max(g.start_ms / 1000 + self.updates_per_worker * (g.period_ms + g.jitter_ms) / 1000
-                   for g in self.cluster_groups())
-        return min(need, self.duration_s) if self.duration_s > 0 else need
+        return min(need_ns / 1e9, self.duration_s) if self.duration_s > 0 else need_ns / 1e9
 
     def deployment(self) -> cfgmod.Deployment:
         """The network of this run (raises RunSpecError for sizes the builders refuse)."""
@@ -347,7 +366,9 @@ class RunSpec:
     def worker_config(self, d: cfgmod.Deployment, worker: str, cluster_id: int, hosts_dir: Path,
                       start_file: Path) -> WorkerConfig:
         """Worker host ``worker`` of deployment ``d`` in ``cluster_id``; starts at ``start_file``
-        (for a group with ``start_ms`` > 0, at ``start_file(start_file, group index)``)."""
+        (for a group with ``start_ms`` > 0, at ``start_file(start_file, group index)``) plus its start
+        phase, on the plan's arrival model (:func:`olaf.hosts.schedule.worker_schedule`; a replayed
+        trace is written to ``hosts_dir/<worker>.trace.json``)."""
         h = d.hosts[worker]
         gi, g = self.group_of_cluster(cluster_id)
         if self.updates_per_worker is not None:  # stops after its updates; the harness enforces the deadline
@@ -356,8 +377,8 @@ class RunSpec:
             duration = INTERACTIVE_DURATION_S if self.interactive else self.duration_s
         return jobconfig.worker_config(
             self.training, ps_ip=d.hosts[d.ps].ip, bind_ip=h.ip,
-            schedule=ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, duration_s=duration,
-                                  max_updates=self.updates_per_worker),
+            schedule=worker_schedule(self.run_plan, gi, h.worker_id or 0, duration_s=duration,
+                                     max_updates=self.updates_per_worker, trace_dir=hosts_dir, name=worker),
             num_weights=self.grads, task_seed=self.seed,
             tx=TxParams(enabled=self.tc, delta_t_ms=self.tc_delta_t_ms, v_per_s=self.tc_v_per_s, q_max=self.tc_q_max),
             seed=worker_seed(self.seed, h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,

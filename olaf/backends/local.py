@@ -39,7 +39,7 @@ from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts import jobconfig
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
-from olaf.hosts.schedule import ScheduleSpec
+from olaf.hosts.schedule import worker_schedule
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.topology import Placement, layout, worker_seed
 from olaf.plan.tx import TxParams
@@ -100,6 +100,8 @@ class LocalBackend:
 
     def check(self, plan: RunPlan) -> None:
         refuse_set(self.name, plan, REFUSED)
+        if plan.trace is not None:
+            plan.traces()  # raises ConfigError naming trace.file
 
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
         """Run ``plan`` on loopback into ``out`` (``hosts/`` logs, ``run.json``, the report).
@@ -121,12 +123,12 @@ class LocalBackend:
         workers = []
         cid = 0
         for gi, g in enumerate(plan.groups):
-            schedule = ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, duration_s=plan.duration_s,
-                                    max_updates=plan.updates_per_worker)
             for _ in range(g.clusters):
                 for name in lay.clusters[cid]:
                     wid = lay.hosts[name].worker_id
                     assert wid is not None
+                    schedule = worker_schedule(plan, gi, wid, duration_s=plan.duration_s,
+                                               max_updates=plan.updates_per_worker, trace_dir=hosts_dir, name=name)
                     workers.append(jobconfig.worker_config(
                         job, ps_ip=ps_ip, bind_ip=f"127.{a}.{wid // 250 + 1}.{wid % 250 + 1}", schedule=schedule,
                         num_weights=plan.grads, task_seed=plan.seed, tx=TxParams(),

@@ -61,6 +61,9 @@ class Ns3Backend:
                 raise PlanRefused(self.name, "queue_sizes", f"{sw}: {segs // ch.num_chunks} updates of K = "
                                   f"{ch.num_chunks} chunks need {segs} segments; {plan.segments} segments hold "
                                   f"1..{plan.segments // ch.num_chunks} updates")
+        from olaf.sim.backend import check_arrivals  # noqa: PLC0415
+
+        check_arrivals(plan, ch)
 
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
         """Simulate ``plan`` into ``out``.

@@ -13,7 +13,7 @@ Names (the allowed set depends on the topology and the groups of the base scenar
   ``aggr_k``, ``aggr_t_ms``, ``round_timeout_ms``, ``target``, ``stop_at_target``, ``window``);
 * ``groups.<name>.<field>`` for one group, ``groups.*.<field>`` for every group, with
   ``<field>`` one of ``clusters``, ``workers_per_cluster``, ``period_ms``, ``jitter_ms``,
-  ``start_ms``;
+  ``start_ms``, ``start_phase``, ``arrivals``, ``burst`` (:mod:`olaf.plan.arrivals`);
 * derived: ``load.<switch>`` — offered load through the switch over its uplink capacity
   (sets ``uplinks.<switch>.pps = offered / load``, :meth:`RunPlan.offered_pps`: the paper's
   "offered load / capacity", e.g. Table 1's 60 Gbit/s into 40, 20, 5 Gbit/s = 1.5, 3, 12);
@@ -36,7 +36,7 @@ from olaf.plan.topology import SWITCHES
 SCALARS = ("queue", "grads", "duration_s", "updates_per_worker", "activity_window_ms", "reward_threshold", "segments",
            "device_queue_packets", "linger_ms")
 LINK_FIELDS = ("pps", "gbps", "delay_us")
-GROUP_FIELDS = ("clusters", "workers_per_cluster", "period_ms", "jitter_ms", "start_ms")
+GROUP_FIELDS = ("clusters", "workers_per_cluster", "period_ms", "jitter_ms", "start_ms", "start_phase", "arrivals", "burst")
 TC_FIELDS = ("delta_t_ms", "v_per_s", "q_max", "enabled", "reading")
 JOB_FIELDS = ("mode", "ps_step", "ps_lr", "ps_gate", "ack_wait_ms", "aggr_k", "aggr_t_ms", "round_timeout_ms", "target",
               "stop_at_target", "window")

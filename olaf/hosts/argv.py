@@ -23,12 +23,14 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
     the bandit's ``cfg.task`` is not carried: it must be the default).
 
     Raises:
-        ValueError: a trace schedule (give it to ``olaf worker --trace FILE``), or a
-            non-protocol ACK port (``olaf worker`` always listens on 50101).
+        ValueError: a trace schedule without its file (``schedule.trace_path``: ``olaf worker --trace
+            FILE`` reads it; :func:`olaf.hosts.schedule.write_trace`), or a non-protocol ACK port
+            (``olaf worker`` always listens on 50101).
     """
     s = cfg.schedule
-    if s.trace_ms is not None:
-        raise ValueError("a trace schedule goes to `olaf worker` as --trace FILE; write it to a file first")
+    if s.trace_ms is not None and s.trace_path is None:
+        raise ValueError("a trace schedule goes to `olaf worker` as --trace FILE; write it to a file first "
+                         "(olaf.hosts.schedule.write_trace) and set schedule.trace_path")
     if cfg.ack_port != ACK_PORT:
         raise ValueError(f"ack_port={cfg.ack_port}: `olaf worker` listens on the protocol's port {ACK_PORT}")
     t, tx = cfg.task, cfg.tx
@@ -39,7 +41,9 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
                 "--sigma", repr(t.sigma), "--task-seed", str(t.task_seed), *_opt("--mtu", cfg.mtu)]
     return [
         "--ps", f"{cfg.ps_ip}:{cfg.ps_port}", "--bind", cfg.bind_ip,
-        "--period-ms", repr(s.period_ms), "--jitter-ms", repr(s.jitter_ms),
+        *(["--period-ms", repr(s.period_ms), "--jitter-ms", repr(s.jitter_ms), "--burst", str(s.burst)]
+          if s.trace_ms is None else ["--trace", str(s.trace_path), "--trace-scale", repr(s.trace_scale)]),
+        "--start-phase-ns", str(s.phase_ns),
         *_opt("--duration", s.duration_s), *_opt("--updates", s.max_updates),
         *_opt("--start-at-ns", cfg.start_at_ns), *_opt("--start-file", cfg.start_file),
         *task, "--seed", str(cfg.seed),

@@ -78,6 +78,11 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help="Mean time between generated updates, ms.")
 @click.option("--jitter-ms", type=FiniteFloat(), default=0.0, show_default=True,
               help="Each gap is period ± U(0, jitter) ms; 0 <= jitter <= period.")
+@click.option("--burst", type=click.IntRange(min=1), default=1, show_default=True,
+              help="On/off arrivals: this many updates back to back, one burst every burst x period +- jitter "
+                   "(the same mean rate; 1: periodic).")
+@click.option("--start-phase-ns", "phase_ns", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Start this long after the start time (its own phase within the period; olaf.plan.arrivals), ns.")
 @click.option("--trace", "trace_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Generation times instead of --period-ms/--jitter-ms: CSV with a 't_ms' or 'interval_ms' "
                    "column, or JSON (see olaf.hosts.schedule).")
@@ -175,7 +180,7 @@ def worker_cmd(**params: Any) -> None:
     written, exit 0).
     """
     ctx = click.get_current_context()
-    explicit = {p for p in ("period_ms", "jitter_ms", "num_grads", "batch", "reward_scale", "sigma", "task_seed")
+    explicit = {p for p in ("period_ms", "jitter_ms", "burst", "num_grads", "batch", "reward_scale", "sigma", "task_seed")
                 if ctx.get_parameter_source(p) is click.core.ParameterSource.COMMANDLINE}
     cfg = worker_config(params, explicit)
     bind_ip = cfg.bind_ip
@@ -202,8 +207,9 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
         raise click.BadParameter(str(e), param_hint="--bind") from None
     trace_ms = None
     if p["trace_file"] is not None:
-        if explicit & {"period_ms", "jitter_ms"}:
-            given = " and ".join(f"--{o.replace('_', '-')}" for o in sorted(explicit & {"period_ms", "jitter_ms"}))
+        periodic = {"period_ms", "jitter_ms", "burst"}
+        if explicit & periodic:
+            given = " and ".join(f"--{o.replace('_', '-')}" for o in sorted(explicit & periodic))
             raise click.UsageError(f"--trace replaces {given}; give one or the other.")
         try:
             trace_ms = load_trace(p["trace_file"])
@@ -219,11 +225,11 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
     if p["start_file"] is not None and p["start_at_ns"] is not None:
         raise click.UsageError("--start-file and --start-at-ns both set the start; give one of them.")
     try:
-        schedule = ScheduleSpec(period_ms=p["period_ms"], jitter_ms=p["jitter_ms"], trace_ms=trace_ms,
-                                trace_scale=p["trace_scale"], duration_s=p["duration_s"],
-                                max_updates=p["max_updates"])
+        schedule = ScheduleSpec(period_ms=p["period_ms"], jitter_ms=p["jitter_ms"], burst=p["burst"],
+                                phase_ns=p["phase_ns"], trace_ms=trace_ms, trace_scale=p["trace_scale"],
+                                trace_path=p["trace_file"], duration_s=p["duration_s"], max_updates=p["max_updates"])
     except ValueError as e:
-        raise click.UsageError(f"{e} (options --period-ms, --jitter-ms, --trace-scale)") from None
+        raise click.UsageError(f"{e} (options --period-ms, --jitter-ms, --burst, --trace-scale)") from None
     try:
         ppo = PPOTaskSpec(env_id=p["env_id"], update=p["update_kind"], apply_locally=p["apply_locally"],
                           mtu=MTU if p["mtu"] is None else p["mtu"],

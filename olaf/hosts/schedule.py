@@ -1,7 +1,10 @@
-"""When a worker generates its updates: a jittered period or a trace file.
+"""When a worker generates its updates: a jittered period, on/off bursts or a trace file
+(the arrival models of a run plan, :mod:`olaf.plan.arrivals`; :func:`worker_schedule` is a plan
+worker's schedule).
 
-A schedule is a sequence of **gaps in ns**: update ``k`` is due one gap after
-update ``k − 1`` was due (the first one gap after the start). A worker that
+A schedule is a start phase and a sequence of **gaps in ns**: the worker starts ``phase_ns``
+after its start time ``t0`` and its generation window (``duration``) counts from there; update
+``k`` is due one gap after update ``k − 1`` was due (the first one gap after the start). A worker that
 falls more than a gap behind (busy CPU) re-anchors at its last generation
 instead of bursting to catch up, like a slow trainer; it logs how late each
 generation was (:mod:`olaf.hosts.worker`).
@@ -10,6 +13,8 @@ generation was (:mod:`olaf.hosts.worker`).
   between consecutive generations is ``period + U(−jitter, +jitter)`` ms, so
   ``A(n+1) − A(n) ∈ [period − jitter, period + jitter]``; the first update
   comes one gap after the start. ``0 ≤ jitter ≤ period``.
+* On/off: ``burst`` > 1 updates back to back (gaps 0), one burst per gap
+  ``burst · period + U(−jitter, +jitter)`` (:func:`olaf.plan.arrivals.arrival_gaps_ns`).
 * Trace: a file of generation times, e.g. scaled training traces (paper §8.2).
   Formats:
 
@@ -32,11 +37,14 @@ import csv
 import json
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-NS_PER_MS = 1_000_000
+from olaf.plan.arrivals import NS_PER_MS, arrival_gaps_ns, check_period, trace_gaps_ns
+
+if TYPE_CHECKING:
+    from olaf.plan.plan import RunPlan
 
 
 class TraceError(ValueError):
@@ -49,17 +57,7 @@ def periodic(period_ms: float, jitter_ms: float, rng: np.random.Generator) -> It
     Raises:
         ValueError: ``period_ms`` ≤ 0 or ``jitter_ms`` outside ``[0, period_ms]``.
     """
-    _check_period(period_ms, jitter_ms)
-    while True:
-        gap = period_ms + (rng.uniform(-jitter_ms, jitter_ms) if jitter_ms > 0 else 0.0)
-        yield round(gap * NS_PER_MS)
-
-
-def _check_period(period_ms: float, jitter_ms: float) -> None:
-    if not period_ms > 0:
-        raise ValueError(f"period must be > 0 ms, got {period_ms}")
-    if not 0 <= jitter_ms <= period_ms:
-        raise ValueError(f"jitter must be in [0, period={period_ms}] ms, got {jitter_ms}")
+    return arrival_gaps_ns(period_ms, jitter_ms, 1, rng)
 
 
 def _from_columns(path: Path, t_ms: Optional[Sequence[Any]], interval_ms: Optional[Sequence[Any]]) -> list[float]:
@@ -111,46 +109,48 @@ def load_trace(path: Path | str) -> list[float]:
 
 def from_trace(times_ms: Sequence[float], scale: float = 1.0) -> Iterator[int]:
     """Gaps (ns) between the generation times of a loaded trace (the first from the
-    start), every time multiplied by ``scale`` (> 0)."""
-    if not scale > 0:
-        raise ValueError(f"trace scale must be > 0, got {scale}")
-    prev = 0
-    for t in times_ms:
-        cur = round(t * scale * NS_PER_MS)
-        yield cur - prev
-        prev = cur
+    start), every time multiplied by ``scale`` (> 0): :func:`olaf.plan.arrivals.trace_gaps_ns`."""
+    return trace_gaps_ns(times_ms, scale)
 
 
 class ScheduleSpec:
-    """A worker's schedule: periodic (``period_ms``, ``jitter_ms``) unless ``trace_ms`` is given.
+    """A worker's schedule: periodic (``period_ms``, ``jitter_ms``; on/off with ``burst`` > 1)
+    unless ``trace_ms`` is given.
 
     Args:
         period_ms, jitter_ms: see :func:`periodic`.
+        burst: updates per burst of the on/off model (1: periodic).
+        phase_ns: the worker starts this long after its start time ``t0``, ns (≥ 0).
         trace_ms: offsets from :func:`load_trace` (ms), or None.
         trace_scale: multiplies the trace times.
-        duration_s, max_updates: limits (generation stops at ``t0 + duration``
+        trace_path: the file ``trace_ms`` was read from (``olaf worker --trace``), or None.
+        duration_s, max_updates: limits (generation stops at ``start + duration``
             or after ``max_updates``); a periodic schedule needs one of them.
 
     Raises:
         ValueError: bad numbers, or an endless schedule.
     """
 
-    def __init__(self, *, period_ms: float = 100.0, jitter_ms: float = 0.0,
+    def __init__(self, *, period_ms: float = 100.0, jitter_ms: float = 0.0, burst: int = 1, phase_ns: int = 0,
                  trace_ms: Optional[Sequence[float]] = None, trace_scale: float = 1.0,
+                 trace_path: Optional[Path] = None,
                  duration_s: Optional[float] = None, max_updates: Optional[int] = None) -> None:
         if trace_ms is None:
             if duration_s is None and max_updates is None:
                 raise ValueError("a periodic schedule needs a duration or a number of updates")
-            _check_period(period_ms, jitter_ms)
+            check_period(period_ms, jitter_ms, burst)
         elif not trace_scale > 0:
             raise ValueError(f"trace scale must be > 0, got {trace_scale}")
         if duration_s is not None and not duration_s > 0:
             raise ValueError(f"duration must be > 0 s, got {duration_s}")
         if max_updates is not None and max_updates < 1:
             raise ValueError(f"number of updates must be >= 1, got {max_updates}")
-        self.period_ms, self.jitter_ms = period_ms, jitter_ms
+        if phase_ns < 0:
+            raise ValueError(f"start phase must be >= 0 ns, got {phase_ns}")
+        self.period_ms, self.jitter_ms, self.burst, self.phase_ns = period_ms, jitter_ms, burst, phase_ns
         self.trace_ms = None if trace_ms is None else list(trace_ms)
         self.trace_scale = trace_scale
+        self.trace_path = trace_path
         self.duration_s, self.max_updates = duration_s, max_updates
 
     def __eq__(self, other: object) -> bool:
@@ -162,15 +162,50 @@ class ScheduleSpec:
         """Gaps in ns between generations, the first from the start (``rng`` draws
         the jitter), at most ``max_updates`` of them. The duration is the caller's
         to apply, on the wall clock."""
-        src = (periodic(self.period_ms, self.jitter_ms, rng) if self.trace_ms is None
+        src = (arrival_gaps_ns(self.period_ms, self.jitter_ms, self.burst, rng) if self.trace_ms is None
                else from_trace(self.trace_ms, self.trace_scale))
         return src if self.max_updates is None else islice(src, self.max_updates)
 
     def describe(self) -> dict:
         """JSON-ready description for the worker's start record."""
         d: dict = {"duration_s": self.duration_s, "max_updates": self.max_updates}
+        if self.phase_ns:
+            d["phase_ms"] = self.phase_ns / NS_PER_MS
         if self.trace_ms is None:
-            d.update(kind="periodic", period_ms=self.period_ms, jitter_ms=self.jitter_ms)
+            d.update(kind="periodic" if self.burst == 1 else "onoff", period_ms=self.period_ms,
+                     jitter_ms=self.jitter_ms, **({"burst": self.burst} if self.burst > 1 else {}))
         else:
             d.update(kind="trace", trace_len=len(self.trace_ms), trace_scale=self.trace_scale)
         return d
+
+
+def worker_schedule(plan: RunPlan, group: int, worker_id: int, *, duration_s: Optional[float],
+                    max_updates: Optional[int], trace_dir: Optional[Path] = None, name: str = "") -> ScheduleSpec:
+    """The schedule of worker ``worker_id`` (1..N, of ``plan.groups[group]``) under the plan's arrival
+    model (:mod:`olaf.plan.arrivals`), with the backend's limits ``duration_s`` and ``max_updates``.
+
+    Replaying a trace, the worker's times are written to ``trace_dir/<name>.trace.json`` (the
+    file ``olaf worker --trace`` reads; :func:`write_trace`) when ``trace_dir`` is given.
+
+    Raises:
+        olaf.configfile.ConfigError: the plan's trace cannot be replayed (names ``trace.file``).
+    """
+    g = plan.groups[group]
+    if plan.trace is not None:
+        t_ms = plan.traces()[worker_id - 1].t_ms
+        path = None
+        if trace_dir is not None:
+            path = write_trace(Path(trace_dir) / f"{name or f'w{worker_id}'}.trace.json", t_ms)
+        return ScheduleSpec(trace_ms=t_ms, trace_scale=plan.trace.scale, trace_path=path, duration_s=duration_s,
+                            max_updates=max_updates)
+    return ScheduleSpec(period_ms=g.period_ms, jitter_ms=g.jitter_ms, burst=g.burst,
+                        phase_ns=plan.start_phase_ns(group, worker_id), duration_s=duration_s,
+                        max_updates=max_updates)
+
+
+def write_trace(path: Path, t_ms: Sequence[float]) -> Path:
+    """Write generation offsets ``t_ms`` (ms) as a trace file :func:`load_trace` reads back exactly
+    (JSON ``{"t_ms": [...]}``); return ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"t_ms": [float(t) for t in t_ms]}))
+    return path

@@ -13,8 +13,8 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    these), then waits for its start ``t0``: ``start_at_ns``, or the time written
    into ``start_file`` once that file appears (a harness writes it when every
    process is up, so that slow process start-up on a busy machine does not eat
-   into the run), or now; a ``go`` record gives ``t0`` (never earlier than the
-   moment the worker got there);
+   into the run), or now, plus its schedule's start phase (``phase_ns``); a ``go``
+   record gives ``t0`` (never earlier than the moment the worker got there);
 2. sends an **INIT** update (flag INIT, ``seq`` 0) carrying its initial
    weights (paper §2.1) and repeats it every ``init_retry_ms`` until an ACK
    carrying the global weights arrives;
@@ -322,6 +322,7 @@ class Worker:
         arrived = time.time_ns()
         if requested is None:
             requested = arrived
+        requested += cfg.schedule.phase_ns  # its own start phase (olaf.plan.arrivals)
         if not wait_until(requested, self.stop):
             return None
         return requested, max(requested, arrived)

@@ -22,6 +22,13 @@ Queue disciplines: ``olaf`` (the OlafQueue), ``olaf_tc`` (the OlafQueue and the
 workers' transmission control, paper §5), ``fifo`` (the tail-drop FIFO baseline
 of the same size).
 
+Arrivals (:mod:`olaf.plan.arrivals`): each group's workers generate periodically
+(``arrivals: periodic``) or in line-rate bursts of ``burst`` updates at the same mean rate
+(``arrivals: onoff``), and start at phases drawn over one whole period (``start_phase:
+random``, the default) or together at the group's ``start_ms`` (``aligned``); or the plan
+replays per-worker generation times from a trace file (``trace``: a training run's, ``olaf
+trace extract``).
+
 Workloads (``workload.kind``): ``bandit`` (the numpy contextual bandit of every worker:
 the network experiments) and ``ppo`` (PPO on a Gymnasium environment: a training job,
 :class:`~olaf.plan.workload.TrainJob`; ``grads`` must be its parameter count).
@@ -36,10 +43,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from olaf.chunks import Chunking
-from olaf.configfile import FileModel
+from olaf.configfile import ConfigError, FileModel
 from olaf.constants import (
     DEFAULT_ACTIVITY_WINDOW_MS,
     ELEMENT_LEN,
@@ -50,6 +57,7 @@ from olaf.constants import (
     UDP_HEADER_LEN,
     UPDATE_HEADER_LEN,
 )
+from olaf.plan.arrivals import TraceFileError, WorkerTrace, read_traces, start_phase_ns
 from olaf.plan.faults import parse_fault
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT, SWITCHES
 from olaf.plan.tx import TxParams
@@ -103,12 +111,41 @@ class ClusterGroup(FileModel):
     switch: str = Field(default="s1", description="edge switch: s1 (tor); s1 or s2 (multihop)")
     start_ms: float = Field(default=0.0, ge=0, description="the group's workers start this long after t0, ms "
                             "(the first update comes one gap later)")
+    start_phase: Literal["random", "aligned"] = Field(
+        default="random", description="random: each worker starts a phase U[0, period_ms * burst) after start_ms, "
+        "drawn from its own seeded stream (olaf.plan.arrivals); aligned: every worker at start_ms")
+    arrivals: Literal["periodic", "onoff"] = Field(
+        default="periodic", description="periodic: one update per gap period +- jitter; onoff: bursts of `burst` "
+        "updates back to back (line rate), one burst per gap burst * period +- jitter (the same mean rate)")
+    burst: int = Field(default=1, ge=1, le=0xFFFF, description="updates per burst (arrivals: onoff)")
 
     @model_validator(mode="after")
     def _jitter(self) -> ClusterGroup:
         if self.jitter_ms > self.period_ms:
             raise ValueError(f"jitter_ms ({self.jitter_ms}) must be <= period_ms ({self.period_ms})")
+        if self.burst > 1 and self.arrivals != "onoff":
+            raise ValueError(f"burst: {self.burst} updates per burst needs arrivals: onoff")
         return self
+
+    @property
+    def cycle_ms(self) -> float:
+        """One period of the group's arrival pattern, ms: ``period_ms · burst`` (``burst`` is 1 when periodic)."""
+        return self.period_ms * self.burst
+
+    @property
+    def phase_span_ms(self) -> float:
+        """Largest start phase of the group's workers, ms: one cycle when random, 0 when aligned."""
+        return self.cycle_ms if self.start_phase == "random" else 0.0
+
+
+class TraceReplay(FileModel):
+    """Per-worker generation times replayed instead of the groups' arrival models
+    (:mod:`olaf.plan.arrivals`): worker ``i`` of the plan generates at the ``i``-th trace worker's
+    times, offsets from its start (its group's ``start_ms``; no start phase)."""
+
+    file: str = Field(description="trace file (JSON, olaf.plan.arrivals; `olaf trace extract RUN_DIR -o FILE` "
+                      "writes one from a run directory)")
+    scale: float = Field(default=1.0, gt=0, description="multiplies every time (0.5 replays twice as fast)")
 
 
 class BanditWorkload(FileModel):
@@ -133,7 +170,7 @@ class RunPlan(FileModel):
     :func:`olaf.configfile.validate` (or pydantic's ValidationError when built directly).
 
     At least one of ``duration_s`` (generation window from each worker's start, s) and
-    ``updates_per_worker``; with both, a worker stops at whichever comes first (a run
+    ``updates_per_worker`` (or a ``trace``, which ends); with several, a worker stops at whichever comes first (a run
     whose workers cannot generate their updates in the window is incomplete, and its
     results say how many they generated).
     """
@@ -166,10 +203,14 @@ class RunPlan(FileModel):
     workload: Workload = Field(default_factory=BanditWorkload, description="what the workers run")
     faults: list[str] = Field(default_factory=list, description="faults injected during the run: "
                               "switch-restart:<switch>@<s>, ps-kill@<s> (olaf.plan.faults)")
+    trace: Optional[TraceReplay] = Field(default=None, description="replay per-worker generation times from a "
+                                         "trace file instead of the groups' arrival models")
+
+    _traces: Optional[list[WorkerTrace]] = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _check(self) -> RunPlan:
-        if self.duration_s is None and self.updates_per_worker is None:
+        if self.duration_s is None and self.updates_per_worker is None and self.trace is None:
             raise ValueError("give duration_s or updates_per_worker (or both: updates within a time limit)")
         switches, edges = SWITCHES[self.topology], EDGE_SWITCHES[self.topology]
         for i, g in enumerate(self.groups):
@@ -199,7 +240,44 @@ class RunPlan(FileModel):
             raise ValueError("updates_from_each needs records: true (per-update logs)")
         if self.num_workers > 250 * 250:
             raise ValueError(f"{self.num_workers} workers: at most {250 * 250} (addressing 10.0.x.y)")
+        if self.trace is not None:
+            for i, g in enumerate(self.groups):
+                for f in ("start_phase", "arrivals", "burst"):
+                    if f in g.model_fields_set and getattr(g, f) != ClusterGroup.model_fields[f].default:
+                        raise ValueError(f"groups[{i}].{f}: {getattr(g, f)!r}, but the plan replays a trace "
+                                         "(trace.file): its workers generate at the trace's times; remove one")
         return self
+
+    def traces(self) -> list[WorkerTrace]:
+        """The replayed generation times of the plan's workers 1..N, in order (read once, from
+        ``trace.file``).
+
+        Raises:
+            olaf.configfile.ConfigError: no ``trace``; or the file cannot be read, has no workers,
+                a worker with no or bad times, or fewer workers than the plan (the message names
+                ``trace.file`` and the fix).
+        """
+        if self.trace is None:
+            raise ConfigError("trace", "the plan replays no trace")
+        if self._traces is None:
+            try:
+                got = read_traces(self.trace.file)
+            except TraceFileError as e:
+                raise ConfigError(str(e)) from None
+            if len(got) < self.num_workers:
+                raise ConfigError("trace.file", f"{self.trace.file}: {len(got)} workers' traces for a plan of "
+                                  f"{self.num_workers} workers; give a trace of at least {self.num_workers} workers "
+                                  "or fewer workers (groups[*].clusters, workers_per_cluster)")
+            self._traces = got[:self.num_workers]
+        return self._traces
+
+    def start_phase_ns(self, group: int, worker_id: int) -> int:
+        """Worker ``worker_id``'s (of ``groups[group]``) start after its group's ``start_ms``, ns: its
+        random phase (:func:`olaf.plan.arrivals.start_phase_ns`), 0 when aligned or replaying a trace."""
+        g = self.groups[group]
+        if self.trace is not None or g.start_phase == "aligned":
+            return 0
+        return start_phase_ns(self.seed, worker_id, g.cycle_ms)
 
     def chunking(self, mtu: int, max_chunks: int = MAX_CHUNKS_WIRE) -> Chunking:
         """How an update of ``grads`` parameters travels on links of ``mtu`` bytes (:mod:`olaf.chunks`).
@@ -269,19 +347,37 @@ class RunPlan(FileModel):
         """Workers apply paper §5: ``queue: olaf_tc`` or ``tc.enabled``."""
         return self.queue == "olaf_tc" or self.tc.enabled
 
+    def latest_start_ms(self, g: ClusterGroup) -> float:
+        """The latest start of a worker of group ``g`` after t0, ms (its ``start_ms`` and largest phase)."""
+        return g.start_ms + (0.0 if self.trace is not None else g.phase_span_ms)
+
     @property
     def generation_end_ns(self) -> Optional[int]:
-        """End of the generation window (t0 = 0: the latest group start + ``duration_s``), None
-        without a duration."""
+        """End of the generation window (t0 = 0: the latest worker start + ``duration_s``; a worker
+        with a random start phase starts up to one cycle after its group), None without a duration."""
         if self.duration_s is None:
             return None
-        return round((max(g.start_ms for g in self.groups) / 1000 + self.duration_s) * 1e9)
+        return round((max(self.latest_start_ms(g) for g in self.groups) / 1000 + self.duration_s) * 1e9)
 
     def schedule_end_ns(self) -> int:
         """When every worker has surely finished generating (t0 = 0): the generation window's end,
-        or with ``updates_per_worker`` the latest ``start + updates × (period + jitter)`` if earlier."""
-        ends = [] if self.generation_end_ns is None else [self.generation_end_ns]
-        if self.updates_per_worker is not None:
-            ends.append(max(round((g.start_ms + self.updates_per_worker * (g.period_ms + g.jitter_ms)) * 1e6)
-                            for g in self.groups))
+        or :meth:`updates_end_ns` if earlier."""
+        ends = [e for e in (self.generation_end_ns, self.updates_end_ns()) if e is not None]
         return min(ends)
+
+    def updates_end_ns(self) -> Optional[int]:
+        """When every worker has surely generated its updates (t0 = 0), None when only ``duration_s``
+        limits them: with ``updates_per_worker`` n, the latest ``start + ⌈n/burst⌉ × (burst · period +
+        jitter)``; replaying a trace, its workers' last replayed time (at most n of them)."""
+        n = self.updates_per_worker
+        if self.trace is not None:
+            return max(round(self.latest_start_ms(self.groups[gi]) * 1e6) + round(t.t_ms[:n][-1] * self.trace.scale * 1e6)
+                       for gi, t in zip(self.worker_groups(), self.traces()))
+        if n is None:
+            return None
+        return max(round((self.latest_start_ms(g) + -(-n // g.burst) * (g.cycle_ms + g.jitter_ms)) * 1e6)
+                   for g in self.groups)
+
+    def worker_groups(self) -> list[int]:
+        """The group index of every worker 1..N (workers are numbered in group order)."""
+        return [gi for gi, g in enumerate(self.groups) for _ in range(g.clusters * g.workers_per_cluster)]

@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.chunks import Chunking
+from olaf.configfile import ConfigError
 from olaf.constants import JUMBO_MTU, TxReading
 from olaf.controller.state import SwitchState, desired_state
 from olaf.fixedpoint import GRAD_FRAC_BITS, REWARD_FRAC_BITS, reward_to_fixed
+from olaf.plan.arrivals import trace_gaps_ns
 from olaf.plan.plan import Link, RunPlan
 from olaf.plan.topology import worker_seed
 from olaf.sim import build, rundir
 from olaf.sim.simrun import SimRun
-from olaf.sim.topology import PS_IP, WorkerHost, ip_int, network
+from olaf.sim.topology import PS_IP, WorkerHost, ip_int, network, worker_schedule_of, worker_start_ns
 
 NS_PER_MS = 1_000_000
 MTU = JUMBO_MTU
@@ -68,14 +70,36 @@ def _link(ns: Any, s: RunPlan, up: Link, ch: Chunking) -> Any:
     return lp
 
 
+def check_arrivals(s: RunPlan, ch: Chunking) -> None:
+    """Refuse what the simulated workers cannot generate as the plan says.
+
+    Raises:
+        olaf.configfile.ConfigError: a trace that cannot be replayed (``trace.file``), or an on/off
+            burst of more chunk frames than a worker's device queue holds (``groups[i].burst``).
+    """
+    if s.trace is not None:
+        s.traces()
+    for i, g in enumerate(s.groups):
+        if g.burst * ch.num_chunks > s.device_queue_packets:
+            raise ConfigError(f"groups[{i}].burst", f"{g.burst} updates of K = {ch.num_chunks} chunks back to back "
+                              f"exceed a worker's device queue of {s.device_queue_packets} packets "
+                              "(device_queue_packets); lower the burst or raise device_queue_packets")
+
+
 def _worker_params(ns: Any, s: RunPlan, w: WorkerHost) -> Any:
     g = s.groups[w.group]
+    sched = worker_schedule_of(s, w)
     p = ns.WorkerParams()
     p.ip = ip_int(w.ip)
     p.ps_ip = ip_int(PS_IP)
-    p.start_ns = round(g.start_ms * NS_PER_MS)
+    p.start_ns = worker_start_ns(s, w)
     p.period_ns = round(g.period_ms * NS_PER_MS)
     p.jitter_ns = round(g.jitter_ms * NS_PER_MS)
+    p.burst = sched.burst
+    if sched.trace_ms is not None:
+        import cppyy  # noqa: PLC0415 (loaded with the simulation library)
+
+        p.trace_gaps_ns = cppyy.gbl.std.vector["int64_t"](list(trace_gaps_ns(sched.trace_ms, sched.trace_scale)))
     p.duration_ns = 0 if s.duration_s is None else round(s.duration_s * 1e9)
     p.max_updates = s.updates_per_worker or 0
     p.tc = s.transmission_control
@@ -106,6 +130,7 @@ def simulate(s: RunPlan, scheduler: str = DEFAULT_SCHEDULER) -> SimRun:
     import time
 
     ch = chunking(s)
+    check_arrivals(s, ch)
     for name, segs in s.queue_segments(ch).items():
         if segs > s.segments:
             raise ValueError(f"queue_size.{name}: {segs // ch.num_chunks} updates of K = {ch.num_chunks} chunks need "

@@ -87,7 +87,7 @@ from olaf.rundir.records import (
 )
 from olaf.sim import build
 from olaf.sim.simrun import SimRun
-from olaf.sim.topology import PS_IP, WorkerHost
+from olaf.sim.topology import PS_IP, WorkerHost, worker_schedule_of, worker_start_ns
 
 BACKEND = "ns3"
 FATES = ("in_flight", "delivered", "folded", "dropped", "lost_device", "not_sent")
@@ -167,13 +167,13 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerS
     g = s.groups[w.group]
     idx = run.worker_index[name]
     c = ns.GetWorkerCounters(idx)
-    t0 = round(g.start_ms * 1e6)
+    t0 = worker_start_ns(s, w)  # its group's start and its start phase, as a real worker's go record
     k = run.chunking.num_chunks
-    start = WorkerStart(ev="start", role="worker", t_ns=0, name=name, start_at_ns=t0, start_file=None, bind=w.ip,
+    start = WorkerStart(ev="start", role="worker", t_ns=0, name=name, start_at_ns=round(g.start_ms * 1e6),
+                        start_file=None, bind=w.ip,
                         ps=f"{PS_IP}:{UPDATE_PORT}", cluster_id=w.cluster_id, worker_id=w.worker_id,
                         seed=worker_seed(s.seed, w.worker_id), backend=BACKEND, group=g.name,
-                        schedule={"duration_s": s.duration_s, "max_updates": s.updates_per_worker, "kind": "periodic",
-                                  "period_ms": g.period_ms, "jitter_ms": g.jitter_ms},
+                        schedule=worker_schedule_of(s, w).describe(),
                         task=None, num_chunks=k if k > 1 else None,
                         tx={"enabled": s.transmission_control, **s.tc.model_dump()})
     if s.records:

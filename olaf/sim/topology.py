@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
+from olaf.hosts.schedule import ScheduleSpec, worker_schedule
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import PARENT, PS_IP, Layout, Placement, layout  # noqa: F401  (PS_IP re-exported)
 
@@ -30,6 +31,18 @@ class WorkerHost:
     cluster_id: int
     group: int
     switch: str
+
+
+def worker_schedule_of(s: RunPlan, w: WorkerHost) -> ScheduleSpec:
+    """Worker ``w``'s schedule on the plan's arrival model (:func:`olaf.hosts.schedule.worker_schedule`,
+    the one a real worker of the plan gets): its start phase, on/off burst or replayed trace."""
+    return worker_schedule(s, w.group, w.worker_id, duration_s=s.duration_s, max_updates=s.updates_per_worker)
+
+
+def worker_start_ns(s: RunPlan, w: WorkerHost) -> int:
+    """Worker ``w``'s start after t0, ns: its group's ``start_ms`` plus its start phase
+    (:meth:`~olaf.plan.plan.RunPlan.start_phase_ns`)."""
+    return round(s.groups[w.group].start_ms * 1e6) + s.start_phase_ns(w.group, w.worker_id)
 
 
 @dataclass

@@ -56,7 +56,12 @@ void OlafWorker::SetDevice(Ptr<ns3::NetDevice> dev) {
 }
 
 int64_t OlafWorker::NextGap() {
-  double gap = static_cast<double>(p_.period_ns);
+  // The gap before update idx_ (olaf/plan/arrivals.py); -1: the trace has ended.
+  if (!p_.trace_gaps_ns.empty()) {
+    return idx_ < static_cast<int64_t>(p_.trace_gaps_ns.size()) ? p_.trace_gaps_ns[idx_] : -1;
+  }
+  if (idx_ % p_.burst != 0) return 0;  // inside a burst: back to back
+  double gap = static_cast<double>(p_.period_ns * p_.burst);
   if (p_.jitter_ns > 0) {
     const double j = static_cast<double>(p_.jitter_ns);
     gap += sched_rng_.uniform(-j, j);
@@ -65,7 +70,9 @@ int64_t OlafWorker::NextGap() {
 }
 
 void OlafWorker::StartApplication() {
-  t_due_ = p_.start_ns + NextGap();
+  const int64_t gap = NextGap();
+  if (gap < 0) return;
+  t_due_ = p_.start_ns + gap;
   if (p_.duration_ns > 0 && t_due_ >= p_.start_ns + p_.duration_ns) return;
   next_ = ns3::Simulator::Schedule(ns3::NanoSeconds(t_due_) - ns3::Simulator::Now(),
                                    &OlafWorker::Generate, this);
@@ -140,7 +147,9 @@ void OlafWorker::Generate() {
   if (keep_records_) gens_.push_back(rec);
   idx_++;
   if (p_.max_updates > 0 && idx_ >= p_.max_updates) return;
-  t_due_ += NextGap();
+  const int64_t gap = NextGap();
+  if (gap < 0) return;
+  t_due_ += gap;
   if (p_.duration_ns > 0 && t_due_ >= p_.start_ns + p_.duration_ns) return;
   next_ = ns3::Simulator::Schedule(ns3::NanoSeconds(t_due_ - now), &OlafWorker::Generate, this);
 }

@@ -2,7 +2,8 @@
 // olaf/hosts/ reduced to what the network sees (docs/simulation.md).
 //
 // OlafWorker (olaf/hosts/worker.py): generates an update one gap after the
-// previous one was due (gap = period + U(-jitter, +jitter)), asks transmission
+// previous one was due (the plan's arrival model, olaf/plan/arrivals.py: gap =
+// period + U(-jitter, +jitter); on/off bursts; or replayed gaps), asks transmission
 // control (txcontrol.hpp, paper §5) whether to send it, and sends it as real
 // Olaf update datagrams (docs/protocol.md) on its access link: K chunks of L
 // elements (the last zero-padded, olaf/chunks.py), all with the same seq,

@@ -45,10 +45,16 @@ struct WorkerParams {
   uint32_t ip = 0;
   uint32_t ps_ip = 0;
   uint16_t src_port = 50101;  // workers send from their ACK port (olaf/hosts/worker.py)
-  int64_t start_ns = 0;       // t0
+  int64_t start_ns = 0;       // the worker's start: its group's start plus its start phase
   int64_t period_ns = 100000000;
   int64_t jitter_ns = 0;
-  int64_t duration_ns = 0;  // no generation at or after t0 + duration; 0 = no limit
+  // On/off arrivals (olaf/plan/arrivals.py): bursts of `burst` updates back to back (gaps 0),
+  // one per gap burst * period + U(-jitter, +jitter); 1 = periodic.
+  int64_t burst = 1;
+  // Replayed gaps (ns, the first from the start; olaf/plan/arrivals.py): when not empty they
+  // replace period/jitter/burst, and generation ends after the last one.
+  std::vector<int64_t> trace_gaps_ns;
+  int64_t duration_ns = 0;  // no generation at or after start + duration; 0 = no limit
   int64_t max_updates = 0;  // 0 = no limit
   bool tc = false;
   double tc_delta_t_ms = 400.0;
