@@ -48,7 +48,7 @@ def test_local_backend_trains_cartpole_and_writes_the_training_outputs(tmp_path)
 
     r = CliRunner().invoke(main, ["train", "--backend", "local", "--env", "CartPole-v1", "--clusters", "2",
                                   "--workers-per-cluster", "1", "--target", "1e9", "--ps-updates", "4",
-                                  "--eval-every-s", "1", "--eval-episodes", "5",
+                                  "--eval-every-s", "1", "--eval-episodes", "5", "--no-apply-locally",
                                   "--budget-s", "600", "--results", str(tmp_path / "results")])
     assert r.exit_code == 0, r.output
     (run,) = [p for p in (tmp_path / "results").iterdir() if p.name != "latest"]
@@ -59,6 +59,10 @@ def test_local_backend_trains_cartpole_and_writes_the_training_outputs(tmp_path)
     meta = json.loads((run / "run.json").read_text())
     assert meta["backend"] == "local" and meta["plan"]["workload"]["kind"] == "ppo"
     assert meta["stopped_early_s"] is not None, "the job ran to its budget, not to its 4 updates at the PS"
+    # --no-apply-locally reached the workers' learners
+    assert meta["plan"]["workload"]["job"]["task"]["apply_locally"] is False
+    starts = [json.loads((run / "hosts" / f"w{i}.jsonl").read_text().splitlines()[0]) for i in (1, 2)]
+    assert all(st["task"]["apply_locally"] is False for st in starts), starts
     for f in ("progress.csv", "rewards.csv", "summary.json"):
         assert (run / f).exists(), f
     s = json.loads((run / "summary.json").read_text())["overall"]

@@ -21,7 +21,7 @@ from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts.modes import Mode
-from olaf.plan.workload import DEFAULT_ENV, NETS, PPOConfig, TrainJob
+from olaf.plan.workload import DEFAULT_ENV, NETS, PPOConfig, PPOTaskSpec, TrainJob
 from olaf.topologies.spec import QUEUES
 from olaf.training.job import build_plan, checked_backend, job_mtu
 
@@ -70,6 +70,10 @@ def train_options(f):
                      help="Training mode (paper Fig. 2)."),
         click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=TrainJob.ack_wait_ms, show_default=True,
                      help="How long a worker waits for the ACK's weights after an update, ms."),
+        click.option("--apply-locally/--no-apply-locally", default=PPOTaskSpec.apply_locally, show_default=True,
+                     help="A worker keeps its own step on its weights until it adopts newer global ones (off: every "
+                          "iteration starts from the last global weights an ACK brought: a worker whose ACKs are "
+                          "late or lost repeats rollouts of the same policy)."),
         click.option("--iterations", type=click.IntRange(1), default=None,
                      help="End the job once every worker has done this many PPO iterations (it still ends at "
                           "the target; --budget-s stays its wall-time limit)."),

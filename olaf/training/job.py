@@ -120,7 +120,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
                ps_gate: Optional[bool] = TrainJob.ps_gate, ps_lr_final: Optional[float] = None,
                ps_lr_decay_updates: Optional[int] = None, mode: str = "async",
-               ack_wait_ms: float = TrainJob.ack_wait_ms, iterations: Optional[int] = None,
+               ack_wait_ms: float = TrainJob.ack_wait_ms, apply_locally: bool = PPOTaskSpec.apply_locally,
+               iterations: Optional[int] = None,
                ps_updates: Optional[int] = None, eval_every_s: Optional[float] = None,
                eval_episodes: int = TrainJob.eval_episodes, solve: bool = False,
                solve_at: Optional[float] = None) -> RunPlan:
@@ -154,7 +155,7 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     try:
         ppo = PPOConfig(hidden=widths, arch=preset.arch, reward_scale=preset.reward_scale, n_steps=n_steps,
                         n_envs=n_envs)
-        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu),
+        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu, apply_locally=apply_locally),
                        num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, ps_lr_final=ps_lr_final,
                        ps_lr_decay_updates=ps_lr_decay_updates, mode=mode,
                        ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target, iterations=iterations,
