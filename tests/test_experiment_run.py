@@ -1,5 +1,5 @@
 """`olaf experiment` end to end on the ns-3 backend (small): results per point with mean and
-95 % CI over seeds, the paired AoM reduction, the table beside the paper's numbers, the
+95 % CI over seeds, the paired AoM reduction and Fig. 7's paired speedup, the table beside the paper's numbers, the
 figure, resuming, docs/reproduction.md, and a run that cannot finish in its duration."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.ns3
 
 SPEC = {
     "name": "small", "title": "small ToR", "reproduces": "Table 1 (§8.1)", "scaling": "tiny",
-    "plan": {"topology": "tor", "duration_s": 3, "queue_size": {"s1": 2},
+    "plan": {"topology": "tor", "duration_s": 3, "queue_size": {"s1": 2}, "updates_from_each": [5],
                  "groups": [{"name": "all", "clusters": 3, "workers_per_cluster": 2, "period_ms": 50,
                              "jitter_ms": 10}]},
     "sweep": {"queue": ["fifo", "olaf"], "load.s1": [2]},
@@ -60,6 +60,10 @@ def test_results_have_mean_and_ci_over_seeds(experiment):
         f = next(x for x in res["runs"] if x["point"]["queue"] == "fifo" and x["seed"] == r["seed"])
         want = 100 * (1 - r["metrics"]["aom_avg_ms"] / f["metrics"]["aom_avg_ms"])
         assert r["metrics"]["aom_reduction_pct"] == pytest.approx(want)
+        # Fig. 7's speedup: FIFO's time to 5 updates from every worker over Olaf's, same seed
+        t_fifo, t_olaf = f["metrics"]["time_to_each_ms.5"], r["metrics"]["time_to_each_ms.5"]
+        assert t_fifo > t_olaf > 0 and r["metrics"]["speedup_each.5"] == pytest.approx(t_fifo / t_olaf)
+        assert f["metrics"]["speedup_each.5"] is None and r["metrics"]["each_exact_pct"] == 100.0
     rows = list(csv.DictReader(open(d / "out" / "results.csv")))
     assert [r["queue"] for r in rows] == ["fifo", "olaf"] and float(rows[1]["loss_pct_mean"]) == pytest.approx(
         olaf["metrics"]["loss_pct"]["mean"])

@@ -29,8 +29,10 @@ Metrics of a run (``RunMetrics.values``; None where undefined):
 * with ``updates_from_each`` in the plan, for each N: ``time_to_each_ms.<N>`` — ms from the run's
   start until the PS had received N updates from every worker, aggregated ones counted per
   contributing worker (paper §8.2, the quantity of Fig. 7; :mod:`olaf.report.deliveries`), None
-  if a worker never got there; and ``each_exact_pct`` — the share of receptions whose
-  contributors were attributed exactly (100 with the ns-3 ledger);
+  if a worker never got there; ``speedup_each.<N>`` — set by the runner, paired by seed: the
+  baseline run's ``time_to_each_ms.<N>`` over this run's (Fig. 7's speedup); and
+  ``each_exact_pct`` — the share of receptions whose contributors were attributed exactly (100
+  with the ns-3 ledger);
 * ``aom_reduction_pct`` — set by the runner, paired by seed: ``100 · (1 − aom_avg_ms /
   aom_avg_ms of the baseline run)`` (paper §8.1 "reduces the average AoM by 69 %").
 
@@ -76,7 +78,8 @@ def metric_names(s: RunPlan) -> list[str]:
     if len(s.groups) > 1:
         names += ["peak_gap_periods", "peak_gap_per_update_periods"]
     if s.updates_from_each:
-        names += [*(f"time_to_each_ms.{n}" for n in s.updates_from_each), "each_exact_pct"]
+        names += [*(f"{m}.{n}" for m in ("time_to_each_ms", "speedup_each") for n in s.updates_from_each),
+                  "each_exact_pct"]
     if isinstance(s.workload, PPOWorkload):
         names += list(TRAINING_METRICS)
     return names

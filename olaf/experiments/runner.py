@@ -95,21 +95,33 @@ class ExperimentResult:
 
 
 def _pair_reductions(spec: ExperimentSpec, runs: list[RunRecord]) -> None:
-    """``aom_reduction_pct`` of every run against the baseline run of its point and seed."""
+    """The paired metrics of every run against the baseline run of its point and seed:
+    ``aom_reduction_pct`` and, with the plan's ``updates_from_each``, ``speedup_each.<N>`` =
+    baseline ``time_to_each_ms.<N>`` / the run's (paper §8.2's Fig. 7 speedup, FIFO's time over
+    Olaf's; None when either never got N updates from every worker)."""
     (param, base_value), = spec.baseline.items()
     by_key = {(r.index, r.seed): r for r in runs if r.status != "failed"}
     points = spec.points()
+    each = spec.plan.updates_from_each
     for r in runs:
         r.metrics["aom_reduction_pct"] = None
+        for n in each:
+            r.metrics[f"speedup_each.{n}"] = None
         if r.status == "failed" or param not in r.point or same_value(r.point[param], base_value):
             continue
         want = {**r.point, param: base_value}
         j = next((i for i, p in enumerate(points) if all(same_value(p[k], want[k]) for k in want)), None)
         b = by_key.get((j, r.seed)) if j is not None else None
-        a0 = b.metrics.get("aom_avg_ms") if b is not None else None
+        if b is None:
+            continue
+        a0 = b.metrics.get("aom_avg_ms")
         a1 = r.metrics.get("aom_avg_ms")
         if a0 and a1 is not None:
             r.metrics["aom_reduction_pct"] = 100.0 * (1.0 - a1 / a0)
+        for n in each:
+            t0, t1 = b.metrics.get(f"time_to_each_ms.{n}"), r.metrics.get(f"time_to_each_ms.{n}")
+            if t0 is not None and t1:
+                r.metrics[f"speedup_each.{n}"] = t0 / t1
 
 
 def aggregate(spec: ExperimentSpec, runs: list[RunRecord]) -> list[dict[str, Any]]:
