@@ -27,7 +27,9 @@ after update ``k − 1`` (the first one gap after the start).
 
       {"unit": "ms", "source": "...", "workers": [{"name": "w1", "t_ms": [12.5, 110.0, ...]}, ...]}
 
-  with every ``t_ms`` non-empty, ≥ 0 and non-decreasing.
+  with every ``t_ms`` non-empty, ≥ 0 and non-decreasing. With ``trace.repeat`` a worker's
+  times are replayed again and again until the plan's ``duration_s`` (:func:`repeat_times`):
+  a job that trains longer than the recorded one keeps its rhythm.
 """
 
 from __future__ import annotations
@@ -125,6 +127,28 @@ def check_times(where: str, times: Sequence[float]) -> list[float]:
         if i and t < out[i - 1]:
             raise ValueError(f"{where}: entry {i} ({t} ms) is before entry {i - 1} ({out[i - 1]} ms)")
     return out
+
+
+def repeat_times(times_ms: Sequence[float], until_ms: float) -> tuple[float, ...]:
+    """``times_ms`` (offsets from the start, non-decreasing) replayed again and again, the times
+    before ``until_ms`` (a worker's generation window is ``[start, start + duration)``): cycle ``c`` adds ``c · L`` to every time, with ``L`` = the last time plus the
+    mean gap (last / number of times), so that the gap across a cycle boundary is the mean one.
+
+    Raises:
+        ValueError: ``times_ms`` empty or ending at 0 (nothing to repeat).
+    """
+    if not times_ms or times_ms[-1] <= 0:
+        raise ValueError("a trace to repeat needs times after its start")
+    cycle = times_ms[-1] * (1 + 1 / len(times_ms))
+    out: list[float] = []
+    k = 0
+    while True:
+        for t in times_ms:
+            x = t + k * cycle
+            if x >= until_ms:
+                return tuple(out)
+            out.append(x)
+        k += 1
 
 
 def traces_json(workers: Sequence[WorkerTrace], source: str) -> dict:

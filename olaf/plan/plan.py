@@ -57,7 +57,7 @@ from olaf.constants import (
     UDP_HEADER_LEN,
     UPDATE_HEADER_LEN,
 )
-from olaf.plan.arrivals import TraceFileError, WorkerTrace, read_traces, start_phase_ns
+from olaf.plan.arrivals import TraceFileError, WorkerTrace, read_traces, repeat_times, start_phase_ns
 from olaf.plan.faults import parse_fault
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT, SWITCHES
 from olaf.plan.tx import TxParams
@@ -146,6 +146,8 @@ class TraceReplay(FileModel):
     file: str = Field(description="trace file (JSON, olaf.plan.arrivals; `olaf trace extract RUN_DIR -o FILE` "
                       "writes one from a run directory)")
     scale: float = Field(default=1.0, gt=0, description="multiplies every time (0.5 replays twice as fast)")
+    repeat: bool = Field(default=False, description="replay each worker's times again and again until duration_s "
+                         "(olaf.plan.arrivals.repeat_times)")
 
 
 class BanditWorkload(FileModel):
@@ -240,6 +242,8 @@ class RunPlan(FileModel):
             raise ValueError("updates_from_each needs records: true (per-update logs)")
         if self.num_workers > 250 * 250:
             raise ValueError(f"{self.num_workers} workers: at most {250 * 250} (addressing 10.0.x.y)")
+        if self.trace is not None and self.trace.repeat and self.duration_s is None:
+            raise ValueError("trace.repeat: a repeated trace never ends; give duration_s")
         if self.trace is not None:
             for i, g in enumerate(self.groups):
                 for f in ("start_phase", "arrivals", "burst"):
@@ -268,7 +272,14 @@ class RunPlan(FileModel):
                 raise ConfigError("trace.file", f"{self.trace.file}: {len(got)} workers' traces for a plan of "
                                   f"{self.num_workers} workers; give a trace of at least {self.num_workers} workers "
                                   "or fewer workers (groups[*].clusters, workers_per_cluster)")
-            self._traces = got[:self.num_workers]
+            got = got[:self.num_workers]
+            if self.trace.repeat:
+                until = self.duration_s * 1000 / self.trace.scale  # type: ignore[operator] (checked)
+                try:
+                    got = [WorkerTrace(w.name, repeat_times(w.t_ms, until)) for w in got]
+                except ValueError as e:
+                    raise ConfigError("trace.repeat", f"{self.trace.file}: {e}") from None
+            self._traces = got
         return self._traces
 
     def start_phase_ns(self, group: int, worker_id: int) -> int:
