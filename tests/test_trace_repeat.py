@@ -1,4 +1,5 @@
-"""A replayed trace repeated until the plan's duration (``trace.repeat``, olaf.plan.arrivals.repeat_times):
+"""A replayed trace repeated until the plan's duration (``trace.repeat``, olaf.plan.arrivals.repeat_times)
+and one recorded job per seed (``{seed}`` in ``trace.file``):
 the same times on every backend, and refused where it could never end."""
 
 from __future__ import annotations
@@ -57,3 +58,16 @@ def test_ns3_workers_generate_the_repeated_times(sim, tmp_path) -> None:
            for w in run.net.workers}
     assert got == {i + 1: [round(t * 1e6) for t in tr.t_ms] for i, tr in enumerate(p.traces())}
     assert len(got[1]) == 7  # 10..30, 50..70, 90 (≤ 100 ms)
+
+
+def test_seed_in_the_trace_file_name_picks_one_recorded_job_per_seed(tmp_path) -> None:
+    for seed, t in ((1, [10.0]), (2, [20.0])):
+        (tmp_path / f"job-{seed}.json").write_text(json.dumps({"workers": [{"name": "w1", "t_ms": t}]}))
+    for seed, t in ((1, 10.0), (2, 20.0)):
+        p = validate(RunPlan, {"duration_s": 1, "seed": seed, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
+                               "trace": {"file": str(tmp_path / "job-{seed}.json")}})
+        assert p.trace_file == str(tmp_path / f"job-{seed}.json") and p.traces()[0].t_ms == (t,)
+    p = validate(RunPlan, {"duration_s": 1, "seed": 3, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
+                           "trace": {"file": str(tmp_path / "job-{seed}.json")}})
+    with pytest.raises(ConfigError, match="job-3.json: cannot read"):
+        p.traces()

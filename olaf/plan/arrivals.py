@@ -131,8 +131,9 @@ def check_times(where: str, times: Sequence[float]) -> list[float]:
 
 def repeat_times(times_ms: Sequence[float], until_ms: float) -> tuple[float, ...]:
     """``times_ms`` (offsets from the start, non-decreasing) replayed again and again, the times
-    before ``until_ms`` (a worker's generation window is ``[start, start + duration)``): cycle ``c`` adds ``c · L`` to every time, with ``L`` = the last time plus the
-    mean gap (last / number of times), so that the gap across a cycle boundary is the mean one.
+    before ``until_ms`` (a worker's generation window is ``[start, start + duration)``). Cycle
+    ``c`` adds ``c · L`` to every time, with ``L`` = the last time plus the mean gap (last /
+    number of times), so that the gap across a cycle boundary is the mean one.
 
     Raises:
         ValueError: ``times_ms`` empty or ending at 0 (nothing to repeat).

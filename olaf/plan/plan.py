@@ -144,7 +144,8 @@ class TraceReplay(FileModel):
     times, offsets from its start (its group's ``start_ms``; no start phase)."""
 
     file: str = Field(description="trace file (JSON, olaf.plan.arrivals; `olaf trace extract RUN_DIR -o FILE` "
-                      "writes one from a run directory)")
+                      "writes one from a run directory); {seed} in it is replaced by the plan's seed (one recorded "
+                      "job per seed)")
     scale: float = Field(default=1.0, gt=0, description="multiplies every time (0.5 replays twice as fast)")
     repeat: bool = Field(default=False, description="replay each worker's times again and again until duration_s "
                          "(olaf.plan.arrivals.repeat_times)")
@@ -252,6 +253,16 @@ class RunPlan(FileModel):
                                          "(trace.file): its workers generate at the trace's times; remove one")
         return self
 
+    @property
+    def trace_file(self) -> str:
+        """``trace.file`` with ``{seed}`` replaced by the plan's seed.
+
+        Raises:
+            olaf.configfile.ConfigError: no ``trace``."""
+        if self.trace is None:
+            raise ConfigError("trace", "the plan replays no trace")
+        return self.trace.file.replace("{seed}", str(self.seed))
+
     def traces(self) -> list[WorkerTrace]:
         """The replayed generation times of the plan's workers 1..N, in order (read once, from
         ``trace.file``).
@@ -265,11 +276,11 @@ class RunPlan(FileModel):
             raise ConfigError("trace", "the plan replays no trace")
         if self._traces is None:
             try:
-                got = read_traces(self.trace.file)
+                got = read_traces(self.trace_file)
             except TraceFileError as e:
                 raise ConfigError(str(e)) from None
             if len(got) < self.num_workers:
-                raise ConfigError("trace.file", f"{self.trace.file}: {len(got)} workers' traces for a plan of "
+                raise ConfigError("trace.file", f"{self.trace_file}: {len(got)} workers' traces for a plan of "
                                   f"{self.num_workers} workers; give a trace of at least {self.num_workers} workers "
                                   "or fewer workers (groups[*].clusters, workers_per_cluster)")
             got = got[:self.num_workers]
@@ -278,7 +289,7 @@ class RunPlan(FileModel):
                 try:
                     got = [WorkerTrace(w.name, repeat_times(w.t_ms, until)) for w in got]
                 except ValueError as e:
-                    raise ConfigError("trace.repeat", f"{self.trace.file}: {e}") from None
+                    raise ConfigError("trace.repeat", f"{self.trace_file}: {e}") from None
             self._traces = got
         return self._traces
 
