@@ -103,7 +103,7 @@ def test_committed_specs_plan_on_both_backends(path: Path):
     from olaf.backends.mininet import run_spec
 
     s = load_spec(path)
-    assert s.paper and s.scaling and s.reproduces
+    assert (s.paper or s.paper_claim) and s.scaling and s.reproduces
     for backend in ("ns3", "mininet"):
         runs = plan(s, backend)
         assert len(runs) == len(s.points()) * len(s.seeds_for(backend))
@@ -204,3 +204,18 @@ def test_exclude_leaves_out_points_and_names_a_bad_entry():
     assert "leaves no point" in error(sweep={"queue": ["fifo"]}, exclude=[{"queue": "fifo"}])
     with pytest.raises(ConfigError, match="reading"):
         plan(spec(sweep={"tc.reading": ["back-off"]}), "ns3")
+
+
+def test_a_figure_without_numbers_gets_ours_alone_and_the_papers_claim():
+    from olaf.experiments.metrics import metric_names
+    from olaf.experiments.outputs import markdown_table
+
+    s = load_spec(Path("experiments/fig7.yaml"))
+    assert not s.paper and "speedup increasing" in s.paper_claim
+    est = {"mean": 2.5, "ci95": 0.1, "n": 3}
+    pts = [{"index": 0, "point": p, "label": f"p{i}", "runs": 3, "incomplete_runs": 0,
+            "metrics": {m: est for m in metric_names(s.plan)}} for i, p in enumerate(s.points())]
+    table = markdown_table(s, pts, "ns3")
+    head = table.splitlines()[0]
+    assert "(paper)" not in head and head.count("(ours)") == len(s.table.columns)
+    assert "The paper gives no numbers here: \"Fig. 7 shows" in table

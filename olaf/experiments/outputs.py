@@ -57,7 +57,8 @@ def markdown_table(spec: ExperimentSpec, points: list[dict[str, Any]], backend: 
     """The results table: one row per point, per column the paper's value and ours (mean ± 95 % CI)."""
     assert spec.table is not None
     cols = spec.table.columns
-    head = ["point"] + [f"{c.label} ({who})" for c in cols for who in ("paper", "ours")]
+    who = ("paper", "ours") if spec.paper else ("ours",)  # a figure without numbers: ours alone
+    head = ["point"] + [f"{c.label} ({w})" for c in cols for w in who]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for p in points:
         row = paper_row(spec, p["point"])
@@ -66,11 +67,14 @@ def markdown_table(spec: ExperimentSpec, points: list[dict[str, Any]], backend: 
             label += f" — {p['incomplete_runs']} incomplete run(s)"
         cells = [label]
         for c in cols:
-            cells += [_paper_value(row, c.metric, c.digits), ours(p["metrics"][c.metric], c.digits)]
+            cells += ([_paper_value(row, c.metric, c.digits)] if spec.paper else []) + [
+                ours(p["metrics"][c.metric], c.digits)]
         lines.append("| " + " | ".join(cells) + " |")
     seeds = sorted({p["metrics"][cols[0].metric]["n"] for p in points}) if points else []
     foot = [f"Backend `{backend}`; ours: mean ± 95 % confidence interval (Student's t) over "
             f"{'/'.join(map(str, seeds)) or 0} seed(s) per point."]
+    if spec.paper_claim:
+        foot.append(f"The paper gives no numbers here: {spec.paper_claim.strip()}")
     if spec.table.note:
         foot.append(spec.table.note.strip())
     return "\n".join(lines) + "\n\n" + "\n\n".join(foot) + "\n"

@@ -114,6 +114,8 @@ class ExperimentSpec(FileModel):
                                               "settings, fields left out, seeds")
     table: Optional[Table] = None
     paper: list[PaperRow] = Field(default_factory=list)
+    paper_claim: str = Field(default="", description="what the paper states where it gives no numbers (a figure "
+                             "drawn without values), quoted under the table")
     figure: Optional[Figure] = None
 
     @field_validator("set", "sweep")
