@@ -5,15 +5,20 @@ Load as the paper's Table 2: every worker sends an update every 100 ms (jitter 1
 queues 5 (s1, s2) and 8 (s3); each uplink carries 12 update frames/s per cluster
 (12 % of the offered load, Table 2's FIFO loss of 88 %), so s3 is the bottleneck.
 Prints, per size, the wall time of the event loop and of the whole run (set-up and
-writing included), events and packets, and the delivered updates.
+writing included), the whole run's CPU time (this process's user + system seconds: on a
+shared machine the wall times include waiting for a core, the CPU time does not), the
+process's peak resident memory so far (the sizes run in the order given, so list them
+smallest first), events and packets, and the delivered updates.
 
     python bench/sim_scale.py [--clusters 10 100 1000] [--duration 60] [--queue olaf]
+    python bench/sim_scale.py --clusters 10000     # 100,000 workers: about 10 GiB
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -40,17 +45,19 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds")
     ap.add_argument("--queue", default="olaf", choices=["olaf", "olaf_tc", "fifo"])
     a = ap.parse_args()
-    print(f"{'clusters':>8} {'workers':>8} {'loop wall s':>11} {'total wall s':>12} {'events':>11} "
-          f"{'packets':>10} {'generated':>10} {'delivered':>10}")
+    print(f"{'clusters':>8} {'workers':>8} {'loop wall s':>11} {'total wall s':>12} {'total CPU s':>11} "
+          f"{'peak RSS MiB':>12} {'events':>11} {'packets':>10} {'generated':>10} {'delivered':>10}")
     for c in a.clusters:
         with tempfile.TemporaryDirectory() as tmp:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             out = run_ns3(scenario(c, a.duration, a.queue), Path(tmp) / "run")
-            total = time.perf_counter() - t0
+            total, cpu = time.perf_counter() - t0, time.process_time() - c0
+            rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # ru_maxrss: KiB on Linux
             sim = read_manifest(out).backend_info["sim"]
             w = json.loads((out / "hosts" / "workers.summary.json").read_text())
             ps = json.loads((out / "hosts" / "ps.summary.json").read_text())
-        print(f"{c:8d} {10 * c:8d} {sim['wall_s']:11.1f} {total:12.1f} {sim['events']:11,d} {sim['packets']:10,d} "
+        print(f"{c:8d} {10 * c:8d} {sim['wall_s']:11.1f} {total:12.1f} {cpu:11.1f} {rss_mib:12,.0f} "
+              f"{sim['events']:11,d} {sim['packets']:10,d} "
               f"{w['generated']:10,d} {ps['updates']:10,d}", flush=True)
 
 

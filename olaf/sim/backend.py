@@ -92,7 +92,7 @@ def _worker_params(ns: Any, s: RunPlan, w: WorkerHost) -> Any:
     p = ns.WorkerParams()
     p.ip = ip_int(w.ip)
     p.ps_ip = ip_int(PS_IP)
-    p.start_ns = worker_start_ns(s, w)
+    p.start_ns = worker_start_ns(s, w, sched.phase_ns)
     p.period_ns = round(g.period_ms * NS_PER_MS)
     p.jitter_ns = round(g.jitter_ms * NS_PER_MS)
     p.burst = sched.burst

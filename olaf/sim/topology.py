@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Optional
 
 from olaf.hosts.schedule import ScheduleSpec, worker_schedule
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import PARENT, PS_IP, Layout, Placement, layout  # noqa: F401  (PS_IP re-exported)
 
 
+@cache
 def ip_int(ip: str) -> int:
+    """The IPv4 address ``ip`` as a host-order integer (memoised: the switch tables name each
+    worker's address several times)."""
     return int(ipaddress.IPv4Address(ip))
 
 
@@ -39,10 +44,12 @@ def worker_schedule_of(s: RunPlan, w: WorkerHost) -> ScheduleSpec:
     return worker_schedule(s, w.group, w.worker_id, duration_s=s.duration_s, max_updates=s.updates_per_worker)
 
 
-def worker_start_ns(s: RunPlan, w: WorkerHost) -> int:
+def worker_start_ns(s: RunPlan, w: WorkerHost, phase_ns: Optional[int] = None) -> int:
     """Worker ``w``'s start after t0, ns: its group's ``start_ms`` plus its start phase
-    (:meth:`~olaf.plan.plan.RunPlan.start_phase_ns`)."""
-    return round(s.groups[w.group].start_ms * 1e6) + s.start_phase_ns(w.group, w.worker_id)
+    (:meth:`~olaf.plan.plan.RunPlan.start_phase_ns`; ``phase_ns`` when the caller has it already,
+    e.g. from :func:`worker_schedule_of`)."""
+    phase = s.start_phase_ns(w.group, w.worker_id) if phase_ns is None else phase_ns
+    return round(s.groups[w.group].start_ms * 1e6) + phase
 
 
 @dataclass

@@ -57,8 +57,12 @@ class FateLedger {
   void Tag(uint64_t update, uint32_t chunk, ns3::Packet &p);
   void Refused(const ns3::Packet &p);
 
+  // Whether this ledger tracks chunks (records on); disabled, no packet carries a bundle.
+  bool enabled() const { return enabled_; }
   // Bundle carried by p, -1 if none.
   static int64_t BundleOf(const ns3::Packet &p);
+  // BundleOf(p) when the ledger is enabled, else -1 without reading p's tags.
+  int64_t Bundle(const ns3::Packet &p) const { return enabled_ ? BundleOf(p) : -1; }
   static void SetBundle(ns3::Packet &p, int64_t bundle);
 
   // Queue decisions and packet fates (bundle -1: untracked, ignored).

@@ -52,6 +52,7 @@ OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_params, uint32_t chun
 
 void OlafWorker::SetDevice(Ptr<ns3::NetDevice> dev) {
   dev_ = dev;
+  broadcast_ = dev->GetBroadcast();
   dev->SetReceiveCallback(ns3::MakeCallback(&OlafWorker::Receive, this));
 }
 
@@ -122,7 +123,7 @@ void OlafWorker::Generate() {
       auto pkt = ns3::Create<ns3::Packet>(buf_.data(), buf_.size());
       ledger_->Tag(update, c, *pkt);
       g_packets_sent++;
-      if (dev_->Send(pkt, dev_->GetBroadcast(), 0x0800)) {
+      if (dev_->Send(pkt, broadcast_, 0x0800)) {
         taken++;
       } else {
         ledger_->Refused(*pkt);
@@ -155,10 +156,15 @@ void OlafWorker::Generate() {
 }
 
 bool OlafWorker::FirstSlice(uint16_t worker_id, uint32_t seq, uint64_t gen_ts) {
-  for (const Answered &x : answered_)
-    if (x.worker_id == worker_id && x.seq == seq && x.gen_ts == gen_ts) return false;
-  answered_.push_back(Answered{worker_id, seq, gen_ts});
-  if (answered_.size() > kAnsweredMemory) answered_.pop_front();
+  for (size_t i = 0; i < answered_n_; i++)
+    if (answered_gen_ts_[i] == gen_ts && answered_[i].seq == seq &&
+        answered_[i].worker_id == worker_id)
+      return false;
+  // Remember it in place of the oldest of the kAnsweredMemory remembered.
+  answered_gen_ts_[answered_next_] = gen_ts;
+  answered_[answered_next_] = Answered{worker_id, seq};
+  answered_next_ = (answered_next_ + 1) % kAnsweredMemory;
+  if (answered_n_ < kAnsweredMemory) answered_n_++;
   return true;
 }
 
@@ -218,6 +224,7 @@ OlafPs::OlafPs(uint32_t ip, uint32_t num_params, uint32_t chunk_len, uint32_t nu
 
 void OlafPs::SetDevice(Ptr<ns3::NetDevice> dev) {
   dev_ = dev;
+  broadcast_ = dev->GetBroadcast();
   dev->SetReceiveCallback(ns3::MakeCallback(&OlafPs::Receive, this));
 }
 
@@ -227,27 +234,27 @@ bool OlafPs::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t pro
   const size_t len = p->GetSize();
   if (protocol != 0x0800 || len < in_.size()) {
     counters_.malformed++;
-    ledger_->Dropped(FateLedger::BundleOf(*p));
+    ledger_->Dropped(ledger_->Bundle(*p));
     return true;
   }
   p->CopyData(in_.data(), in_.size());
   const w::Classified c = w::classify(in_.data(), len);
   if (c.kind != w::Kind::kUpdate || c.dst_ip != ip_) {
     counters_.malformed++;
-    ledger_->Dropped(FateLedger::BundleOf(*p));
+    ledger_->Dropped(ledger_->Bundle(*p));
     return true;
   }
   const w::UpdateHeader u = w::read_update_header(in_.data());
   if (u.num_chunks != num_chunks_ || u.num_grads != chunk_len_) {
     // A chunk of another model size: counted, never applied (docs/protocol.md "Chunks").
     counters_.malformed++;
-    ledger_->Dropped(FateLedger::BundleOf(*p));
+    ledger_->Dropped(ledger_->Bundle(*p));
     return true;
   }
   const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
   const int64_t reception = static_cast<int64_t>(counters_.updates);
   counters_.updates++;
-  ledger_->Delivered(FateLedger::BundleOf(*p), now, reception);
+  ledger_->Delivered(ledger_->Bundle(*p), now, reception);
   if (keep_records_) {
     updates_.push_back(PsRecord{now, c.src_ip, u.cluster_id, u.worker_id, u.seq, u.count,
                                 static_cast<int64_t>(u.gen_ts), u.reward_sum, u.chunk});
@@ -270,7 +277,7 @@ bool OlafPs::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t pro
                     ack_len - w::kOlafOffset);
   w::write_ack_header(ack_.data(), a);
   g_packets_sent++;
-  if (dev_->Send(ns3::Create<ns3::Packet>(ack_.data(), ack_len), dev_->GetBroadcast(), 0x0800))
+  if (dev_->Send(ns3::Create<ns3::Packet>(ack_.data(), ack_len), broadcast_, 0x0800))
     counters_.acks_sent++;
   else
     counters_.ack_errors++;

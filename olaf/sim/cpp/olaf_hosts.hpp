@@ -29,7 +29,7 @@
 #define OLAF_SIM_OLAF_HOSTS_HPP_
 
 #include <cstdint>
-#include <deque>
+#include <array>
 #include <vector>
 
 #include "fate_ledger.hpp"
@@ -57,11 +57,11 @@ class OlafWorker : public ns3::Application {
   static constexpr size_t kSentMemory = 4096;    // own-ACK recognition, as olaf/hosts/worker.py
   static constexpr size_t kAnsweredMemory = 64;  // updates whose first ACK slice came (ACK events)
 
-  // Identity of the update an ACK answers: its (worker_id, seq, gen_ts).
+  // Identity of the update an ACK answers: its (worker_id, seq) here, its gen_ts in
+  // answered_gen_ts_ at the same index (scanned first: contiguous).
   struct Answered {
     uint16_t worker_id;
     uint32_t seq;
-    uint64_t gen_ts;
   };
   // True the first time an ACK slice of this update arrives (then remembered): the ACK event.
   bool FirstSlice(uint16_t worker_id, uint32_t seq, uint64_t gen_ts);
@@ -79,6 +79,7 @@ class OlafWorker : public ns3::Application {
   int node_;
   bool keep_records_;
   ns3::Ptr<ns3::NetDevice> dev_;
+  ns3::Address broadcast_;  // dev_'s broadcast address (the frames' destination)
   Xoshiro256 sched_rng_, content_rng_;
   TransmissionControl tc_;
   std::vector<double> direction_;
@@ -91,7 +92,10 @@ class OlafWorker : public ns3::Application {
   uint32_t seq_ = 0;
   std::vector<uint32_t> sent_seq_;
   std::vector<uint64_t> sent_gen_ts_;
-  std::deque<Answered> answered_;
+  // The last kAnsweredMemory updates whose first slice came (a ring: the oldest is overwritten).
+  std::array<Answered, kAnsweredMemory> answered_{};
+  std::array<uint64_t, kAnsweredMemory> answered_gen_ts_{};
+  size_t answered_n_ = 0, answered_next_ = 0;
   std::vector<uint8_t> buf_;
   std::vector<int32_t> grads_;
   std::vector<GenRecord> gens_;
@@ -117,6 +121,7 @@ class OlafPs : public ns3::Application {
   FateLedger *ledger_;
   bool keep_records_;
   ns3::Ptr<ns3::NetDevice> dev_;
+  ns3::Address broadcast_;  // dev_'s broadcast address (the frames' destination)
   std::vector<uint8_t> in_;
   std::vector<uint8_t> ack_;  // template: IPv4/UDP/ACK header and L zero weights
   std::vector<PsRecord> updates_;

@@ -45,6 +45,7 @@ void OlafSwitch::AttachPort(Ptr<ns3::NetDevice> dev) {
   NS_ABORT_MSG_UNLESS(static_cast<size_t>(dev->GetIfIndex()) == ports_.size(),
                       "ports must be attached in device order");
   ports_.push_back(dev);
+  broadcast_.push_back(dev->GetBroadcast());
   dev->SetReceiveCallback(ns3::MakeCallback(&OlafSwitch::Receive, this));
   dev->TraceConnectWithoutContext("MacTxDrop", ns3::MakeCallback(&OlafSwitch::OnTxDrop, this));
 }
@@ -87,15 +88,15 @@ int OlafSwitch::Route(uint32_t dst) const {
   return -1;
 }
 
-Ptr<ns3::Packet> OlafSwitch::Build(const uint8_t *b, size_t len, const ns3::Packet &from) {
+Ptr<ns3::Packet> OlafSwitch::Build(const uint8_t *b, size_t len, const ns3::Packet &from) const {
   auto p = ns3::Create<ns3::Packet>(b, len);
-  FateLedger::SetBundle(*p, FateLedger::BundleOf(from));
+  FateLedger::SetBundle(*p, ledger_->Bundle(from));
   return p;
 }
 
 void OlafSwitch::Send(int port, Ptr<ns3::Packet> p) {
   g_packets_sent++;
-  ports_[port]->Send(p, ports_[port]->GetBroadcast(), ns3::OlafQueueDiscItem::kProtocol);
+  ports_[port]->Send(p, broadcast_[port], ns3::OlafQueueDiscItem::kProtocol);
 }
 
 bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t protocol,
@@ -111,7 +112,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   const w::Classified c = w::classify(b, len);
   if (c.kind == w::Kind::kMalformed) {
     malformed_[c.malformed_reason]++;
-    ledger_->Dropped(FateLedger::BundleOf(*p));
+    ledger_->Dropped(ledger_->Bundle(*p));
     return true;
   }
   if (c.kind == w::Kind::kAck) {
@@ -139,7 +140,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   const int port = Route(c.dst_ip);
   if (port < 0) {
     traffic_[k::TRAFFIC_NO_ROUTE]++;
-    ledger_->Dropped(FateLedger::BundleOf(*p));
+    ledger_->Dropped(ledger_->Bundle(*p));
     return true;
   }
   if (c.kind == w::Kind::kUpdate) {
@@ -152,7 +153,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
     } else if (port == queue_port_) {
       w::store16(b + w::kOlafOffset + w::off::kWorkerId, wk->second.worker_id);
       w::store16(b + w::kOlafOffset + w::off::kClusterId, wk->second.cluster_id);
-      const int64_t bundle = FateLedger::BundleOf(*p);
+      const int64_t bundle = ledger_->Bundle(*p);
       const bool queued = queue_->Enqueue(ns3::Create<ns3::OlafQueueDiscItem>(Build(b, len, *p)));
       const olaf::EnqueueResult &r = queue_->GetLastEnqueue();
       if (r.error != olaf::Error::kNone) {
@@ -200,7 +201,7 @@ void OlafSwitch::OnTxEnd(Ptr<const ns3::Packet>) {
 
 void OlafSwitch::OnTxDrop(Ptr<const ns3::Packet> p) {
   tx_drops_++;
-  ledger_->Lost(FateLedger::BundleOf(*p));
+  ledger_->Lost(ledger_->Bundle(*p));
 }
 
 void OlafSwitch::Pump() {

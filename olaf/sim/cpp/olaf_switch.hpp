@@ -70,7 +70,7 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   int Route(uint32_t dst) const;  // -1: no route
   void Send(int port, ns3::Ptr<ns3::Packet> p);
   // A packet of the len bytes at b carrying the bundle of `from` (if any).
-  static ns3::Ptr<ns3::Packet> Build(const uint8_t *b, size_t len, const ns3::Packet &from);
+  ns3::Ptr<ns3::Packet> Build(const uint8_t *b, size_t len, const ns3::Packet &from) const;
   void OnTxBegin(ns3::Ptr<const ns3::Packet> p);
   void OnTxEnd(ns3::Ptr<const ns3::Packet> p);
   void OnTxDrop(ns3::Ptr<const ns3::Packet> p);
@@ -82,6 +82,7 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   FateLedger *ledger_;
   std::vector<int64_t> segment_bundle_;  // bundle of each segment's waiting update, -1: none
   std::vector<ns3::Ptr<ns3::NetDevice>> ports_;
+  std::vector<ns3::Address> broadcast_;  // each port's broadcast address (the frames' destination)
   int queue_port_ = -1;
   bool queue_port_busy_ = false;
   std::array<std::unordered_map<uint32_t, int>, 33> routes_;  // by prefix length
