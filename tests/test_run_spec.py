@@ -84,7 +84,7 @@ def test_group_and_switch_errors_name_the_field(kw, field):
 @pytest.mark.parametrize("kw", [
     {},
     dict(topo="multihop", clusters=3, workers_per_cluster=2, rate_pps=150, edge_rate_pps=90, tc=True,
-         tc_delta_t_ms=300.0, reward_threshold=0.5, faults=("switch-restart:s3@2",)),
+         tc_delta_t_ms=300.0, tc_reading="backoff", reward_threshold=0.5, faults=("switch-restart:s3@2",)),
     dict(queue="fifo", queue_size=4, rate_pps=0, grads=64, seed=7, activity_window_ms=300.0),
     dict(groups=(WorkerGroup("a", 2, 1, 100.0, 5.0, "s1", 5.0), WorkerGroup("b", 1, 2, 300.0, 5.0, "s1", 55.0)),
          updates_per_worker=20, queue_sizes={"s1": 1}, rates_pps={"s1": 500}),
@@ -108,6 +108,7 @@ def test_olaf_run_through_the_plan_runs_the_same_emulation(tmp_path, kw):
                                                                                                   tmp_path / "s")
     assert (back.tc, back.faults, back.reward_threshold, back.seed) == (spec.tc, spec.faults, spec.reward_threshold,
                                                                          spec.seed)
+    assert back.tc_reading == spec.tc_reading
 
 
 def test_a_chunked_model_programs_every_switch_and_host_with_its_k(tmp_path):

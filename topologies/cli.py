@@ -20,6 +20,7 @@ from olaf.backends.base import Backend, BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.constants import MAX_CHUNKS, MTU, SEGMENTS, max_chunk_elements
+from olaf.plan.tx import READINGS
 from olaf.topologies.rundir import new_run_dir
 from olaf.topologies.spec import QUEUES, RunSpec, RunSpecError
 
@@ -64,6 +65,9 @@ def spec_options(f):
         click.option("--tc-delta-t-ms", default=d.tc_delta_t_ms, show_default=True,
                      type=FiniteFloat(min=0, min_open=True)),
         click.option("--tc-v-per-s", default=d.tc_v_per_s, show_default=True, type=FiniteFloat(min=0)),
+        click.option("--tc-reading", default=d.tc_reading, show_default=True, type=click.Choice(READINGS),
+                     help="probabilistic: paper §5, every update draws; backoff: §6, a skipped draw silences the "
+                          "worker until its next ACK or Δ̄_T."),
         click.option("--pcap/--no-pcap", default=d.pcap, show_default=True,
                      help="Capture every switch port into <run>/pcap/ (BMv2 --pcap)."),
         click.option("--admission/--no-admission", default=d.admission, show_default=True,

@@ -33,7 +33,7 @@ from olaf.plan.arrivals import ARRIVALS, START_PHASES
 from olaf.plan.faults import parse_fault
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import EDGE_QUEUE_SIZE, EDGE_SWITCHES, SWITCHES, TOPOLOGIES, Placement, worker_seed
-from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, TxParams
+from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, READINGS, TxParams
 from olaf.plan.workload import TrainJob
 from olaf.topologies.build import QueueSetup, deployment
 
@@ -111,7 +111,8 @@ class RunSpec:
         reward_threshold: reward filter T in reward units, None = off.
         activity_window_ms: window for the active-cluster count in ACKs, ms.
         tc: worker transmission control (paper §5), with tc_delta_t_ms, tc_v_per_s and
-            tc_q_max (Q_max instead of the ACK's; None: the ACK's).
+            tc_q_max (Q_max instead of the ACK's; None: the ACK's) and tc_reading (``probabilistic``,
+            paper §5, or ``backoff``, §6: :class:`olaf.plan.tx.TxParams`).
         seed: task seed (worker i uses ``worker_seed(seed, i)`` for its own draws).
         bmv2_log_level: log level of every BMv2 switch (``warn`` keeps a loaded switch fast).
         pcap: capture every switch port to ``<run>/pcap/`` (BMv2 ``--pcap``).
@@ -147,6 +148,7 @@ class RunSpec:
     tc_delta_t_ms: float = DEFAULT_DELTA_T_MS
     tc_v_per_s: float = DEFAULT_V_PER_S
     tc_q_max: Optional[int] = None
+    tc_reading: str = READINGS[0]
     groups: tuple[WorkerGroup, ...] = ()
     updates_per_worker: Optional[int] = None
     queue_sizes: Mapping[str, int] = field(default_factory=dict)
@@ -187,6 +189,7 @@ class RunSpec:
         need(self.tc_v_per_s >= 0, "tc_v_per_s", "must be >= 0")
         need(self.bmv2_log_level in BMV2_LOG_LEVELS, "bmv2_log_level", f"use one of {', '.join(BMV2_LOG_LEVELS)}")
         need(self.tc_q_max is None or self.tc_q_max >= 1, "tc_q_max", "must be >= 1 (or None: the ACK's Q_max)")
+        need(self.tc_reading in READINGS, "tc_reading", f"use one of {', '.join(READINGS)}")
         need(self.updates_per_worker is None or self.updates_per_worker >= 1, "updates_per_worker", "must be >= 1")
         need(self.updates_per_worker is None or self.duration_s > 0, "duration_s",
              "must be > 0 s with updates_per_worker (it is the run's deadline)")
@@ -271,7 +274,7 @@ class RunSpec:
             "queue_size": {sw: q.size for sw, q in queues.items()},
             "activity_window_ms": self.activity_window_ms,
             "tc": {"enabled": self.tc, "delta_t_ms": self.tc_delta_t_ms, "v_per_s": self.tc_v_per_s,
-                   "q_max": self.tc_q_max}}
+                   "q_max": self.tc_q_max, "reading": self.tc_reading}}
         uplinks = {sw: {"pps": q.rate_pps} for sw, q in queues.items() if q.rate_pps}
         if uplinks:
             raw["uplinks"] = uplinks
@@ -380,7 +383,8 @@ class RunSpec:
             schedule=worker_schedule(self.run_plan, gi, h.worker_id or 0, duration_s=duration,
                                      max_updates=self.updates_per_worker, trace_dir=hosts_dir, name=worker),
             num_weights=self.grads, task_seed=self.seed,
-            tx=TxParams(enabled=self.tc, delta_t_ms=self.tc_delta_t_ms, v_per_s=self.tc_v_per_s, q_max=self.tc_q_max),
+            tx=TxParams(enabled=self.tc, delta_t_ms=self.tc_delta_t_ms, v_per_s=self.tc_v_per_s, q_max=self.tc_q_max,
+                        reading=self.tc_reading),
             seed=worker_seed(self.seed, h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
             start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
             out_dir=hosts_dir, name=worker)

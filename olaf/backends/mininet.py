@@ -100,7 +100,7 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
                        updates_per_worker=p.updates_per_worker, queue_sizes=dict(p.queue_sizes),
                        rates_pps={sw: _rate_pps(p, sw) for sw in p.switches}, grads=p.grads,
                        reward_threshold=p.reward_threshold, activity_window_ms=p.activity_window_ms,
-                       tc=p.transmission_control, tc_delta_t_ms=p.tc.delta_t_ms, tc_v_per_s=p.tc.v_per_s,
+                       tc=p.transmission_control, tc_delta_t_ms=p.tc.delta_t_ms, tc_v_per_s=p.tc.v_per_s, tc_reading=p.tc.reading,
                        tc_q_max=p.tc.q_max, seed=p.seed, bmv2_log_level=o.bmv2_log_level, pcap=o.pcap,
                        admission=o.admission, training=job, faults=tuple(p.faults), plan=p)
         spec.deployment()

@@ -49,7 +49,7 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
         *task, "--seed", str(cfg.seed),
         "--ack-wait-ms", repr(cfg.ack_wait_ms),
         "--tc" if tx.enabled else "--no-tc", "--tc-delta-t-ms", repr(tx.delta_t_ms),
-        "--tc-v-per-s", repr(tx.v_per_s), *_opt("--tc-q-max", tx.q_max),
+        "--tc-v-per-s", repr(tx.v_per_s), "--tc-reading", tx.reading, *_opt("--tc-q-max", tx.q_max),
         *_opt("--cluster-id", cfg.cluster_id), *_opt("--worker-id", cfg.worker_id),
         "--init-retry-ms", repr(cfg.init_retry_ms), "--linger-ms", repr(cfg.linger_ms),
         "--out-dir", str(cfg.out_dir), "--name", cfg.name,

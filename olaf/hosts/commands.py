@@ -23,7 +23,7 @@ from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import TaskParams
 from olaf.hosts.trust import DEFAULT_GEN_TS_SLACK_S, DEFAULT_MAX_ABS_REWARD, TrustPolicy
 from olaf.hosts.worker import TaskFailed, Worker, WorkerConfig
-from olaf.plan.tx import TxParams
+from olaf.plan.tx import READINGS, TxParams
 from olaf.plan.workload import ARCHS, DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
 
 _PPO_DEFAULTS = PPOConfig()
@@ -160,6 +160,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help="Timer threshold Δ̄_T, ms.")
 @click.option("--tc-v-per-s", type=FiniteFloat(min=0), default=2.5, show_default=True,
               help="Slope v of f(Δ̂) = v·(Δ̂ − Δ̄_T), per second (1/Δ̄_T = 2.5 for 400 ms).")
+@click.option("--tc-reading", type=click.Choice(READINGS), default=READINGS[0], show_default=True,
+              help="probabilistic: paper §5, every update draws; backoff: §6, a skipped draw silences the worker "
+                   "until its next ACK or Δ̄_T.")
 @click.option("--tc-q-max", type=click.IntRange(min=1),
               help="Use this Q_max instead of the queue size reported in ACKs.")
 @click.option("--cluster-id", type=click.IntRange(0, 0xFFFF),
@@ -242,7 +245,8 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
         ack_wait_ms=p["ack_wait_ms"], mtu=None if p["task_kind"] == "ppo" else p["mtu"],
         task=TaskParams(num_weights=p["num_grads"], batch=p["batch"], reward_scale=p["reward_scale"],
                         sigma=p["sigma"], task_seed=p["task_seed"]),
-        tx=TxParams(enabled=p["tc"], delta_t_ms=p["tc_delta_t_ms"], v_per_s=p["tc_v_per_s"], q_max=p["tc_q_max"]),
+        tx=TxParams(enabled=p["tc"], delta_t_ms=p["tc_delta_t_ms"], v_per_s=p["tc_v_per_s"], q_max=p["tc_q_max"],
+                    reading=p["tc_reading"]),
         seed=p["seed"], cluster_id=p["cluster_id"], worker_id=p["worker_id"], start_at_ns=p["start_at_ns"],
         start_file=p["start_file"], init_retry_ms=p["init_retry_ms"], linger_ms=p["linger_ms"],
         out_dir=p["out_dir"], name=p["name"] or f"worker-{bind_ip}")
