@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from olaf import aom
+from olaf.plan.tx import READINGS
 from olaf.verifier import model, report
 from olaf.verifier import replay as rp
 from olaf.verifier.config import from_mapping
@@ -99,11 +100,12 @@ def enumerate_worst(cfg):
     return worst, starve
 
 
-def tiny(clusters, model_="envelope", unit="ms", q_max=1, horizon=3, starvation=False, average="delivery"):
+def tiny(clusters, model_="envelope", unit="ms", q_max=1, horizon=3, starvation=False, average="delivery",
+         reading="probabilistic"):
     return from_mapping({
         "horizon": horizon, "epsilon": 0, "epsilon_unit": unit, "starvation": starvation, "peak_average": average,
         "engine": {"q_max": q_max, "p_over_c_ms": 2, "ack_delay_ms": 1},
-        "transmission": {"model": model_}, "clusters": clusters,
+        "transmission": {"model": model_, "reading": reading}, "clusters": clusters,
     })
 
 
@@ -124,6 +126,11 @@ TINY = {
     "free-periods-per-update": tiny([{"name": "a", **CL, "delta_t_ms": 2, "v": "1/2"},
                                      {"name": "b", **CL, "period_ms": 6, "delta_t_ms": 2, "v": "1/2"}],
                                     model_="free", unit="period", average="update"),
+    # reading backoff (a skipped draw silences the cluster for Δ̄_T or until its next ACK), 4 updates each
+    "envelope-identical-backoff": tiny([{"name": "a", **CL}, {"name": "b", **CL}], reading="backoff"),
+    "free-periods-backoff": tiny([{"name": "a", **CL, "delta_t_ms": 5, "v": "1/2"},
+                                  {"name": "b", **CL, "period_ms": 6, "delta_t_ms": 5, "v": "1/2"}],
+                                 model_="free", unit="period", reading="backoff"),
     # three clusters, no transmission control, relative gap
     "always-three": tiny([{"name": n, "period_ms": 3, "jitter_ms": 1, "delta_t_ms": 0,
                            "phase_ms": [0, 1]} for n in "abc"], model_="always", unit="relative",
@@ -170,7 +177,8 @@ def instances(draw):
         "horizon": 3, "epsilon": 0, "epsilon_unit": "ms",
         "engine": {"q_max": draw(st.integers(1, F)), "p_over_c_ms": draw(st.integers(1, 6)),
                    "ack_delay_ms": draw(st.integers(1, 3))},
-        "transmission": {"model": draw(st.sampled_from(["envelope", "free", "always"]))},
+        "transmission": {"model": draw(st.sampled_from(["envelope", "free", "always"])),
+                         "reading": draw(st.sampled_from(READINGS))},
         "clusters": clusters,
     })
     gens, sends = [], []
@@ -207,4 +215,5 @@ def test_solver_and_replay_agree_on_any_behaviour(inst):
         assert [report._outcome(x) for x in rows] == [report._REPLAY_OUTCOME[o.outcome] for o in c.updates]
         assert [x["departure"] for x in rows] == [o.departure_ms for o in c.updates]
         assert [x["ack_q"] for x in rows] == [o.ack_q for o in c.updates]
+        assert [report._kind(enc.rule, x) for x in rows] == [o.kind for o in c.updates]
         assert (w["sum_peak"][u], w["n_peak"][u]) == (c.sum_peak_ms, c.n_peak)

@@ -7,8 +7,10 @@ import pytest
 from olaf.verifier.config import Transmission
 from olaf.verifier.sendrule import (
     Kind,
+    Rule,
     base_probability,
     classify,
+    in_backoff,
     run_bounds,
     send_probability,
     stale_threshold_ms,
@@ -58,3 +60,29 @@ def test_run_bounds():
     assert run_bounds(Fr(1, 2), Transmission("free")) == (None, None)
     assert run_bounds(Fr(1, 2), Transmission("always")) == (0, None)
     assert run_bounds(Fr(1), env) == (0, None)
+
+
+def test_in_backoff_by_hand():
+    # a skipped draw at 100 ms, Δ̄_T = 400: silent until 499 ms, drawing again at 500 ms
+    assert in_backoff(101, 100, 0, 400) and in_backoff(499, 100, 0, 400)
+    assert not in_backoff(500, 100, 0, 400)
+    assert in_backoff(300, 100, 100, 400)       # an ACK at the skip's instant came before it
+    assert not in_backoff(300, 100, 101, 400)   # an ACK after the skip ends the back-off
+    assert not in_backoff(300, None, 0, 400)    # no skip yet
+
+
+def test_rule_kind_backoff_only_under_its_reading():
+    from olaf.verifier.config import from_mapping
+
+    def rule(reading, model="envelope"):
+        return Rule(from_mapping({
+            "horizon": 3, "epsilon": "1/10", "engine": {"q_max": 1, "p_over_c_ms": 2},
+            "transmission": {"model": model, "reading": reading},
+            "clusters": [{"period_ms": 100, "delta_t_ms": 400}, {"period_ms": 300, "delta_t_ms": 400}]}))
+
+    assert rule("backoff").kind(0, 700, backing_off=True) is Kind.BACKOFF  # before the stale check
+    assert Kind.BACKOFF.forced_skip and not Kind.BACKOFF.forced
+    assert rule("probabilistic").kind(0, 700, backing_off=True) is Kind.STALE
+    assert rule("backoff", "always").kind(0, 100, backing_off=True) is Kind.ALWAYS
+    with pytest.raises(ValueError, match="reading"):
+        rule("back-off")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Optional
 import click
 
 from olaf.clitypes import FiniteFloat
+from olaf.plan.tx import READINGS
 
 # Exit codes of `olaf verify` (docs/verifier.md): 2 is click's usage error.
 VERIFY_EXIT = {"verified": 0, "violated": 1, "unknown": 3}
@@ -25,11 +27,13 @@ EXIT_NOT_REPRODUCED = 4
               help="Solver time limit in s; when it expires the verdict is 'unknown' (exit 3).")
 @click.option("--horizon", type=click.IntRange(min=2), default=None,
               help="Override the config's horizon (updates per cluster).")
+@click.option("--reading", type=click.Choice(READINGS), default=None,
+              help="Override the config's transmission.reading: probabilistic (paper §5) or backoff (§6).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory for a counterexample [default: results/verify/<CONFIG stem>].")
 @click.option("--no-plot", is_flag=True, help="Do not draw aom.png for a counterexample.")
 def verify_cmd(config_path: Path, as_json: bool, timeout_s: Optional[float], horizon: Optional[int],
-               out_dir: Optional[Path], no_plot: bool) -> None:
+               reading: Optional[str], out_dir: Optional[Path], no_plot: bool) -> None:
     """Verify AoM fairness of a cluster/engine CONFIG (YAML or JSON; paper §6).
 
     Exit status: 0 verified, 1 violated (counterexample written and replayed),
@@ -46,6 +50,8 @@ def verify_cmd(config_path: Path, as_json: bool, timeout_s: Optional[float], hor
         cfg = load(config_path, horizon=horizon)
     except ConfigError as e:
         raise click.BadParameter(str(e), param_hint="CONFIG") from None
+    if reading is not None:
+        cfg = dataclasses.replace(cfg, transmission=dataclasses.replace(cfg.transmission, reading=reading))
     v = api.verify(cfg, timeout_s=timeout_s)
     paths = {}
     if v.trace is not None:

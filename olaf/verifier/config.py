@@ -25,6 +25,7 @@ from pydantic import AfterValidator, Field, PlainSerializer, ValidationInfo, Wit
 
 from olaf.configfile import ConfigError, FileModel, read_document
 from olaf.configfile import validate as validate_model
+from olaf.plan.tx import ReadingLabel
 
 EPSILON_UNITS = ("period", "ms", "relative")
 SEND_MODELS = ("envelope", "free", "always")
@@ -99,14 +100,19 @@ class Transmission:
         max_skip_run: longest run of consecutive skips (None: derived from ``P_s``).
         max_send_run: longest run of consecutive sends at base probability
             (None: derived from ``P_s``).
+        reading: the workers' reading of the rule (:class:`olaf.constants.TxReading`):
+            ``probabilistic`` (paper §5: every update draws) or ``backoff`` (paper §6: a
+            skipped draw silences the cluster until its next ACK or ``Δ̄_T`` after the skip).
     """
 
     model: str = "envelope"
     max_skip_run: Optional[int] = None
     max_send_run: Optional[int] = None
+    reading: str = "probabilistic"
 
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "max_skip_run": self.max_skip_run, "max_send_run": self.max_send_run}
+        return {"model": self.model, "max_skip_run": self.max_skip_run, "max_send_run": self.max_send_run,
+                "reading": self.reading}
 
 
 @dataclass(frozen=True)
@@ -236,6 +242,9 @@ class TransmissionFile(FileModel):
     max_skip_run: Optional[Union[int, Literal["auto"]]] = Field(None, description="longest run of skips; "
                                                                 "null/auto: derived from P_s")
     max_send_run: Optional[Union[int, Literal["auto"]]] = None
+    reading: ReadingLabel = Field("probabilistic", description="probabilistic (paper §5: every update "  # type: ignore[valid-type]
+                                  "draws) or backoff (paper §6: a skipped draw silences the cluster until its "
+                                  "next ACK or Δ̄_T after the skip)")
 
     @field_validator("max_skip_run", "max_send_run")
     @classmethod
@@ -280,7 +289,7 @@ def from_mapping(d: Any) -> VerifyConfig:
         starvation: true           # a cluster with no peak is a violation
         peak_average: delivery     # delivery | update (avg Δp over peaks, or over all K updates)
         engine: {q_max: 1, p_over_c_ms: 2, ack_delay_ms: 1}
-        transmission: {model: envelope, max_skip_run: null, max_send_run: null}
+        transmission: {model: envelope, max_skip_run: null, max_send_run: null, reading: probabilistic}
         clusters:
           - {name: a, period_ms: 100, jitter_ms: 5, delta_t_ms: 400, v: 0.0025}
 
@@ -296,7 +305,8 @@ def from_mapping(d: Any) -> VerifyConfig:
     tr = f.transmission
     transmission = Transmission(model=tr.model,
                                 max_skip_run=tr.max_skip_run if isinstance(tr.max_skip_run, int) else None,
-                                max_send_run=tr.max_send_run if isinstance(tr.max_send_run, int) else None)
+                                max_send_run=tr.max_send_run if isinstance(tr.max_send_run, int) else None,
+                                reading=tr.reading)
     engine = Engine(q_max=f.engine.q_max, p_over_c_ms=f.engine.p_over_c_ms, ack_delay_ms=f.engine.ack_delay_ms)
     return VerifyConfig(clusters, engine, transmission,
                         Query(Fraction(f.epsilon), f.epsilon_unit, f.starvation, f.peak_average), f.horizon)

@@ -47,7 +47,7 @@ class _Upd:
     eff: Expr = None
     is_peak: Expr = None
     peak: Expr = None
-    kind: dict = field(default_factory=dict)  # name -> Bool term (has_ack, fresh, stale)
+    kind: dict = field(default_factory=dict)  # name -> Bool term (fresh, stale; backoff under reading backoff)
     ack_q: Expr = None
 
 
@@ -228,8 +228,16 @@ class Encoding:
                         recent.append(z3.And(v, ack > x.g - th))
                 x.kind = {"fresh": z3.Or(*fresh),
                           "stale": z3.Not(z3.Or(*recent)) if th is not None else z3.BoolVal(False)}
-                self.c.append(z3.Implies(x.kind["stale"], x.snt))
+                if self.rule.backoff:
+                    x.kind["backoff"] = self._backoff(u, m)
+                    self.c.append(z3.Implies(x.kind["backoff"], z3.Not(x.snt)))
+                    self.c.append(z3.Implies(z3.And(x.kind["stale"], z3.Not(x.kind["backoff"])), x.snt))
+                else:
+                    self.c.append(z3.Implies(x.kind["stale"], x.snt))
                 x.kind["base"] = x.kind["fresh"]
+            if self.rule.backoff:
+                self._draw_runs(xs)
+                continue
             if self.rule.max_skip_run is not None:
                 n = self.rule.max_skip_run + 1
                 for i in range(len(xs) - n + 1):
@@ -238,6 +246,34 @@ class Encoding:
                 n = self.rule.max_send_run + 1
                 for i in range(len(xs) - n + 1):
                     self.c.append(z3.Not(z3.And(*[z3.And(x.kind["base"], x.snt) for x in xs[i:i + n]])))
+
+    def _backoff(self, u: int, m: int) -> Expr:
+        """Reading backoff: update m of cluster u falls within the back-off of an earlier skipped draw j
+        (``¬snt ∧ ¬backoff``) — ``g_m − g_j < Δ̄_T`` and no ACK received in ``(g_j, g_m]``
+        (:func:`olaf.verifier.sendrule.in_backoff`)."""
+        xs, dt = self.u[u], self.cfg.clusters[u].delta_t_ms
+        x, terms = xs[m], []
+        for j in range(m):
+            if self.gb(u, m)[0] - self.gb(u, j)[1] >= dt:
+                continue  # surely Δ̄_T apart
+            y = xs[j]
+            acked = [z3.And(xs[k].app, xs[k].d + self.R > y.g, xs[k].d + self.R <= x.g)
+                     for k in range(m) if self.gb(u, k)[0] + self.R <= self.gb(u, m)[1]]
+            terms.append(z3.And(z3.Not(y.snt), z3.Not(y.kind["backoff"]), x.g - y.g < dt, z3.Not(z3.Or(*acked))))
+        return z3.Or(*terms) if terms else z3.BoolVal(False)
+
+    def _draw_runs(self, xs: list[_Upd]) -> None:
+        """The envelope's run bounds over draws only (reading backoff: a back-off decision neither
+        extends nor ends a run of skips or of base sends), as running counters."""
+        skip, send = z3.IntVal(0), z3.IntVal(0)
+        for x in xs:
+            bo = x.kind["backoff"]
+            skip = z3.If(bo, skip, z3.If(x.snt, 0, skip + 1))
+            send = z3.If(bo, send, z3.If(z3.And(x.kind["base"], x.snt), send + 1, 0))
+            if self.rule.max_skip_run is not None:
+                self.c.append(skip <= self.rule.max_skip_run)
+            if self.rule.max_send_run is not None:
+                self.c.append(send <= self.rule.max_send_run)
 
     # -- ACK status (§12.2 bullet 4) ------------------------------------------------
 
@@ -423,7 +459,8 @@ def read_model(enc: Encoding, m: z3.ModelRef, viol) -> dict:
     Returns a dict with ``priority`` (cluster indices, first served first on
     ties), ``phase`` per cluster, ``updates[u][k]`` (``gen``, ``sent``,
     ``append``, ``wait``, ``drop``, ``departure``, ``effective``, ``peak``,
-    ``ack_q``, and with transmission control ``fresh`` and ``stale``), ``sum_peak``/``n_peak`` per
+    ``ack_q``, and with transmission control ``fresh`` and ``stale``, and ``backoff`` under reading
+    backoff), ``sum_peak``/``n_peak`` per
     cluster and the violations that hold in the model.
     """
     def ev(e: Expr) -> Any:

@@ -129,6 +129,7 @@ def replay(cfg: VerifyConfig, b: Behaviour) -> ReplayResult:
     holder: list[Optional[int]] = [None] * F  # u -> k of its waiting segment's opener
     acks: list[tuple[int, int]] = []          # heap of (reception ms, cluster)
     last_ack = [0] * F                        # the initial model at t = 0
+    skip_at: list[Optional[int]] = [None] * F  # reading backoff: the last skipped draw
     deliveries: list[list[aom.Delivery]] = [[] for _ in range(F)]
     free_at = now = 0
     i = 0
@@ -143,10 +144,14 @@ def replay(cfg: VerifyConfig, b: Behaviour) -> ReplayResult:
             _, _, u, k = arrivals[i]
             i += 1
             cl = cfg.clusters[u]
-            kind = rule.kind(u, t - last_ack[u])
+            kind = rule.kind(u, t - last_ack[u], sendrule.in_backoff(t, skip_at[u], last_ack[u], cl.delta_t_ms))
             sent = b.sent[u][k]
             if kind.forced and not sent:
                 inadmissible.append(f"{cl.name}[{k}] skipped at t={t} ms although P_s = 1 ({kind.value})")
+            if kind.forced_skip and sent:
+                inadmissible.append(f"{cl.name}[{k}] sent at t={t} ms within a back-off (skip at {skip_at[u]} ms)")
+            if rule.backoff and not sent and not kind.forced_skip:
+                skip_at[u] = t
             o = UpdateOutcome(gen_ms=t, kind=kind.value, sent=sent, outcome="skip")
             outcomes[u][k] = o
             if not sent:
@@ -184,12 +189,15 @@ def replay(cfg: VerifyConfig, b: Behaviour) -> ReplayResult:
 
 
 def _run_violations(rule: sendrule.Rule, outcomes) -> list[str]:
-    """Runs of skips / base-probability sends longer than the envelope allows."""
+    """Runs of skips / base-probability sends longer than the envelope allows (over draws: a back-off
+    decision neither extends nor ends a run)."""
     cfg, max_skip, max_send = rule.cfg, rule.max_skip_run, rule.max_send_run
     errs = []
     for u, os_ in enumerate(outcomes):
         skip = send = 0
         for k, o in enumerate(os_):
+            if o.kind == sendrule.Kind.BACKOFF.value:
+                continue
             skip = 0 if o.sent else skip + 1
             send = send + 1 if (o.sent and o.kind == sendrule.Kind.BASE.value) else 0
             if max_skip is not None and skip > max_skip:

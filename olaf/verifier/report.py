@@ -44,6 +44,8 @@ def _kind(rule: sendrule.Rule, row: dict) -> str:
         return sendrule.Kind.UNCONGESTED.value
     if not rule.active:
         return sendrule.Kind.ALWAYS.value
+    if row.get("backoff"):
+        return sendrule.Kind.BACKOFF.value
     if row.get("stale"):
         return sendrule.Kind.STALE.value
     return (sendrule.Kind.BASE if row.get("fresh") else sendrule.Kind.BOOSTED).value

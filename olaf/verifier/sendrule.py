@@ -11,6 +11,11 @@ The verifier turns the probability into a classification of each send decision
 (:class:`Kind`): decisions with ``P_s = 1`` must send; the others may skip,
 subject to the run-length envelope of :func:`run_bounds` (docs/verifier.md,
 "Send decisions").
+
+Reading ``backoff`` (``Transmission.reading``, paper §6 "Δ̄_T … decides on the base
+time to backoff"; :mod:`olaf.hosts.txcontrol`): a skipped draw starts a back-off; a
+decision within it (:func:`in_backoff`) is of kind ``backoff`` and must skip. The
+run-length envelope counts draws only: back-off decisions neither extend nor end a run.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import math
 from fractions import Fraction
 from typing import Optional
 
+from olaf.constants import TxReading
 from olaf.hosts import txcontrol
 from olaf.verifier.config import Transmission, VerifyConfig
 
@@ -32,10 +38,25 @@ class Kind(enum.Enum):
     STALE = "stale"              # Δ̂ >= threshold: f(Δ̂) lifts P_s to 1
     BOOSTED = "boosted"          # Δ̄_T < Δ̂ < threshold: Q_max/N < P_s < 1
     BASE = "base"                # Δ̂ <= Δ̄_T: P_s = Q_max/N
+    BACKOFF = "backoff"          # reading backoff, within the back-off of a skipped draw: P_s = 0
 
     @property
     def forced(self) -> bool:
+        """The decision must send (``P_s = 1``)."""
         return self in (Kind.UNCONGESTED, Kind.ALWAYS, Kind.STALE)
+
+    @property
+    def forced_skip(self) -> bool:
+        """The decision must skip (a back-off)."""
+        return self is Kind.BACKOFF
+
+
+def in_backoff(t_ms: int, skip_ms: Optional[int], last_ack_ms: int, delta_t_ms: int) -> bool:
+    """Reading ``backoff``: a decision at ``t_ms`` is within the back-off of the last skipped draw at
+    ``skip_ms`` (None: none yet) — no ACK received after the skip (``last_ack_ms ≤ skip_ms``; an ACK at
+    the skip's own instant is received before it) and ``t − skip < Δ̄_T``. The worker's rule
+    (:meth:`olaf.hosts.txcontrol.TransmissionControl.in_backoff`) in integer ms."""
+    return skip_ms is not None and last_ack_ms <= skip_ms and t_ms - skip_ms < delta_t_ms
 
 
 def base_probability(q_max: int, n: int) -> Fraction:
@@ -110,6 +131,7 @@ class Rule:
     Attributes:
         active: transmission control acts (congested, ``N = F > Q_max``, and the
             model is not ``always``); otherwise every update is sent.
+        backoff: ``active`` and the reading is ``backoff`` (skipped draws start back-offs).
         p_base: ``Q_max/N`` with ``N = F``.
         stale_ms: per cluster, :func:`stale_threshold_ms` (None: never).
         max_skip_run, max_send_run: :func:`run_bounds` (None: unbounded).
@@ -119,15 +141,19 @@ class Rule:
         self.cfg = cfg
         q, n = cfg.engine.q_max, cfg.num_clusters
         self.active = cfg.congested and cfg.transmission.model != "always"
+        self.backoff = self.active and cfg.transmission.reading == TxReading.BACKOFF.label
         self.p_base = base_probability(q, n)
         self.stale_ms = [stale_threshold_ms(q, n, c.delta_t_ms, c.v) for c in cfg.clusters]
         self.max_skip_run, self.max_send_run = run_bounds(self.p_base, cfg.transmission)
 
-    def kind(self, u: int, dhat_ms: int) -> Kind:
-        """Kind of cluster ``u``'s decision ``dhat_ms`` after its last ACK."""
+    def kind(self, u: int, dhat_ms: int, backing_off: bool = False) -> Kind:
+        """Kind of cluster ``u``'s decision ``dhat_ms`` after its last ACK; ``backing_off``: it falls
+        within a back-off (:func:`in_backoff`; only acts under reading ``backoff``)."""
         if not self.cfg.congested:
             return Kind.UNCONGESTED
         if not self.active:
             return Kind.ALWAYS
+        if self.backoff and backing_off:
+            return Kind.BACKOFF
         return classify(dhat_ms, congested=True, delta_t_ms=self.cfg.clusters[u].delta_t_ms,
                         stale_ms=self.stale_ms[u])
