@@ -11,7 +11,7 @@ queue, and writes one SHA-256 per run file to a JSON file:
 * ``deliveries.csv`` and the host logs ``hosts/*.jsonl`` (every generation, ACK and PS
   reception with its simulated time);
 * from ``run.json``: the simulation's events, packets and end time and the chunk accounting
-  (``backend_info``, without the wall times).
+  (``backend_info``, without the wall times of set-up and event loop).
 
 ``compare A B`` prints every run and file whose digest differs (exit status 1 if any does, or if
 the two files cover different runs).
@@ -46,6 +46,8 @@ SCALE_CLUSTERS = 20
 """Clusters of the records-off scale scenario (bench/sim_scale.py's network, 10 workers each)."""
 SCALE_DURATION_S = 10.0
 """Simulated seconds of the records-off scale scenario."""
+WALL_TIMES = ("wall_s", "setup_s")
+"""Keys of ``run.json``'s ``backend_info.sim`` that are wall times (left out of the digest)."""
 
 
 def committed_specs(root: Path) -> list[Path]:
@@ -72,7 +74,7 @@ def digest_run(run_dir: Path) -> dict[str, str]:
                             or (rel.startswith("hosts/") and p.suffix in (".json", ".jsonl"))):
             d[rel] = _sha(p.read_bytes())
     info = json.loads((run_dir / "run.json").read_text())["backend_info"]
-    sim = {k: v for k, v in info.get("sim", {}).items() if k != "wall_s"}
+    sim = {k: v for k, v in info.get("sim", {}).items() if k not in WALL_TIMES}
     d["run.json:backend_info"] = _sha(_canon({**{k: v for k, v in info.items() if k != "sim"}, "sim": sim}))
     return d
 
