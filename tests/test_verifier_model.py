@@ -127,7 +127,9 @@ TINY = {
                                      {"name": "b", **CL, "period_ms": 6, "delta_t_ms": 2, "v": "1/2"}],
                                     model_="free", unit="period", average="update"),
     # reading backoff (a skipped draw silences the cluster for Δ̄_T or until its next ACK), 4 updates each
-    "envelope-identical-backoff": tiny([{"name": "a", **CL}, {"name": "b", **CL}], reading="backoff"),
+    # (Δ̄_T = 5 ms outlasts a 4 ms period: a skip silences the next update unless an ACK comes first)
+    "envelope-identical-backoff": tiny([{"name": "a", **CL, "delta_t_ms": 5}, {"name": "b", **CL, "delta_t_ms": 5}],
+                                       reading="backoff"),
     "free-periods-backoff": tiny([{"name": "a", **CL, "delta_t_ms": 5, "v": "1/2"},
                                   {"name": "b", **CL, "period_ms": 6, "delta_t_ms": 5, "v": "1/2"}],
                                  model_="free", unit="period", reading="backoff"),
