@@ -149,8 +149,12 @@ bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs 
 	nice $(PY) bench/sim_speed.py
 
 .PHONY: bench-sim-scale
-bench-sim-scale: $(STAMP) ## ns-3 backend: Fig. 9 shape, 10/100/1000 clusters x 10 workers, 60 s simulated (wall time)
+bench-sim-scale: $(STAMP) ## ns-3 backend: Fig. 9 shape, 10/100/1000 clusters x 10 workers, 60 s simulated (wall and CPU time, peak RSS)
 	nice $(PY) bench/sim_scale.py
+
+.PHONY: bench-sim-identity
+bench-sim-identity: $(STAMP) ## ns-3 backend: digests of every committed spec's runs (first seed per point) -> build/sim-identity.json; compare two with bench/sim_identity.py compare
+	nice $(PY) bench/sim_identity.py record build/sim-identity.json
 # --- Verifier ---
 # The AoM-fairness verifier (olaf/verifier, docs/verifier.md); needs the 'verify' extra.
 

@@ -11,7 +11,7 @@ process's peak resident memory so far (the sizes run in the order given, so list
 smallest first), events and packets, and the delivered updates.
 
     python bench/sim_scale.py [--clusters 10 100 1000] [--duration 60] [--queue olaf]
-    python bench/sim_scale.py --clusters 10000     # 100,000 workers: about 10 GiB
+    python bench/sim_scale.py --clusters 10000     # 100,000 workers (peak RSS ~0.76 GiB per 1,000 clusters)
 """
 
 from __future__ import annotations
