@@ -78,16 +78,18 @@ def test_report_cli_reads_simulated_run(tor_runs) -> None:
 
 
 @pytest.mark.ns3
-def test_multihop_tc_sees_tightest_bottleneck(sim, tmp_path) -> None:
+@pytest.mark.parametrize("reading", ["probabilistic", "backoff"])
+def test_multihop_tc_sees_tightest_bottleneck(sim, tmp_path, reading: str) -> None:
     """Fig. 9 with Table 3's periods: S1 behind s1 (100 ms), S2 behind s2 (300 ms), bottleneck at s3.
 
     s1/s2 hold 5 clusters each in queues of 5 (Q/N = 1), s3 10 clusters in 8 (Q/N = 0.8; a 1 s
     activity window counts S2's 300 ms clusters as active): the ACKs must carry s3's status
-    (multi-hop rule), and Olaf_TC workers then skip updates."""
+    (multi-hop rule), and Olaf_TC workers then skip updates; back-off decisions only under that reading."""
     from olaf.sim.backend import run_ns3
 
     s = validate(RunPlan, {
         "topology": "multihop", "queue": "olaf_tc", "duration_s": 6, "grads": 16, "activity_window_ms": 1000,
+        "tc": {"reading": reading},
         "groups": [{"name": "S1", "clusters": 5, "workers_per_cluster": 4, "period_ms": 100, "jitter_ms": 10, "switch": "s1"},
                    {"name": "S2", "clusters": 5, "workers_per_cluster": 4, "period_ms": 300, "jitter_ms": 10, "switch": "s2"}],
         "uplinks": {"s1": {"pps": 400}, "s2": {"pps": 400}, "s3": {"pps": 60}}})
@@ -103,6 +105,10 @@ def test_multihop_tc_sees_tightest_bottleneck(sim, tmp_path) -> None:
     assert counters["s3"]["traffic"]["ack_multicast"] == summary["overall"]["delivered"]
     assert counters["s1"]["traffic"]["ack_multicast"] + counters["s2"]["traffic"]["ack_multicast"] == \
         summary["overall"]["delivered"]
+    records = [r for p in (d / "hosts").glob("w*.jsonl") for r in map(json.loads, p.read_text().splitlines())]
+    assert {(r["tx"]["enabled"], r["tx"]["reading"]) for r in records if r["ev"] == "start"} == {(True, reading)}
+    reasons = {r["reason"] for r in records if r["ev"] == "gen" and not r["sent"]}
+    assert reasons == ({"draw", "backoff"} if reading == "backoff" else {"draw"})
 
 
 def chunked(queue: str) -> RunPlan:

@@ -175,7 +175,7 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerS
                         seed=worker_seed(s.seed, w.worker_id), backend=BACKEND, group=g.name,
                         schedule=worker_schedule_of(s, w).describe(),
                         task=None, num_chunks=k if k > 1 else None,
-                        tx={"enabled": s.transmission_control, **s.tc.model_dump()})
+                        tx={**s.tc.model_dump(), "enabled": s.transmission_control})
     if s.records:
         gens = records(ns.Gens(idx), _layout('GEN_FIELDS'))
         acks = records(ns.Acks(idx), _layout('ACK_FIELDS'))
