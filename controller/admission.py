@@ -15,7 +15,8 @@ transmission-control parameters the switch cannot know:
   ``Q_max`` is its queue size and ``p/C`` the service time of its bottleneck,
   ``ceil(1000 / rate_pps)`` ms (1 ms when unlimited);
 * transmission control (paper §5) with ``Δ̄_T = delta_t_ms`` and ``v = v_per_s / 1000``
-  per ms when ``tc`` is on, else every update is sent (``always``).
+  per ms when ``tc`` is on, under the workers' reading ``tc_reading`` (``probabilistic`` or
+  ``backoff``, docs/verifier.md), else every update is sent (``always``).
 
 The verifier needs the ``verify`` extra (z3-solver).
 """
@@ -67,7 +68,7 @@ def verifier_problem(d: Deployment, clusters: Mapping[int, tuple[str, ...]], adm
         period = max(1, round(adm.worker_period_ms / len(ws)))
         jitter = min(round(adm.worker_jitter_ms), period - 1)
         out.append(Cluster(f"c{cid}", period, jitter, round(adm.delta_t_ms), v, (0, period - 1), adm.horizon))
-    return out, engine, Transmission(model="envelope" if adm.tc else "always")
+    return out, engine, Transmission(model="envelope" if adm.tc else "always", reading=adm.tc_reading)
 
 
 def check(d: Deployment, clusters: Mapping[int, tuple[str, ...]], changed: int,

@@ -61,7 +61,7 @@ from olaf.controller.olaf_params import QueueParams
 from olaf.controller.routing import next_hops
 from olaf.fixedpoint import reward_to_fixed
 from olaf.plan.topology import LayoutHost, LayoutLink
-from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S
+from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, READINGS, ReadingLabel
 from olaf.rundir.atomic import write_text_atomic
 
 __all__ = ["Admission", "ConfigError", "Deployment", "LayoutHost", "LayoutLink", "NetworkFile", "SwitchConf", "load",
@@ -132,6 +132,8 @@ class AdmissionFile(FileModel):
     tc: bool = Field(False, description="workers use transmission control (paper §5)")
     delta_t_ms: float = Field(DEFAULT_DELTA_T_MS, gt=0, description="transmission control Δ̄_T, ms (paper §5)")
     v_per_s: float = Field(DEFAULT_V_PER_S, ge=0, description="slope v of f, 1/s")
+    tc_reading: ReadingLabel = Field(READINGS[0], description="the workers' reading of the rule: probabilistic "  # type: ignore[valid-type]
+                                     "(paper §5) or backoff (paper §6), olaf.plan.tx.TxParams.reading")
     epsilon: float = Field(0.1, ge=0, description="fairness bound ε")
     epsilon_unit: Literal["period", "ms", "relative"] = "period"
     horizon: int = Field(10, ge=2, le=100, description="updates per cluster the verifier looks at")

@@ -35,7 +35,19 @@ def test_verifier_problem_maps_the_deployment():
     clusters, engine, tr = admission.verifier_problem(d, {0: ("w1", "w2"), 1: ("w3",), 2: ()}, d.admission)
     assert [(c.name, c.period_ms, c.jitter_ms) for c in clusters] == [("c0", 45, 5), ("c1", 90, 5)]
     assert (engine.q_max, engine.p_over_c_ms) == (2, 10)
-    assert clusters[0].v == Fraction(1, 400) and tr.model == "envelope"
+    assert clusters[0].v == Fraction(1, 400) and tr.model == "envelope" and tr.reading == "probabilistic"
+    # the workers' reading of the rule reaches the verifier; another is refused naming the field
+    d2 = replace(d, admission=d.admission.model_copy(update=dict(tc_reading="backoff")))
+    assert admission.verifier_problem(d2, {0: ("w1",)}, d2.admission)[2].reading == "backoff"
+    with pytest.raises(cfgmod.ConfigError, match="tc_reading"):
+        cfgmod.validate_model(cfgmod.AdmissionFile, {"tc_reading": "sometimes"})
+
+
+def test_a_run_spec_hands_its_tc_reading_to_admission():
+    from olaf.topologies.spec import RunSpec
+
+    d = RunSpec(tc=True, tc_reading="backoff", admission=True).deployment()
+    assert d.admission.tc and d.admission.tc_reading == "backoff"
 
 
 def test_no_admission_section_means_off():

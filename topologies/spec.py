@@ -349,7 +349,7 @@ class RunSpec:
         g0 = self.cluster_groups()[0]
         adm = cfgmod.AdmissionFile(enabled=self.admission, worker_period_ms=g0.period_ms,
                                    worker_jitter_ms=g0.jitter_ms, tc=self.tc, delta_t_ms=self.tc_delta_t_ms,
-                                   v_per_s=self.tc_v_per_s)
+                                   v_per_s=self.tc_v_per_s, tc_reading=self.tc_reading)
         return replace(d, admission=adm)
 
     def _topology(self, thr: Optional[int], window_ns: int) -> cfgmod.Deployment:
