@@ -285,7 +285,8 @@ class RunPlan(FileModel):
                                   "or fewer workers (groups[*].clusters, workers_per_cluster)")
             got = got[:self.num_workers]
             if self.trace.repeat:
-                until = self.duration_s * 1000 / self.trace.scale  # type: ignore[operator] (checked)
+                assert self.duration_s is not None  # _check refuses trace.repeat without it
+                until = self.duration_s * 1000 / self.trace.scale
                 try:
                     got = [WorkerTrace(w.name, repeat_times(w.t_ms, until)) for w in got]
                 except ValueError as e:

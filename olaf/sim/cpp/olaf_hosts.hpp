@@ -28,8 +28,8 @@
 #ifndef OLAF_SIM_OLAF_HOSTS_HPP_
 #define OLAF_SIM_OLAF_HOSTS_HPP_
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "fate_ledger.hpp"

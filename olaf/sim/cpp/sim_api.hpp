@@ -59,7 +59,7 @@ struct WorkerParams {
   bool tc = false;
   double tc_delta_t_ms = 400.0;
   double tc_v_per_s = 2.5;
-  uint32_t tc_q_max = 0;  // 0 = from the ACK status
+  uint32_t tc_q_max = 0;   // 0 = from the ACK status
   uint8_t tc_reading = 0;  // olaf.constants.TxReading (TX_READING_*)
   uint64_t seed = 0;
   // Fixed-point formats of olaf/fixedpoint.py (set by olaf/sim from there).

@@ -53,7 +53,7 @@ struct TxParams {
   bool enabled = false;
   double delta_t_ms = 400.0;
   double v_per_s = 2.5;
-  uint32_t q_max = 0;                                   // 0: use the Q_max of the ACK status
+  uint32_t q_max = 0;                                     // 0: use the Q_max of the ACK status
   uint8_t reading = constants::TX_READING_PROBABILISTIC;  // olaf.constants.TxReading
 };
 
