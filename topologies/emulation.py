@@ -215,8 +215,9 @@ def _stop_generation(net: Any, ctl: OlafController, workers: dict[str, Any], spe
     slowest queue's drain time + 5 s) and the PS read what arrived (0.5 s, a worker's linger), so each APPEND
     the report counts was delivered."""
     net.stop_procs(procs=list(workers.values()))
+    sent = _sent_per_first_switch(ctl, list(workers), hosts_dir)
     deadline = time.monotonic() + 5
-    while _undecided(ctl, list(workers), hosts_dir) > 0 and time.monotonic() < deadline:
+    while _undecided(ctl, sent) > 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     drain_s = max((q.size / q.rate_pps for q in spec.switch_queues().values() if q.rate_pps), default=0.0)
     deadline = time.monotonic() + drain_s + 5
@@ -225,11 +226,10 @@ def _stop_generation(net: Any, ctl: OlafController, workers: dict[str, Any], spe
     time.sleep(0.5)
 
 
-def _undecided(ctl: OlafController, workers: list[str], hosts_dir: Path) -> int:
-    """Update packets the stopped workers sent (their summaries: chunks, or updates when K = 1)
-    that their first switch has not yet decided or counted as malformed: a stop mid-burst
-    leaves packets in the veths and in BMv2's ingress buffer. 0 when a summary is missing (a
-    worker killed before it wrote one: nothing to wait for)."""
+def _sent_per_first_switch(ctl: OlafController, workers: list[str], hosts_dir: Path) -> dict[str, int]:
+    """Update packets the stopped workers sent (their summaries: chunks, or updates when K = 1), per
+    first switch on their path. Empty when a summary is missing (a worker killed before it wrote
+    one: nothing to wait for)."""
     from olaf.controller.routing import switch_path  # noqa: PLC0415
 
     d = ctl.d
@@ -238,10 +238,17 @@ def _undecided(ctl: OlafController, workers: list[str], hosts_dir: Path) -> int:
         try:
             s = json.loads((hosts_dir / f"{w}.summary.json").read_text())
         except (OSError, ValueError):
-            return 0
+            return {}
         path = switch_path(d, w, d.ps)
         if path:
             sent[path[0]] = sent.get(path[0], 0) + int(s.get("chunks_sent") or s.get("sent") or 0)
+    return sent
+
+
+def _undecided(ctl: OlafController, sent: dict[str, int]) -> int:
+    """Of ``sent`` (:func:`_sent_per_first_switch`), the packets their first switch has not yet
+    decided or counted as malformed: a stop mid-burst leaves packets in the veths and in BMv2's
+    ingress buffer."""
     seen = sum(sum(c.decisions().values()) + sum(c.malformed().values())
                for c in (ctl.switches[name].counters for name in sent))
     return sum(sent.values()) - seen
