@@ -155,7 +155,10 @@ def _reconstruct(run: RunData) -> WorkerDeliveries:
                 cands = [s for s in sent[lo:hi] if (s.worker, s.gen_ts) not in taken]
                 last = [s for s in cands if s.gen_ts == r.gen_ts]
                 others = [s for s in cands if s.gen_ts != r.gen_ts]
-                got += (others[:r.count - 1 - len(last[:1])] + last[:1]) if len(cands) > r.count - 1 else cands
+                if len(cands) > r.count - 1:  # keep the one the gen_ts names and the earliest others
+                    got += others[:r.count - 1 - len(last[:1])] + last[:1]
+                else:
+                    got += cands
         exact = head is not None and len(got) == r.count
         out.receptions += 1
         out.exact += exact
