@@ -98,6 +98,7 @@ class PtfEnvironment:
             f"p4info='{self.build / 'olaf.p4info.txt'}'",
             f"bmv2_json='{self.build / 'olaf.json'}'",
             f"thrift_port={self.spec.thrift_port}",
+            f"switch_pid={self.switch.pid}",
             f"vectors='{require_source_root('the PTF suite') / 'tests' / 'vectors'}'",
         ])
         cmd = ["ip", "netns", "exec", self.ns, str(Path(sys.executable).parent / "ptf"),
