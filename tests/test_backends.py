@@ -75,23 +75,34 @@ def test_ns3_refuses_a_training_workload_because_its_workers_are_synthetic():
 
 def test_a_model_beyond_a_frame_travels_in_chunks_up_to_the_build_limit():
     """An update larger than a frame is K chunks (olaf.chunks); the mininet backend refuses a K above
-    the P4 build's MAX_CHUNKS and a queue of Q updates that needs more than its segments, naming the field."""
+    the P4 build's MAX_CHUNKS and a queue of Q updates that needs more than its segments, and the
+    backends that run the bandit task refuse a model larger than it takes, naming the field."""
     from olaf.constants import IPV4_MAX_LEN, MAX_CHUNKS, SEGMENTS, max_chunk_elements
+    from olaf.hosts.task import MAX_NUM_WEIGHTS
     from olaf.plan.plan import MAX_MODEL_PARAMS
 
     sb3 = plan(grads=9797)
     assert sb3.chunking(1500).num_chunks == 28 and sb3.chunking(9000).num_chunks == 5
     assert sb3.chunking(IPV4_MAX_LEN).num_chunks == 1
     assert sb3.queue_segments(sb3.chunking(1500)) == {"s1": 8 * 28}
-    backends.get("mininet").check(sb3)
-    backends.get("local").check(sb3)
+    backends.get("ns3").check(sb3)
+    for name in ("mininet", "local"):   # their workers run the bandit: a G x G basis
+        with pytest.raises(PlanRefused, match=f"9797: the workers' bandit task takes at most {MAX_NUM_WEIGHTS}") as e:
+            backends.get(name).check(sb3)
+        assert e.value.field == "grads"
+    largest = plan(grads=MAX_NUM_WEIGHTS)
+    assert largest.chunking(1500).num_chunks == 7
+    backends.get("mininet").check(largest)
+    backends.get("local").check(largest)
     assert backends.get("local").mtu == IPV4_MAX_LEN and backends.get("mininet").mtu == 1500
-    too_many = plan(grads=MAX_CHUNKS * max_chunk_elements(1500) + 1)
+    big = MAX_CHUNKS * max_chunk_elements(1500) + 1     # a PPO job's network: no bandit limit
+    job = TrainJob(task=PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(hidden=(8,))), num_params=big)
+    too_many = plan(grads=big, workload={"kind": "ppo", "job": job})
     with pytest.raises(PlanRefused, match=f"K = {MAX_CHUNKS + 1} chunks") as e:
         backends.get("mininet").check(too_many)
     assert e.value.field == "grads"
-    deep = plan(grads=9797, queue_size={"s1": SEGMENTS // 28 + 1})
-    with pytest.raises(PlanRefused, match=f"1..{SEGMENTS // 28} updates") as e:
+    deep = plan(grads=MAX_NUM_WEIGHTS, queue_size={"s1": SEGMENTS // 7 + 1})
+    with pytest.raises(PlanRefused, match=f"1..{SEGMENTS // 7} updates") as e:
         backends.get("mininet").check(deep)
     assert e.value.field == "queue_sizes"
     with pytest.raises(ConfigError, match="grads"):

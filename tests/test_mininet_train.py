@@ -149,10 +149,11 @@ def test_rllib_size_network_crosses_bmv2_in_jumbo_frames(build, tmp_path):
     sw = json.loads((out / "switch_counters.json").read_text())["s1"]
     chunks = sum(w["chunks_sent"] for w in workers)
     assert chunks == 61 * sum(w["sent"] for w in workers) > 0
-    # every chunk got one decision at the switch, or the report counts it as not decided: a burst
-    # of 61 jumbo frames can lose a few between the worker's socket and BMv2's ingress, where no
-    # counter of ours or the kernel's sees them. The PS received each APPENDed one as a message,
-    # with the folded ones inside (Σ count).
+    # every chunk got one decision at the switch, or the report counts it as not decided: a chunk
+    # can still be lost between the worker's socket and BMv2's ingress if BMv2's receive ring
+    # (231 jumbo frames per port, olaf/bmv2.py) overflows while the switch waits for a core;
+    # no counter of ours sees that. The PS received each APPENDed one as a message, with the
+    # folded ones inside (Σ count).
     decided = sw["decisions"]["append"] + sw["decisions"]["aggregate"]
     rep = json.loads((out / "summary.json").read_text())["overall"]
     assert decided <= chunks and rep["fates"]["not_decided"] == chunks - decided
@@ -167,7 +168,8 @@ def test_rllib_size_network_crosses_bmv2_in_jumbo_frames(build, tmp_path):
                                                                            chunks - decided)
     updates = sum(w["sent"] for w in workers)
     assert c["fully_alone"] + c["partially_alone"] + c["none_alone"] == updates
-    assert c["fully_alone"] >= updates - sw["decisions"]["aggregate"]
+    # an update is delivered alone in full unless one of its chunks was folded or lost
+    assert c["fully_alone"] >= updates - sw["decisions"]["aggregate"] - (chunks - decided)
     for w in workers:
         assert w["num_chunks"] == 61 and w["model_acked"] and w["acks_wrong_size"] == 0 and w["socket_drops"] == 0
         # the job stops the workers when the last reaches its iterations: the answers to the

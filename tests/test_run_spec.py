@@ -117,8 +117,10 @@ def test_a_chunked_model_programs_every_switch_and_host_with_its_k(tmp_path):
     and the MTU (so it expects K chunks), and the config file round-trips K."""
     from olaf.controller import config as cfgmod
     from olaf.hosts.argv import ps_argv
+    from olaf.plan.workload import PPOTaskSpec, TrainJob
 
-    spec = RunSpec(topo="multihop", grads=9797, queue_size=8, edge_queue_size=4)
+    job = TrainJob(task=PPOTaskSpec(mtu=1500), num_params=9797)   # a PPO job's network (the bandit stops at 2,235)
+    spec = RunSpec(topo="multihop", grads=9797, training=job, queue_size=8, edge_queue_size=4)
     assert (spec.chunking.num_chunks, spec.chunking.chunk_len) == (28, 350)
     d = spec.deployment()
     assert d.num_chunks == 28 and d.num_grads == 350

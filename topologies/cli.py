@@ -19,7 +19,8 @@ from olaf import backends
 from olaf.backends.base import Backend, BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
-from olaf.constants import MAX_CHUNKS, MTU, SEGMENTS, max_chunk_elements
+from olaf.constants import SEGMENTS
+from olaf.hosts.task import MAX_NUM_WEIGHTS
 from olaf.plan.tx import READINGS
 from olaf.topologies.rundir import new_run_dir
 from olaf.topologies.spec import QUEUES, RunSpec, RunSpecError
@@ -57,8 +58,9 @@ def spec_options(f):
                      help="Bottleneck toward the PS, updates/s (K chunk packets each; 0 = unlimited)."),
         click.option("--edge-rate-pps", default=d.edge_rate_pps, show_default=True, type=click.IntRange(min=0)),
         click.option("--grads", default=d.grads, show_default=True,
-                     type=click.IntRange(1, MAX_CHUNKS * max_chunk_elements(MTU)),
-                     help="Model parameters per update; more than one 1500 B frame holds travel in chunks."),
+                     type=click.IntRange(1, MAX_NUM_WEIGHTS),
+                     help="Model parameters per update (the workers' bandit task); more than one 1500 B frame "
+                          "holds travel in chunks."),
         click.option("--reward-threshold", type=FiniteFloat(min=0), help="Reward filter T (off by default)."),
         click.option("--activity-window-ms", default=d.activity_window_ms, show_default=True,
                      type=FiniteFloat(min=0)),

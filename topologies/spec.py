@@ -28,6 +28,7 @@ from olaf.hosts import jobconfig
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.runlog import group_start_file
 from olaf.hosts.schedule import worker_schedule
+from olaf.hosts.task import weights_problem
 from olaf.hosts.worker import WorkerConfig
 from olaf.plan.arrivals import ARRIVALS, START_PHASES
 from olaf.plan.faults import parse_fault
@@ -199,6 +200,8 @@ class RunSpec:
                                    f"{JUMBO_MTU} B frames; give at most that")
             need(self.grads == self.training.num_params, "grads",
                  f"a training job's updates carry its {self.training.num_params} parameters: set grads to that")
+        elif (problem := weights_problem(self.grads)) is not None:
+            raise RunSpecError("grads", problem)
         switches = SWITCHES[self.topo]
         for text in self.faults:
             try:

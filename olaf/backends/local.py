@@ -34,12 +34,13 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.backends.base import BackendOptions, RunFailed, RunInterrupted, RunMonitor, RunResult, refuse_set
+from olaf.backends.base import BackendOptions, PlanRefused, RunFailed, RunInterrupted, RunMonitor, RunResult, refuse_set
 from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts import jobconfig
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
 from olaf.hosts.schedule import worker_schedule
+from olaf.hosts.task import weights_problem
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.topology import Placement, layout, worker_seed
 from olaf.plan.tx import TxParams
@@ -100,6 +101,9 @@ class LocalBackend:
 
     def check(self, plan: RunPlan) -> None:
         refuse_set(self.name, plan, REFUSED)
+        problem = None if isinstance(plan.workload, PPOWorkload) else weights_problem(plan.grads)
+        if problem:
+            raise PlanRefused(self.name, "grads", problem)
         if plan.trace is not None:
             plan.traces()  # raises ConfigError naming trace.file
 

@@ -11,7 +11,7 @@ import click
 
 from olaf.chunks import ChunkingError
 from olaf.clitypes import FiniteFloat
-from olaf.constants import IPV4_MAX_LEN, MAX_G, MAX_G_JUMBO, MTU, SOCKET_RCVBUF, UPDATE_PORT
+from olaf.constants import IPV4_MAX_LEN, MAX_G, MTU, SOCKET_RCVBUF, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.checkpoint import CheckpointError
 from olaf.hosts.global_model import Step
@@ -20,7 +20,7 @@ from olaf.hosts.modes import Mode, ModeParams
 from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.hosts.runlog import StartFileError, stop_on_signals
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
-from olaf.hosts.task import TaskParams
+from olaf.hosts.task import MAX_NUM_WEIGHTS, TaskParams
 from olaf.hosts.trust import DEFAULT_GEN_TS_SLACK_S, DEFAULT_MAX_ABS_REWARD, TrustPolicy
 from olaf.hosts.worker import TaskFailed, Worker, WorkerConfig
 from olaf.plan.tx import READINGS, TxParams
@@ -142,8 +142,8 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=0.0, show_default=True,
               help="After each sent update wait at most this long for an ACK with weights before iterating again, "
                    "ms (0: no wait; PPO jobs: 100; sync training: the round cutoff).")
-@click.option("--grads", "num_grads", type=click.IntRange(1, MAX_G_JUMBO), default=32, show_default=True,
-              help=f"Bandit: gradient elements G per update (> {MAX_G} needs 9000 B jumbo frames).")
+@click.option("--grads", "num_grads", type=click.IntRange(1, MAX_NUM_WEIGHTS), default=32, show_default=True,
+              help=f"Bandit: gradient elements G per update (> {MAX_G}: in chunks with --mtu, or one jumbo frame).")
 @click.option("--batch", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Bandit: episodes per generated update.")
 @click.option("--reward-scale", type=FiniteFloat(min=0, min_open=True), default=10.0, show_default=True,

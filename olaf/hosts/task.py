@@ -49,7 +49,24 @@ from typing import Any, Optional
 
 import numpy as np
 
+from olaf.constants import MAX_G_JUMBO
 from olaf.hosts.learning import Generation
+
+MAX_NUM_WEIGHTS = MAX_G_JUMBO
+"""2235: the most weights ``G`` the bandit takes. Its basis is a dense ``G × G`` matrix (8·G²
+bytes: 40 MB per worker at 2,235, 768 MB at Stable-Baselines3's 9,797) and a block of episodes
+costs ``G²`` multiply-adds, so 27 workers on two cores stop at about one jumbo frame's worth.
+A larger model is a PPO job's (``olaf train --net``), not the bandit's."""
+
+
+
+def weights_problem(g: int) -> Optional[str]:
+    """Why the bandit cannot have ``g`` weights (above :data:`MAX_NUM_WEIGHTS`), or None."""
+    if g <= MAX_NUM_WEIGHTS:
+        return None
+    return (f"{g}: the workers' bandit task takes at most {MAX_NUM_WEIGHTS} weights (its G x G basis); "
+            "a larger model is a PPO training job's (olaf train --net)")
+
 
 TARGET_STD = 0.3
 """Standard deviation of the target weights ``w*``."""
@@ -63,7 +80,7 @@ class TaskParams:
     """Environment and batch size.
 
     Attributes:
-        num_weights: ``G`` (≥ 1).
+        num_weights: ``G`` (1 … :data:`MAX_NUM_WEIGHTS`).
         batch: episodes per update ``B`` (≥ 1; rounded up to a multiple of ``G``).
         reward_scale: ``K`` (> 0).
         sigma: exploration standard deviation ``σ`` (> 0).
@@ -80,6 +97,9 @@ class TaskParams:
         for name in ("num_weights", "batch"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        problem = weights_problem(self.num_weights)
+        if problem:
+            raise ValueError(f"num_weights {problem}")
         for name in ("reward_scale", "sigma"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
