@@ -80,7 +80,7 @@ class TaskParams:
     """Environment and batch size.
 
     Attributes:
-        num_weights: ``G`` (1 … :data:`MAX_NUM_WEIGHTS`).
+        num_weights: ``G`` (≥ 1; the bandit takes at most :data:`MAX_NUM_WEIGHTS`).
         batch: episodes per update ``B`` (≥ 1; rounded up to a multiple of ``G``).
         reward_scale: ``K`` (> 0).
         sigma: exploration standard deviation ``σ`` (> 0).
@@ -97,9 +97,6 @@ class TaskParams:
         for name in ("num_weights", "batch"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        problem = weights_problem(self.num_weights)
-        if problem:
-            raise ValueError(f"num_weights {problem}")
         for name in ("reward_scale", "sigma"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -112,6 +109,10 @@ class BanditTask:
     """
 
     def __init__(self, params: TaskParams, rng: np.random.Generator) -> None:
+        """Raises ValueError: ``params.num_weights`` above :data:`MAX_NUM_WEIGHTS`."""
+        problem = weights_problem(params.num_weights)
+        if problem:
+            raise ValueError(f"num_weights {problem}")
         self.params = params
         g = params.num_weights
         self.target = np.random.default_rng(params.task_seed).normal(0.0, TARGET_STD, g)
