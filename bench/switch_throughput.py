@@ -169,7 +169,7 @@ def inner(seconds: float, rounds: int, build: Path, out_json: Path, switch_pid: 
             frames = fixed
             for c in range(clusters):
                 for w in range(WORKERS):
-                    ident.set_worker(f"10.9.{c}.{w + 1}", WorkerEntry(c * WORKERS + w + 1, c, 1))
+                    ident.set_worker((f"10.9.{c}.{w + 1}", 0), WorkerEntry(c * WORKERS + w + 1, c, 1))
         path = Path(f"/tmp/olaf-bench-{os.getpid()}.frames")
         path.write_bytes(b"\n--frame--\n".join(frames))
         before_n, t0, cpu0 = processed(), time.monotonic(), _cpu_s(switch_pid)

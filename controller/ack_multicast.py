@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from olaf.constants import ACK_PORT
 from olaf.controller.entries import Replica, Rewrite, group_id
 from olaf.controller.p4rt import SwitchConnection, ip_str, mac_str, multicast_group_entry
 
@@ -64,20 +65,22 @@ class AckMulticast:
 
     # -- per-replica rewrite ----------------------------------------------------------
 
-    def rewrite_entry(self, rid: int, src_mac: str | None = None, dst_mac: str | None = None,
-                      dst_ip: str | None = None):
+    def rewrite_entry(self, rid: int, rw: Rewrite | None = None):
+        """The ``ack_rewrite`` entry of replicas with egress_rid ``rid`` (match only when ``rw`` is None)."""
         p = self.sw.require_pipeline()
         match = {"standard_metadata.egress_rid": rid}
-        if dst_ip is None:
+        if rw is None:
             return p.table_entry(self.REWRITE_TABLE, match)
         return p.table_entry(self.REWRITE_TABLE, match, self.REWRITE_ACTION,
-                             {"src_mac": src_mac, "dst_mac": dst_mac, "dst_ip": dst_ip})
+                             {"src_mac": rw.src_mac, "dst_mac": rw.dst_mac, "dst_ip": rw.dst_ip,
+                              "dst_port": rw.dst_port})
 
-    def set_rewrite(self, rid: int, src_mac: str, dst_mac: str, dst_ip: str, kind: str = "insert") -> None:
-        """Rewrite replicas with egress_rid ``rid`` to the worker's addresses."""
+    def set_rewrite(self, rid: int, src_mac: str, dst_mac: str, dst_ip: str, kind: str = "insert",
+                    dst_port: int = ACK_PORT) -> None:
+        """Rewrite replicas with egress_rid ``rid`` to the worker's addresses and UDP port."""
         if rid < 1:
             raise ValueError(f"rid={rid}: worker replicas need egress_rid >= 1 (0 means no rewrite)")
-        self.sw.write([self.sw.update(kind, self.rewrite_entry(rid, src_mac, dst_mac, dst_ip))])
+        self.sw.write([self.sw.update(kind, self.rewrite_entry(rid, Rewrite(src_mac, dst_mac, dst_ip, dst_port)))])
 
     def delete_rewrite(self, rid: int) -> None:
         self.sw.write([self.sw.update("delete", self.rewrite_entry(rid))])
@@ -89,5 +92,5 @@ class AckMulticast:
         for e in self.sw.read_table(self.REWRITE_TABLE):
             rid = p.match_values(e)["standard_metadata.egress_rid"]
             v = p.param_values(e.action.action)
-            out[rid] = Rewrite(mac_str(v["src_mac"]), mac_str(v["dst_mac"]), ip_str(v["dst_ip"]))
+            out[rid] = Rewrite(mac_str(v["src_mac"]), mac_str(v["dst_mac"]), ip_str(v["dst_ip"]), v["dst_port"])
         return out

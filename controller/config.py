@@ -47,6 +47,7 @@ from pydantic import Field, field_validator
 from olaf.configfile import ConfigError, FileModel, read_document
 from olaf.configfile import validate as validate_model
 from olaf.constants import (
+    ACK_PORT,
     DEFAULT_ACTIVITY_WINDOW_MS,
     DEFAULT_NUM_CHUNKS,
     DEFAULT_NUM_GRADS,
@@ -108,6 +109,9 @@ class HostFile(FileModel):
     switch: str = Field(description="the switch the host is attached to")
     port: int = Field(ge=0, le=MAX_PORT, description="that switch's port")
     worker_id: Optional[int] = Field(None, ge=1, le=MAX_WORKERS - 1, description="set for worker hosts")
+    udp_port: Optional[int] = Field(None, ge=1, le=65535, description="a worker's UDP port: it sends from it and "
+                                    f"receives its ACKs on it (default {ACK_PORT}); workers that share an address "
+                                    "(identity five_tuple) each need their own")
 
     @field_validator("ip")
     @classmethod
@@ -223,7 +227,8 @@ class Deployment:
                                                     discipline=s.queue.discipline),
                                     bottleneck=BottleneckFile(rate_pps=s.rate_pps, depth=s.depth))
                       for n, s in self.switches.items()},
-            hosts={n: HostFile(ip=h.ip, mac=h.mac, switch=h.switch, port=h.port, worker_id=h.worker_id)
+            hosts={n: HostFile(ip=h.ip, mac=h.mac, switch=h.switch, port=h.port, worker_id=h.worker_id,
+                               udp_port=None if h.udp_port == ACK_PORT else h.udp_port)
                    for n, h in self.hosts.items()},
             links=[(lk.a, lk.port_a, lk.b, lk.port_b) for lk in self.links],
             clusters={c: list(ws) for c, ws in sorted(self.clusters.items())},
@@ -269,22 +274,38 @@ def parse(raw: Any) -> Deployment:
     seen_ip: dict[str, str] = {}
     seen_wid: dict[int, str] = {}
     seen_port: dict[tuple[str, int], str] = {}
+    seen_udp: dict[tuple[str, int], str] = {}
     for name, h in f.hosts.items():
         p = f"hosts.{name}"
-        if h.ip in seen_ip:
-            raise ConfigError(f"{p}.ip", f"{h.ip} is already used by host {seen_ip[h.ip]}")
-        seen_ip[h.ip] = name
+        udp_port = ACK_PORT if h.udp_port is None else h.udp_port
         if h.switch not in switches:
             raise ConfigError(f"{p}.switch", f"unknown switch {h.switch!r} (switches: {', '.join(switches)})")
-        if (h.switch, h.port) in seen_port:
-            raise ConfigError(f"{p}.port", f"{h.switch} port {h.port} is already used by "
-                                           f"{seen_port[(h.switch, h.port)]}")
-        seen_port[(h.switch, h.port)] = name
+        if h.ip in seen_ip:   # workers sharing one address: one machine behind one switch port
+            first = f.hosts[seen_ip[h.ip]]
+            if h.worker_id is None or first.worker_id is None:
+                raise ConfigError(f"{p}.ip", f"{h.ip} is already used by host {seen_ip[h.ip]} (only workers may "
+                                  "share an address)")
+            if f.identity != "five_tuple":
+                raise ConfigError(f"{p}.ip", f"{h.ip} is already used by worker {seen_ip[h.ip]}: workers that share "
+                                  "an address are told apart by their UDP port; set identity: five_tuple")
+            if (h.mac, h.switch, h.port) != (first.mac, first.switch, first.port):
+                raise ConfigError(f"{p}.ip", f"{h.ip} is already used by {seen_ip[h.ip]} with MAC {first.mac} on "
+                                  f"{first.switch} port {first.port}: workers sharing an address share those too")
+            if (h.ip, udp_port) in seen_udp:
+                raise ConfigError(f"{p}.udp_port", f"{h.ip} UDP port {udp_port} is already used by "
+                                  f"{seen_udp[(h.ip, udp_port)]}; give each worker at {h.ip} its own udp_port")
+        else:
+            seen_ip[h.ip] = name
+            if (h.switch, h.port) in seen_port:
+                raise ConfigError(f"{p}.port", f"{h.switch} port {h.port} is already used by "
+                                               f"{seen_port[(h.switch, h.port)]}")
+            seen_port[(h.switch, h.port)] = name
+        seen_udp[(h.ip, udp_port)] = name
         if h.worker_id is not None:
             if h.worker_id in seen_wid:
                 raise ConfigError(f"{p}.worker_id", f"{h.worker_id} is already used by {seen_wid[h.worker_id]}")
             seen_wid[h.worker_id] = name
-        hosts[name] = LayoutHost(name, h.ip, h.mac, h.switch, h.port, h.worker_id)
+        hosts[name] = LayoutHost(name, h.ip, h.mac, h.switch, h.port, h.worker_id, udp_port)
     links = []
     for i, (a, pa, b, pb) in enumerate(f.links):
         for s, sp, which in ((a, pa, "a"), (b, pb, "b")):

@@ -29,7 +29,7 @@ from olaf.controller.p4rt import P4RuntimeWriteError, SwitchConnection, SwitchUn
 from olaf.controller.routing import next_hops
 from olaf.controller.state import SwitchState, desired_state
 from olaf.controller.tm import TrafficManager
-from olaf.controller.update_identifier import UpdateIdentifier
+from olaf.controller.update_identifier import UpdateIdentifier, worker_key
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class SwitchController:
                                    lambda k, v: self.workers.entry(k, v),
                                    lambda k: self.workers.entry(k))
         x_ins, x_mod, x_del = diff(have.rewrites, want.rewrites,
-                                   lambda k, v: self.acks.rewrite_entry(k, v.src_mac, v.dst_mac, v.dst_ip),
+                                   lambda k, v: self.acks.rewrite_entry(k, v),
                                    lambda k: self.acks.rewrite_entry(k))
         g_new, g_mod, g_del = [], [], []
         for cid, reps in want.groups.items():
@@ -255,12 +255,14 @@ class OlafController:
         """
         name, sc = next(iter(self.switches.items()))
         st = sc.read_state()
-        by_ip = {h.ip: n for n, h in self.d.hosts.items()}
+        by_key = {worker_key(h.ip, h.udp_port, self.d.identity): n for n, h in self.d.hosts.items()
+                  if h.worker_id is not None}
         clusters: dict[int, list[str]] = {c: [] for c in st.groups}
-        for ip, w in sorted(st.workers.items(), key=lambda kv: kv[1].worker_id):
-            if ip not in by_ip:
-                raise ConfigError("workers", f"{name} has worker {ip} that the deployment does not describe")
-            clusters.setdefault(w.cluster_id, []).append(by_ip[ip])
+        for key, w in sorted(st.workers.items(), key=lambda kv: kv[1].worker_id):
+            if key not in by_key:
+                where = key[0] if not key[1] else f"{key[0]} UDP port {key[1]}"
+                raise ConfigError("workers", f"{name} has worker {where} that the deployment does not describe")
+            clusters.setdefault(w.cluster_id, []).append(by_key[key])
         return {c: tuple(ws) for c, ws in sorted(clusters.items())}
 
     def regroup(self, clusters: Mapping[int, Iterable[str]]) -> dict[str, Changes]:

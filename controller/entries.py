@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from olaf.constants import ACK_PORT
+
 
 @dataclass(frozen=True)
 class Route:
@@ -22,11 +24,14 @@ class Route:
 
 @dataclass(frozen=True)
 class Rewrite:
-    """``ack_rewrite`` entry of a worker replica (key egress_rid = worker_id)."""
+    """``ack_rewrite`` entry of a worker replica (key egress_rid = worker_id): the replica's
+    Ethernet addresses, the worker's IPv4 address and its own UDP port (the ACK port by
+    default; workers sharing an address each have their own)."""
 
     src_mac: str
     dst_mac: str
     dst_ip: str
+    dst_port: int = ACK_PORT
 
 
 @dataclass(frozen=True)

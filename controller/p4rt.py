@@ -109,7 +109,9 @@ class Pipeline:
         params: Optional[Mapping[str, Any]] = None,
         priority: int = 0,
     ) -> p4runtime_pb2.TableEntry:
-        """A TableEntry; ``match`` values: exact → value, lpm → (value, prefix_len)."""
+        """A TableEntry; ``match`` values: exact → value, lpm → (value, prefix_len), ternary →
+        (value, mask) (a ternary field left out matches anything; P4Runtime spec §9.1.1: a
+        don't-care is omitted). A table with a ternary field needs ``priority`` ≥ 1."""
         t = self._obj(P4Type.table, table)
         entry = p4runtime_pb2.TableEntry(table_id=t.preamble.id, priority=priority)
         fields = {mf.name: mf for mf in t.match_fields}
@@ -124,6 +126,10 @@ class Pipeline:
                 v, plen = value
                 fm.lpm.value = encode(v, mf.bitwidth)
                 fm.lpm.prefix_len = int(plen)
+            elif mf.match_type == p4info_pb2.MatchField.TERNARY:
+                v, mask = value
+                fm.ternary.value = encode(int(v) & int(mask), mf.bitwidth)
+                fm.ternary.mask = encode(mask, mf.bitwidth)
             else:
                 raise ValueError(f"match type of {table}.{name} is not supported")
         if action is not None:
@@ -168,6 +174,8 @@ class Pipeline:
                 out[name] = decode(fm.exact.value)
             elif fm.HasField("lpm"):
                 out[name] = (decode(fm.lpm.value), fm.lpm.prefix_len)
+            elif fm.HasField("ternary"):
+                out[name] = (decode(fm.ternary.value), decode(fm.ternary.mask))
         return out
 
 

@@ -17,7 +17,7 @@ from typing import Mapping, Optional, Protocol
 from olaf.controller.entries import Replica, Rewrite, Route, group_id  # noqa: F401  (group_id re-exported)
 from olaf.controller.routing import Host, next_hops
 from olaf.controller.routing import Network as RoutedNetwork
-from olaf.controller.update_identifier import WorkerEntry
+from olaf.controller.update_identifier import WorkerEntry, WorkerKey, worker_key
 
 
 class _Host(Host, Protocol):
@@ -25,6 +25,8 @@ class _Host(Host, Protocol):
     def ip(self) -> str: ...
     @property
     def worker_id(self) -> Optional[int]: ...
+    @property
+    def udp_port(self) -> int: ...
 
 
 class Network(RoutedNetwork, Protocol):
@@ -44,14 +46,15 @@ class SwitchState:
     """What one switch should hold.
 
     Attributes:
-        routes: host IPv4 → Route (ipv4_lpm, /32).
-        workers: worker IPv4 → its worker_table entry (ids, ingress port, UDP source port binding).
+        routes: host IPv4 → Route (ipv4_lpm, /32; hosts sharing an address share its route).
+        workers: :data:`~olaf.controller.update_identifier.WorkerKey` (address, UDP port or 0 for
+            any) → its worker_table entry (ids, ingress port).
         groups: cluster_id → replicas (PRE group ``group_id(c)`` + cluster_mcast entry).
         rewrites: worker_id → Rewrite (ack_rewrite), for workers attached to this switch.
     """
 
     routes: dict[str, Route] = field(default_factory=dict)
-    workers: dict[str, WorkerEntry] = field(default_factory=dict)
+    workers: dict[WorkerKey, WorkerEntry] = field(default_factory=dict)
     groups: dict[int, tuple[Replica, ...]] = field(default_factory=dict)
     rewrites: dict[int, Rewrite] = field(default_factory=dict)
 
@@ -69,10 +72,11 @@ def desired_state(d: Network, switch: str) -> SwitchState:
         for w in members:
             h = d.hosts[w]
             hop = hops[w]
-            st.workers[h.ip] = WorkerEntry.bound(h.worker_id, cid, hop.port, d.identity)  # type: ignore[arg-type]
+            st.workers[worker_key(h.ip, h.udp_port, d.identity)] = WorkerEntry(h.worker_id, cid,  # type: ignore[arg-type]
+                                                                               hop.port)
             if hop.direct:
                 replicas.append(Replica(hop.port, h.worker_id))  # type: ignore[arg-type]
-                st.rewrites[h.worker_id] = Rewrite(sw.mac, h.mac, h.ip)  # type: ignore[index]
+                st.rewrites[h.worker_id] = Rewrite(sw.mac, h.mac, h.ip, h.udp_port)  # type: ignore[index]
             elif Replica(hop.port, 0) not in replicas:
                 replicas.append(Replica(hop.port, 0))
         st.groups[cid] = tuple(sorted(replicas, key=lambda r: (r.port, r.rid)))

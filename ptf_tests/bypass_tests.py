@@ -7,6 +7,8 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_NOP, IPOption_RR
 from scapy.layers.l2 import Ether
 
 from olaf import wire
+from olaf.controller.p4rt import Replica
+from olaf.controller.update_identifier import WorkerEntry, worker_key
 from olaf.update import Update
 
 U = Update(cluster_id=77, worker_id=88, seq=3, grads=(1, 2, 3, 4))
@@ -46,16 +48,20 @@ class UnknownSourceDropped(OlafTest):
 
 
 class SpoofedSourceDropped(OlafTest):
-    """A known worker's address arriving on another port, or (five-tuple identity, paper §7)
-    from another UDP port, is counted as spoofed and dropped; the real worker still works."""
+    """A known worker's source arriving on another switch port is counted as spoofed and dropped
+    — its address (address_port identity) or its address and UDP port (five-tuple identity,
+    paper §7); with the five-tuple identity a known address from a UDP port that no worker has
+    is an unknown source. The real workers still work."""
 
     def runTest(self):
         self.add_workers(0, [1])
         self.add_workers(1, [2], identity="five_tuple")
         tu.send_packet(self, 3, bytes(olaf_frame(3, src=worker_ip(1))))          # w1's address on port 3
-        tu.send_packet(self, 2, bytes(olaf_frame(2, sport=40000)))               # w2 from another UDP port
+        tu.send_packet(self, 3, bytes(olaf_frame(3, src=worker_ip(2))))          # w2's address and UDP port on port 3
+        tu.send_packet(self, 2, bytes(olaf_frame(2, sport=40000)))               # w2's address, another UDP port
         tu.verify_no_other_packets(self, timeout=1)
         self.wait_counter("traffic", "spoofed_source", 2)
+        self.wait_counter("traffic", "unknown_source", 1)
         self.assertEqual(self.decided(), 0)
         for k in (1, 2):
             tu.send_packet(self, k, bytes(olaf_frame(k)))
@@ -137,3 +143,36 @@ class IpOptionsAndFragments(OlafTest):
         self.assertEqual(bytes(self.recv(PS_PORT)[IP].payload), b"y" * 16)
         self.assertEqual(self.counters.traffic()["bypass"], 2)
         self.assertEqual(self.decided(), 0)
+
+
+class WorkersSharingAnAddress(OlafTest):
+    """Five-tuple identity (paper §7 Worker_ID): workers A and B at one address behind one switch
+    port, told apart by their UDP ports. Each update is stamped with its sender's ids; the ACK of
+    their cluster reaches each at its own UDP port; each one's (address, UDP port) from another
+    switch port is spoofed, and the address from a third UDP port is unknown."""
+
+    A, B = (1, wire.ACK_PORT), (6, wire.ACK_PORT + 1)   # (worker_id, UDP port), both on port 1 at w1's address
+
+    def runTest(self):
+        from ack_tests import ack_frame
+
+        ip = worker_ip(1)
+        for wid, udp in (self.A, self.B):
+            self.workers.set_worker(worker_key(ip, udp, "five_tuple"), WorkerEntry(wid, 0, 1))
+            self.acks.set_rewrite(wid, SW_MAC, worker_mac(1), ip, dst_port=udp)
+        self.acks.set_group(0, [Replica(1, self.A[0]), Replica(1, self.B[0])])
+        self.assertEqual(self.workers.read(), {(ip, self.A[1]): WorkerEntry(1, 0, 1), (ip, self.B[1]): WorkerEntry(6, 0, 1)})
+        for wid, udp in (self.A, self.B):
+            tu.send_packet(self, 1, bytes(olaf_frame(1, sport=udp)))
+            _, got = self.recv_update()
+            self.assertEqual((got.cluster_id, got.worker_id), (0, wid))
+        tu.send_packet(self, PS_PORT, bytes(ack_frame(0, ip)))
+        got_ports = sorted(self.recv(1)[UDP].dport for _ in range(2))
+        self.assertEqual(got_ports, sorted(udp for _, udp in (self.A, self.B)))
+        self.assert_no_packet(1, timeout=0.2)
+        tu.send_packet(self, 3, bytes(olaf_frame(3, src=ip, sport=self.B[1])))    # B's five-tuple on port 3
+        tu.send_packet(self, 1, bytes(olaf_frame(1, sport=wire.ACK_PORT + 2)))   # the address, a third UDP port
+        tu.verify_no_other_packets(self, timeout=1)
+        self.wait_counter("traffic", "spoofed_source", 1)
+        self.wait_counter("traffic", "unknown_source", 1)
+        self.assertEqual(self.decided(), 2)

@@ -32,7 +32,7 @@ from olaf.controller.forwarding import Ipv4Forwarding
 from olaf.controller.olaf_params import OlafParams, PathParams, QueueParams
 from olaf.controller.p4rt import Replica, SwitchConnection
 from olaf.controller.tm import TrafficManager, push_pipeline
-from olaf.controller.update_identifier import UpdateIdentifier, WorkerEntry
+from olaf.controller.update_identifier import UpdateIdentifier, WorkerEntry, worker_key
 from olaf.update import Update
 
 PS_PORT = 0
@@ -104,10 +104,10 @@ class OlafTest(BaseTest):
         self.params.set(QueueParams(**kw), PathParams(PS_IP, PS_PORT, max_sojourn_ns))
 
     def add_workers(self, cluster_id: int, ks, *, group: bool = False, identity: str = "address_port"):
-        """Register workers ``ks`` (each on its own port) in ``cluster_id``; with ``group``,
-        create its ACK group."""
+        """Register workers ``ks`` (each on its own port, sending from the ACK port) in
+        ``cluster_id``; with ``group``, create its ACK group."""
         for k in ks:
-            self.workers.set_worker(worker_ip(k), WorkerEntry.bound(k, cluster_id, k, identity))
+            self.workers.set_worker(worker_key(worker_ip(k), wire.ACK_PORT, identity), WorkerEntry(k, cluster_id, k))
         if group:
             self.acks.set_group(cluster_id, [Replica(k, k) for k in ks])
             for k in ks:

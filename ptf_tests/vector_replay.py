@@ -123,7 +123,7 @@ class VectorReplay(OlafTest):
         pairs = sorted({(e["update"]["cluster_id"], e["update"]["worker_id"])
                         for e in v["events"] if e["op"] == "enqueue"})
         # every vector worker sends from PTF port 1 (its own address, so the queue sees its ids)
-        self.sw.write([self.sw.update("insert", self.workers.entry(ip_for(c, w), WorkerEntry(w, c, 1)))
+        self.sw.write([self.sw.update("insert", self.workers.entry((ip_for(c, w), 0), WorkerEntry(w, c, 1)))
                        for c, w in pairs])
         current = dict(queue_size=cfg.queue_size, num_grads=cfg.num_grads,
                        reward_threshold=cfg.reward_threshold,

@@ -142,7 +142,7 @@ def test_write_error_lists_the_failed_update(fake, tmp_path, monkeypatch):
     ctl.deploy()
     sc = ctl.switches["s1"]
     with pytest.raises(Exception, match="ALREADY_EXISTS|entry exists"):
-        sc.workers.set_worker("10.0.1.2", WorkerEntry(1, 0, 2))
+        sc.workers.set_worker(("10.0.1.2", 0), WorkerEntry(1, 0, 2))
 
 
 def test_unreachable_switch_is_a_clear_error():

@@ -129,3 +129,46 @@ def test_multihop_replicas_and_routes():
     assert all(r.rid >= 1 for r in edge.groups[0])
     assert next_hops(d, "s1")["ps"].port == 5  # uplink after 4 worker ports
     assert d.switches["s1"].queue.queue_size == 5 and d.switches["s3"].queue.queue_size == 8
+
+
+def shared_address():
+    """w1 and w2 on one machine (10.0.1.1, one MAC, s1 port 1), told apart by their UDP ports."""
+    c = minimal()
+    c["identity"] = "five_tuple"
+    c["hosts"]["w2"].update(ip="10.0.1.1", mac="00:00:0a:00:01:01", port=1, udp_port=50102)
+    return c
+
+
+def test_workers_sharing_an_address_get_a_key_and_an_ack_port_each(tmp_path):
+    from olaf.controller.entries import Replica, Rewrite
+    from olaf.controller.update_identifier import WorkerEntry
+
+    d = parse(shared_address())
+    st = desired_state(d, "s1")
+    assert st.workers == {("10.0.1.1", 50101): WorkerEntry(1, 0, 1), ("10.0.1.1", 50102): WorkerEntry(2, 0, 1)}
+    assert set(st.routes) == {"10.0.0.100", "10.0.1.1"}
+    assert st.groups[0] == (Replica(1, 1), Replica(1, 2))
+    assert {rid: rw.dst_port for rid, rw in st.rewrites.items()} == {1: 50101, 2: 50102}
+    assert st.rewrites[2] == Rewrite("00:00:00:00:01:00", "00:00:0a:00:01:01", "10.0.1.1", 50102)
+    save(d, tmp_path / "n.yaml")
+    back = load(tmp_path / "n.yaml")
+    assert back.hosts == d.hosts and "udp_port" not in yaml.safe_load((tmp_path / "n.yaml").read_text())["hosts"]["w1"]
+    # under address_port every worker is its address: one entry matching any UDP port
+    c = minimal()
+    assert set(desired_state(parse(c), "s1").workers) == {("10.0.1.1", 0), ("10.0.1.2", 0)}
+
+
+@pytest.mark.parametrize("mutate, field, needle", [
+    (lambda c: c.update(identity="address_port"), "hosts.w2.ip", "set identity: five_tuple"),
+    (lambda c: c["hosts"]["w2"].update(udp_port=50101), "hosts.w2.udp_port", "its own udp_port"),
+    (lambda c: c["hosts"]["w2"].update(mac="00:00:0a:00:01:02"), "hosts.w2.ip", "share those too"),
+    (lambda c: c["hosts"]["w2"].update(port=2), "hosts.w2.ip", "share those too"),
+    (lambda c: c["hosts"]["ps"].update(ip="10.0.1.1"), "hosts.w1.ip", "only workers may share"),
+    (lambda c: c["hosts"]["w2"].update(udp_port=0), "hosts.w2.udp_port", ""),
+])
+def test_a_shared_address_is_refused_unless_each_worker_is_its_own_five_tuple(mutate, field, needle):
+    c = shared_address()
+    mutate(c)
+    with pytest.raises(ConfigError, match=needle) as e:
+        parse(c)
+    assert e.value.path == field, str(e.value)

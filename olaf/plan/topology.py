@@ -24,6 +24,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from olaf.constants import ACK_PORT
 from olaf.constants import DEFAULT_QUEUE_SIZE as QUEUE_SIZE
 
 TOPOLOGIES = ("tor", "multihop")
@@ -86,7 +87,9 @@ class LayoutSwitch:
 
 @dataclass(frozen=True)
 class LayoutHost:
-    """A host: its address, the switch port it is attached to, and its worker_id (None: the PS)."""
+    """A host: its address, the switch port it is attached to, its worker_id (None: the PS) and
+    the UDP port a worker sends from and receives its ACKs on (workers sharing an address, with
+    identity ``five_tuple``, each have their own)."""
 
     name: str
     ip: str
@@ -94,6 +97,7 @@ class LayoutHost:
     switch: str
     port: int
     worker_id: Optional[int] = None
+    udp_port: int = ACK_PORT
 
 
 @dataclass(frozen=True)

@@ -181,7 +181,7 @@ def _write_tables(sim: Any, st: SwitchState, idx: int, port_of: dict[int, int]) 
     (:func:`olaf.controller.state.desired_state`): worker table, /32 routes and, per cluster, the
     multicast group's replicas — toward a worker rewritten to its address (``ack_rewrite``),
     toward a switch unchanged. ``port_of`` maps the layout's ports to the simulated switch's."""
-    for ip, e in st.workers.items():
+    for (ip, _udp_port), e in st.workers.items():   # one worker per address in a simulated layout
         sim.AddWorkerEntry(idx, ip_int(ip), e.worker_id, e.cluster_id)
     for ip, r in st.routes.items():
         sim.AddRoute(idx, ip_int(ip), 32, port_of[r.port])

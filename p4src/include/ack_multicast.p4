@@ -1,6 +1,7 @@
 // ACK path (paper §7 "Downlink"): the ACK's cluster selects a PRE multicast
 // group with one replica per worker (egress_rid = worker_id) or per next-hop
-// switch (egress_rid = 0); egress rewrites each worker replica's destination.
+// switch (egress_rid = 0); egress rewrites each worker replica's destination
+// (MAC, IPv4 and the worker's own UDP port: workers may share an address).
 // Controller: olaf.controller.clusters.AckMulticast.
 #ifndef OLAF_ACK_MULTICAST_P4_
 #define OLAF_ACK_MULTICAST_P4_
@@ -28,10 +29,11 @@ control AckMulticast(inout headers_t hdr, inout metadata_t meta,
 // Replicas toward another Olaf switch use egress_rid 0 and are not rewritten.
 control AckReplicaRewrite(inout headers_t hdr, inout metadata_t meta,
                           inout standard_metadata_t standard_metadata) {
-    action rewrite_dst(macAddr_t src_mac, macAddr_t dst_mac, ip4Addr_t dst_ip) {
+    action rewrite_dst(macAddr_t src_mac, macAddr_t dst_mac, ip4Addr_t dst_ip, bit<16> dst_port) {
         hdr.ethernet.srcAddr = src_mac;
         hdr.ethernet.dstAddr = dst_mac;
         hdr.ipv4.dstAddr = dst_ip;
+        hdr.udp.dstPort = dst_port;
         hdr.udp.checksum = 0;
     }
     action no_rewrite() { }

@@ -103,8 +103,8 @@ struct metadata_t {
     bit<8>  decision;
     bit<32> token;               // APPEND: its segment's token id (OlafQueue.dequeue)
     bit<1>  is_token;            // APPENDed update: carries a queue segment to egress
-    bit<1>  worker_known;        // worker_table hit from the worker's own port (and UDP port)
-    bit<1>  worker_spoofed;      // worker_table hit, but from another port / UDP port
+    bit<1>  worker_known;        // worker_table hit (address, UDP port) from the worker's own switch port
+    bit<1>  worker_spoofed;      // worker_table hit, but from another switch port
     bit<1>  to_queue;            // a known worker's update: offer it to the OlafQueue
     bit<32> forward_kind;        // TRAFFIC_* of a packet that is forwarded (counted once routed)
     bit<1>  routed;              // ipv4_lpm forwarded the packet
