@@ -23,8 +23,8 @@ WORKERS_PER_CLUSTER = 3
 
 
 def plan_options(f):
-    """``--topo``, ``--clusters``, ``--workers-per-cluster``, ``--queue-size``, ``--tc``, ``--seed``,
-    ``--bmv2-log-level``, ``--build``, ``--results``."""
+    """``--topo``, ``--clusters``, ``--workers-per-cluster``, ``--workers-per-host``, ``--queue-size``,
+    ``--tc``, ``--seed``, ``--bmv2-log-level``, ``--build``, ``--results``."""
     root_q = DEFAULT_QUEUE_SIZE["tor"]["s1"]
     opts = [
         click.option("--topo", default="tor", show_default=True, type=click.Choice(TOPOLOGIES),
@@ -33,6 +33,10 @@ def plan_options(f):
                      type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH), help="Clusters (multihop: per edge switch)."),
         click.option("--workers-per-cluster", default=WORKERS_PER_CLUSTER, show_default=True,
                      type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
+        click.option("--workers-per-host", default=1, show_default=True, type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER),
+                     help="A cluster's workers share a host (one address and switch port) in runs of this many, "
+                          "each with its own UDP port: the switch tells them apart by the five-tuple (paper §7; "
+                          "mininet backend)."),
         click.option("--queue-size", type=click.IntRange(1, SEGMENTS),
                      help=f"Q_max of the switch attached to the PS, updates (K segments each for a model in K "
                           f"chunks) [default: the topology's, {root_q}]."),

@@ -217,3 +217,25 @@ def test_the_same_plan_on_mininet_reports_alike(build, tmp_path):
     assert_manifest(tmp_path / "mininet", "mininet", p)
     r = CliRunner().invoke(main, ["report", str(tmp_path / "mininet"), "--no-plots"])
     assert r.exit_code == 0, r.output
+
+
+def test_workers_sharing_a_host_are_laid_out_by_five_tuple_and_only_mininet_runs_them():
+    """``workers_per_host``: a cluster's workers share an address and switch port in runs of H,
+    a UDP port each, under the five-tuple identity; the backends without a switch that tells
+    them apart refuse it, naming the group's field."""
+    from olaf.plan.topology import Placement, layout
+
+    lay = layout("tor", [Placement("s1", 2, 3, workers_per_host=2)])
+    got = {n: (h.ip, h.port, h.udp_port) for n, h in lay.hosts.items() if h.worker_id is not None}
+    assert lay.identity == "five_tuple"
+    assert [got[f"w{i}"][1:] for i in range(1, 7)] == [(1, 50101), (1, 50102), (2, 50101), (3, 50101), (3, 50102),
+                                                        (4, 50101)]
+    assert got["w1"][0] == got["w2"][0] != got["w3"][0] and got["w4"][0] == got["w5"][0] != got["w6"][0]
+    assert lay.hosts["ps"].port == 5
+    assert layout("tor", [Placement("s1", 2, 3)]).identity == "address_port"
+    p = plan(groups=[{**SMALL["groups"][0], "workers_per_host": 2}])
+    backends.get("mininet").check(p)
+    for name in ("local", "ns3"):
+        with pytest.raises(PlanRefused, match="mininet backend") as e:
+            backends.get(name).check(p)
+        assert e.value.field.endswith(".workers_per_host")

@@ -55,7 +55,7 @@ def test_trace_conflicts_and_errors(tmp_path):
                  tx=TxParams(enabled=True, delta_t_ms=300.0, v_per_s=1.5, q_max=4, reading="backoff"), seed=11,
                  cluster_id=3,
                  worker_id=12, start_file=Path("/tmp/start_ns"), init_retry_ms=250.0, linger_ms=0.0,
-                 out_dir=Path("/tmp/run/hosts"), name="w12", mtu=1500),
+                 out_dir=Path("/tmp/run/hosts"), name="w12", mtu=1500, ack_port=50107),
     WorkerConfig(ps_ip="10.0.0.100", bind_ip="10.0.1.3", schedule=ScheduleSpec(period_ms=1.0, duration_s=600.0),
                  task_kind="ppo", ack_wait_ms=100.0, seed=5, cluster_id=1, worker_id=2, name="w3",
                  ppo=PPOTaskSpec(env_id="CartPole-v1", update="grad", apply_locally=False, mtu=9000,

@@ -30,8 +30,10 @@ def run(args, results, build, **kw):
 
 
 def test_tor_run_reconciles_with_the_switch(build, tmp_path):
+    """Accounting against the switch's counters, with each cluster's two workers on one host (one
+    address and switch port, a UDP port each: the five-tuple identity) and every port captured."""
     r = run(["--duration", "6", "--clusters", "3", "--workers-per-cluster", "2", "--rate-pps", "60",
-             "--period-ms", "40"], tmp_path, build, timeout=300)
+             "--period-ms", "40", "--workers-per-host", "2", "--pcap"], tmp_path, build, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = (tmp_path / "latest").resolve()
     s = json.loads((out / "summary.json").read_text())
@@ -49,6 +51,18 @@ def test_tor_run_reconciles_with_the_switch(build, tmp_path):
     assert s["ps"]["inits"] == 6
     for f in ("aom.png", "summary.csv", "network.yaml", "run.json"):
         assert (out / f).exists()
+    d = cfgmod.load(out / "network.yaml")
+    workers = {n: h for n, h in d.hosts.items() if h.worker_id is not None}
+    assert d.identity == "five_tuple" and len({h.ip for h in workers.values()}) == 3
+    assert sorted(h.udp_port for h in workers.values()) == [50101] * 3 + [50102] * 3
+    # the switch stamped each worker's own id on its updates: 6 ids from 3 addresses at the PS
+    recs = [json.loads(line) for line in (out / "hosts" / "ps.jsonl").read_text().splitlines()]
+    ids = {(x["src"], x["worker_id"]) for x in recs if x.get("ev") == "update"}
+    assert {wid for _, wid in ids} == {h.worker_id for h in workers.values()} and len({ip for ip, _ in ids}) == 3
+    for n in workers:   # and each got its cluster's ACKs at its own UDP port
+        w = json.loads((out / "hosts" / f"{n}.summary.json").read_text())
+        assert w["model_acked"] and w["acks"] > 0 and w["socket_drops"] == 0, (n, w)
+    assert {p.name for p in (out / "pcap").iterdir()} >= {"s1-eth1_in.pcap", "s1-eth1_out.pcap"}
     assert leftovers(tmp_path) == []
 
 

@@ -94,7 +94,7 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
     switches = {name: _switch(int(name[1:]), queues.get(name, QueueSetup()), num_grads, num_chunks, discipline,
                               reward_threshold, activity_window_ns, grpc_port_base) for name in SWITCHES[topo]}
     return validate(Deployment(num_grads=num_grads, num_chunks=num_chunks, ps=lay.ps, switches=switches, hosts=hosts, links=links,
-                               clusters=clusters))
+                               clusters=clusters, identity=lay.identity))
 
 
 def tor(clusters: int = 9, workers_per_cluster: int = 3, *, queue: QueueSetup = QueueSetup(),

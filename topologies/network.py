@@ -84,6 +84,9 @@ class OlafNetwork:
         self.net: Optional[Mininet] = None
         self.procs: list[subprocess.Popen] = []
         self.mgmt = ManagementNamespace(f"olafmgmt{os.getpid()}")
+        self.node_of: dict[str, str] = {}
+        """Host name → its Mininet node: workers that share an address (identity five_tuple) run
+        in one node, the first of them's."""
 
     def __enter__(self) -> "OlafNetwork":
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -104,9 +107,11 @@ class OlafNetwork:
                     extern_so=self.extern_so, log_path=self.log_dir / f"{name}.log",
                     device_id=s.device_id, grpc_port=int(grpc_port), grpc_host="127.0.0.1",
                     thrift_port=s.thrift_port, log_level=self.log_level, pcap_dir=self.pcap_dir))
-            for name, h in self.d.hosts.items():
+            for name, h in self.d.hosts.items():   # workers sharing an address share the first one's node
+                self.node_of[name] = next(n for n, x in self.d.hosts.items() if x.ip == h.ip)
+            for name in dict.fromkeys(self.node_of.values()):
+                h = self.d.hosts[name]
                 net.addHost(name, ip=f"{h.ip}/8", mac=h.mac)
-            for name, h in self.d.hosts.items():
                 net.addLink(net.get(name), net.get(h.switch), port2=h.port)
             for l in self.d.links:
                 net.addLink(net.get(l.a), net.get(l.b), port1=l.port_a, port2=l.port_b)
@@ -139,7 +144,7 @@ class OlafNetwork:
 
     def host(self, name: str) -> Host:
         assert self.net is not None
-        return self.net.get(name)
+        return self.net.get(self.node_of.get(name, name))
 
     def popen(self, host: str, cmd: list[str], log: Path) -> subprocess.Popen:
         """Start ``cmd`` in ``host``'s namespace (stdout+stderr to ``log``); stopped on exit."""

@@ -72,6 +72,8 @@ class WorkerGroup:
         start_ms: the group's workers start this long after the run's t0, ms.
         start_phase, arrivals, burst: the group's arrival model (:class:`olaf.plan.plan.ClusterGroup`,
             :mod:`olaf.plan.arrivals`).
+        workers_per_host: a cluster's workers share a Mininet host (one address and switch port,
+            a UDP port each) in runs of this many.
     """
 
     name: str
@@ -84,6 +86,7 @@ class WorkerGroup:
     start_phase: str = "random"
     arrivals: str = "periodic"
     burst: int = 1
+    workers_per_host: int = 1
 
 
 @dataclass
@@ -96,6 +99,8 @@ class RunSpec:
         duration_s: seconds of update generation; 0 = interactive (Mininet CLI).
         clusters: tor: clusters; multihop: clusters per edge switch.
         workers_per_cluster: workers per cluster.
+        workers_per_host: a cluster's workers share a Mininet host in runs of this many (one
+            address and switch port, a UDP port each: the five-tuple identity, paper §7).
         period_ms / jitter_ms: each worker's update period and its jitter, ms.
         groups: cluster groups (:class:`WorkerGroup`); when given they replace
             ``clusters``, ``workers_per_cluster``, ``period_ms`` and ``jitter_ms``.
@@ -136,6 +141,7 @@ class RunSpec:
     duration_s: float = 30.0
     clusters: int = 9
     workers_per_cluster: int = 3
+    workers_per_host: int = 1
     period_ms: float = 50.0
     jitter_ms: float = 10.0
     queue_size: int = DEFAULT_QUEUE_SIZE
@@ -172,6 +178,7 @@ class RunSpec:
         need(self.duration_s >= 0, "duration_s", "must be >= 0 seconds (0: interactive)")
         need(self.clusters >= 1, "clusters", "must be >= 1")
         need(self.workers_per_cluster >= 1, "workers_per_cluster", "must be >= 1")
+        need(self.workers_per_host >= 1, "workers_per_host", "must be >= 1")
         need(self.period_ms > 0, "period_ms", "must be > 0 ms")
         need(0 <= self.jitter_ms <= self.period_ms, "jitter_ms", "must be in 0..period_ms")
         try:
@@ -249,7 +256,8 @@ class RunSpec:
         if self.groups:
             return self.groups
         return tuple(WorkerGroup(f"S{i + 1}", self.clusters, self.workers_per_cluster, self.period_ms,
-                                 self.jitter_ms, sw) for i, sw in enumerate(EDGE_SWITCHES[self.topo]))
+                                 self.jitter_ms, sw, workers_per_host=self.workers_per_host)
+                     for i, sw in enumerate(EDGE_SWITCHES[self.topo]))
 
     def group_of_cluster(self, cluster_id: int) -> tuple[int, WorkerGroup]:
         """Index and group of ``cluster_id`` (clusters are numbered in group order)."""
@@ -272,7 +280,8 @@ class RunSpec:
             "duration_s": self.duration_s or INTERACTIVE_DURATION_S,
             "groups": [{"name": g.name, "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster,
                         "period_ms": g.period_ms, "jitter_ms": g.jitter_ms, "switch": g.switch, "start_ms": g.start_ms,
-                        "start_phase": g.start_phase, "arrivals": g.arrivals, "burst": g.burst}
+                        "start_phase": g.start_phase, "arrivals": g.arrivals, "burst": g.burst,
+                        "workers_per_host": g.workers_per_host}
                        for g in self.cluster_groups()],
             "queue_size": {sw: q.size for sw, q in queues.items()},
             "activity_window_ms": self.activity_window_ms,
@@ -358,7 +367,8 @@ class RunSpec:
     def _topology(self, thr: Optional[int], window_ns: int) -> cfgmod.Deployment:
         if not self.groups and self.topo == "multihop" and self.clusters > 100:
             raise ValueError(f"clusters={self.clusters} per edge switch must be in 1..100")
-        placements = [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in self.cluster_groups()]
+        placements = [Placement(g.switch, g.clusters, g.workers_per_cluster, g.workers_per_host)
+                      for g in self.cluster_groups()]
         ch = self.chunking
         return deployment(self.topo, placements, self.switch_queues(), num_grads=ch.chunk_len, num_chunks=ch.num_chunks,
                           discipline=self.queue, reward_threshold=thr, activity_window_ns=window_ns)
@@ -390,4 +400,4 @@ class RunSpec:
                         reading=self.tc_reading),
             seed=worker_seed(self.seed, h.worker_id or 0), cluster_id=cluster_id, worker_id=h.worker_id,
             start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
-            out_dir=hosts_dir, name=worker)
+            out_dir=hosts_dir, name=worker, ack_port=h.udp_port)

@@ -160,6 +160,14 @@ def set_paths(model: BaseModel, prefix: str = "") -> list[str]:
     return out
 
 
+def refuse_shared_hosts(backend: str, plan: RunPlan, reason: str) -> None:
+    """Raise :class:`PlanRefused` (field ``groups.<name>.workers_per_host``) if a group puts more
+    than one worker on a host, which only the mininet backend's five-tuple identity emulates."""
+    for g in plan.groups:
+        if g.workers_per_host > 1 and g.workers_per_cluster > 1:
+            raise PlanRefused(backend, f"groups.{g.name}.workers_per_host", reason)
+
+
 def refuse_set(backend: str, plan: RunPlan, refused: dict[str, str]) -> None:
     """Raise :class:`PlanRefused` for the first set field that matches a key of ``refused``.
 

@@ -34,7 +34,16 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.backends.base import BackendOptions, PlanRefused, RunFailed, RunInterrupted, RunMonitor, RunResult, refuse_set
+from olaf.backends.base import (
+    BackendOptions,
+    PlanRefused,
+    RunFailed,
+    RunInterrupted,
+    RunMonitor,
+    RunResult,
+    refuse_set,
+    refuse_shared_hosts,
+)
 from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts import jobconfig
 from olaf.hosts.argv import ps_argv, worker_argv
@@ -101,6 +110,8 @@ class LocalBackend:
 
     def check(self, plan: RunPlan) -> None:
         refuse_set(self.name, plan, REFUSED)
+        refuse_shared_hosts(self.name, plan, "loopback workers each have their own address and no switch tells "
+                            "workers apart by UDP port: run it on the mininet backend")
         problem = None if isinstance(plan.workload, PPOWorkload) else weights_problem(plan.grads)
         if problem:
             raise PlanRefused(self.name, "grads", problem)

@@ -86,7 +86,7 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
     if p.trace is not None:
         p.traces()  # raises ConfigError naming trace.file
     groups = tuple(WorkerGroup(g.name, g.clusters, g.workers_per_cluster, g.period_ms, g.jitter_ms, g.switch,
-                               g.start_ms, g.start_phase, g.arrivals, g.burst) for g in p.groups)
+                               g.start_ms, g.start_phase, g.arrivals, g.burst, g.workers_per_host) for g in p.groups)
     if o.interactive:
         duration = 0.0  # the Mininet CLI: until it exits
     elif p.updates_per_worker is not None and p.duration_s is None:

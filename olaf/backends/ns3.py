@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
+from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set, refuse_shared_hosts
 from olaf.chunks import ChunkingError
 from olaf.constants import JUMBO_MTU
 from olaf.plan.plan import RunPlan
@@ -52,6 +52,8 @@ class Ns3Backend:
 
     def check(self, plan: RunPlan) -> None:
         refuse_set(self.name, plan, REFUSED)
+        refuse_shared_hosts(self.name, plan, "the simulated switch identifies a worker by its address and every "
+                            "simulated worker has its own: run it on the mininet backend")
         try:
             ch = plan.chunking(self.mtu)
         except ChunkingError as e:

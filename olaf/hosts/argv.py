@@ -24,15 +24,12 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
 
     Raises:
         ValueError: a trace schedule without its file (``schedule.trace_path``: ``olaf worker --trace
-            FILE`` reads it; :func:`olaf.hosts.schedule.write_trace`), or a non-protocol ACK port
-            (``olaf worker`` always listens on 50101).
+            FILE`` reads it; :func:`olaf.hosts.schedule.write_trace`).
     """
     s = cfg.schedule
     if s.trace_ms is not None and s.trace_path is None:
         raise ValueError("a trace schedule goes to `olaf worker` as --trace FILE; write it to a file first "
                          "(olaf.hosts.schedule.write_trace) and set schedule.trace_path")
-    if cfg.ack_port != ACK_PORT:
-        raise ValueError(f"ack_port={cfg.ack_port}: `olaf worker` listens on the protocol's port {ACK_PORT}")
     t, tx = cfg.task, cfg.tx
     if cfg.task_kind == "ppo":
         task = _ppo_argv(cfg)
@@ -40,7 +37,8 @@ def worker_argv(cfg: WorkerConfig) -> list[str]:
         task = ["--grads", str(t.num_weights), "--batch", str(t.batch), "--reward-scale", repr(t.reward_scale),
                 "--sigma", repr(t.sigma), "--task-seed", str(t.task_seed), *_opt("--mtu", cfg.mtu)]
     return [
-        "--ps", f"{cfg.ps_ip}:{cfg.ps_port}", "--bind", cfg.bind_ip,
+        "--ps", f"{cfg.ps_ip}:{cfg.ps_port}",
+        "--bind", cfg.bind_ip if cfg.ack_port == ACK_PORT else f"{cfg.bind_ip}:{cfg.ack_port}",
         *(["--period-ms", repr(s.period_ms), "--jitter-ms", repr(s.jitter_ms), "--burst", str(s.burst)]
           if s.trace_ms is None else ["--trace", str(s.trace_path), "--trace-scale", repr(s.trace_scale)]),
         "--start-phase-ns", str(s.phase_ns),

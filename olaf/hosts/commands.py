@@ -11,7 +11,7 @@ import click
 
 from olaf.chunks import ChunkingError
 from olaf.clitypes import FiniteFloat
-from olaf.constants import IPV4_MAX_LEN, MAX_G, MTU, SOCKET_RCVBUF, UPDATE_PORT
+from olaf.constants import ACK_PORT, IPV4_MAX_LEN, MAX_G, MTU, SOCKET_RCVBUF, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
 from olaf.hosts.checkpoint import CheckpointError
 from olaf.hosts.global_model import Step
@@ -73,7 +73,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
 @click.option("--ps", "ps_addr", required=True, callback=_hostport,
               help="PS address IP[:PORT] (port 50100 by default).")
 @click.option("--bind", "bind_ip", required=True,
-              help="This worker's IPv4 address; ACKs arrive on UDP 50101 there, updates leave from it.")
+              help=f"This worker's IPv4 address IP[:PORT]: its updates leave from UDP PORT (default {ACK_PORT}) and "
+                   "its ACKs arrive there (workers sharing an address behind an Olaf switch: one PORT each, "
+                   "identity five_tuple).")
 @click.option("--period-ms", type=FiniteFloat(), default=100.0, show_default=True,
               help="Mean time between generated updates, ms.")
 @click.option("--jitter-ms", type=FiniteFloat(), default=0.0, show_default=True,
@@ -205,7 +207,7 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
     """
     p = dict(params)
     try:
-        bind_ip, _ = parse_hostport(p["bind_ip"], 0)
+        bind_ip, ack_port = parse_hostport(p["bind_ip"], ACK_PORT)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--bind") from None
     trace_ms = None
@@ -241,7 +243,7 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
         raise click.UsageError(f"{e} (options --ppo-*)") from None
     ps_ip, ps_port = p["ps_addr"]
     return WorkerConfig(
-        ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, schedule=schedule, task_kind=p["task_kind"], ppo=ppo,
+        ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, ack_port=ack_port, schedule=schedule, task_kind=p["task_kind"], ppo=ppo,
         ack_wait_ms=p["ack_wait_ms"], mtu=None if p["task_kind"] == "ppo" else p["mtu"],
         task=TaskParams(num_weights=p["num_grads"], batch=p["batch"], reward_scale=p["reward_scale"],
                         sigma=p["sigma"], task_seed=p["task_seed"]),

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
 
+from olaf.constants import ACK_PORT
 from olaf.hosts.modes import Mode, ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
@@ -56,9 +57,10 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
 
 def worker_config(job: Optional[TrainJob], *, ps_ip: str, bind_ip: str, schedule: ScheduleSpec, num_weights: int,
                   task_seed: int, tx: TxParams, seed: int, cluster_id: int, worker_id: Optional[int],
-                  start_file: Optional[Path], out_dir: Path, name: str) -> WorkerConfig:
-    """One worker of a job: the bandit of ``num_weights`` weights (``task_seed``), or the job's PPO task."""
-    cfg = WorkerConfig(ps_ip=ps_ip, bind_ip=bind_ip, schedule=schedule,
+                  start_file: Optional[Path], out_dir: Path, name: str, ack_port: int = ACK_PORT) -> WorkerConfig:
+    """One worker of a job: the bandit of ``num_weights`` weights (``task_seed``), or the job's PPO task;
+    it sends from and receives its ACKs on ``(bind_ip, ack_port)``."""
+    cfg = WorkerConfig(ps_ip=ps_ip, bind_ip=bind_ip, schedule=schedule, ack_port=ack_port,
                        task=TaskParams(num_weights=num_weights, task_seed=task_seed), tx=tx, seed=seed,
                        cluster_id=cluster_id, worker_id=worker_id, start_file=start_file, out_dir=out_dir, name=name)
     if job is None:

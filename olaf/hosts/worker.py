@@ -143,7 +143,8 @@ class WorkerConfig(OutputFiles):
     Attributes:
         ps_ip, ps_port: the PS (port 50100 by protocol).
         bind_ip: this worker's IP; ACKs arrive on ``(bind_ip, ack_port)``.
-        ack_port: 50101 by protocol.
+        ack_port: the UDP port it sends from and receives ACKs on (50101 by protocol; workers sharing
+            an address behind an Olaf switch each have their own, identity five_tuple).
         schedule: when updates are generated.
         task_kind: ``"bandit"`` or ``"ppo"`` (:mod:`olaf.hosts.learning`).
         task: bandit parameters (``task.num_weights`` = ``G``), used when ``task_kind`` is bandit.

@@ -118,6 +118,9 @@ class ClusterGroup(FileModel):
         default="periodic", description="periodic: one update per gap period +- jitter; onoff: bursts of `burst` "
         "updates back to back (line rate), one burst per gap burst * period +- jitter (the same mean rate)")
     burst: int = Field(default=1, ge=1, le=0xFFFF, description="updates per burst (arrivals: onoff)")
+    workers_per_host: int = Field(default=1, ge=1, le=0xFFFF, description="a cluster's workers share hosts in "
+                                  "runs of this many: one address and switch port, a UDP port each (the "
+                                  "five-tuple identity, paper §7; mininet backend)")
 
     @model_validator(mode="after")
     def _jitter(self) -> ClusterGroup:

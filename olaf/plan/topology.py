@@ -72,11 +72,13 @@ def worker_seed(run_seed: int, worker_id: int) -> int:
 @dataclass(frozen=True)
 class Placement:
     """``clusters`` clusters of ``workers_per_cluster`` workers behind edge switch ``switch``
-    (one cluster group; paper §8.3's S1 and S2)."""
+    (one cluster group; paper §8.3's S1 and S2), ``workers_per_host`` of a cluster's workers on
+    one host (one address, one switch port, a UDP port each: the five-tuple identity)."""
 
     switch: str
     clusters: int
     workers_per_cluster: int
+    workers_per_host: int = 1
 
 
 @dataclass(frozen=True)
@@ -136,13 +138,17 @@ def layout(topo: str, groups: Sequence[Placement]) -> Layout:
     for g in groups:
         if g.switch not in next_port:
             raise ValueError(f"switch {g.switch!r} is not an edge switch of {topo} ({', '.join(EDGE_SWITCHES[topo])})")
+        if g.workers_per_host < 1:
+            raise ValueError(f"workers_per_host={g.workers_per_host} must be >= 1")
         for _ in range(g.clusters):
             first = len(hosts) + 1
             for j in range(g.workers_per_cluster):
                 i = first + j
-                ip = worker_ip(i)
-                hosts[f"w{i}"] = LayoutHost(f"w{i}", ip, mac_of(ip), g.switch, next_port[g.switch] + j, worker_id=i)
-            next_port[g.switch] += g.workers_per_cluster
+                machine, k = divmod(j, g.workers_per_host)   # the cluster's machine j // H, its k-th worker
+                ip = worker_ip(first + machine * g.workers_per_host)
+                hosts[f"w{i}"] = LayoutHost(f"w{i}", ip, mac_of(ip), g.switch, next_port[g.switch] + machine,
+                                            worker_id=i, udp_port=ACK_PORT + k)
+            next_port[g.switch] += -(-g.workers_per_cluster // g.workers_per_host)
             clusters[len(clusters)] = tuple(f"w{first + j}" for j in range(g.workers_per_cluster))
     switches = {name: LayoutSwitch(name, switch_mac(int(name[1:]))) for name in SWITCHES[topo]}
     root = next(sw for sw, up in PARENT[topo].items() if up is None)
@@ -152,4 +158,5 @@ def layout(topo: str, groups: Sequence[Placement]) -> Layout:
     else:
         hosts[PS_NAME] = LayoutHost(PS_NAME, PS_IP, mac_of(PS_IP), root, 3)
         links = (LayoutLink("s1", next_port["s1"], "s3", 1), LayoutLink("s2", next_port["s2"], "s3", 2))
-    return Layout(switches, hosts, links, clusters)
+    shared = any(g.workers_per_host > 1 and g.workers_per_cluster > 1 for g in groups)
+    return Layout(switches, hosts, links, clusters, identity="five_tuple" if shared else "address_port")

@@ -128,8 +128,9 @@ def _reconstruct(run: RunData) -> WorkerDeliveries:
     by_cluster: dict[int, list[_Sent]] = defaultdict(list)
     address: dict[str, Optional[str]] = {}
     cluster_of: dict[str, Optional[int]] = {}
+    wid_of: dict[str, Optional[int]] = {}
     for w in run.workers:
-        address[w.name], cluster_of[w.name] = w.address, w.cluster_id
+        address[w.name], cluster_of[w.name], wid_of[w.name] = w.address, w.cluster_id, w.worker_id
         if w.cluster_id is not None:
             by_cluster[w.cluster_id] += [_Sent(t, w.name, s) for t, s in zip(w.sent_ts, w.sent_seq)]
     for sent in by_cluster.values():
@@ -145,7 +146,8 @@ def _reconstruct(run: RunData) -> WorkerDeliveries:
         sent = by_cluster.get(r.cluster_id, [])
         gens = [s.gen_ts for s in sent]
         head = next((s for s in by_id.get((r.src, r.seq), ()) if (s.worker, s.gen_ts) not in taken
-                     and s.gen_ts <= r.gen_ts and cluster_of[s.worker] == r.cluster_id), None)
+                     and s.gen_ts <= r.gen_ts and cluster_of[s.worker] == r.cluster_id
+                     and wid_of[s.worker] in (None, r.worker_id)), None)
         got: list[_Sent] = []
         if head is not None:
             got.append(head)

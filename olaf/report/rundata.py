@@ -76,6 +76,8 @@ class WorkerLog:
     """``seq`` of every sent update, in the order of ``sent_ts``."""
     address: Optional[str] = None
     """The worker's IPv4 address (its start record's ``bind``): the ``src`` of its updates at the PS."""
+    worker_id: Optional[int] = None
+    """Its ``--worker-id`` (the id an Olaf switch stamps; tells apart workers sharing an address)."""
     exp_rewards: list[tuple[int, Optional[float]]] = field(default_factory=list)
     stopped: bool = False
     late_start_ms: float = 0.0
@@ -144,7 +146,7 @@ class RunData:
 
 def _load_worker(path: Path, start: WorkerStart, records: list[Any]) -> WorkerLog:
     w = WorkerLog(name=start.name, path=path, cluster_id=start.cluster_id, t0_ns=None, gen_end_ns=None,
-                  address=start.bind.rsplit(":", 1)[0] if ":" in start.bind else start.bind)
+                  address=start.bind.rsplit(":", 1)[0] if ":" in start.bind else start.bind, worker_id=start.worker_id)
     learned = None
     last_gen = None
     stop_ns = None

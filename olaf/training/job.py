@@ -109,12 +109,15 @@ PLAN_OPTIONS = {"topology": "--topo", "groups": "--clusters/--workers-per-cluste
 
 def option_of(field: str) -> str:
     """The option of plan field ``field`` (a dotted path), for error messages."""
+    if field.endswith(".workers_per_host"):
+        return "--workers-per-host"
     return PLAN_OPTIONS.get(field.split(".")[0].split("[")[0], field)
 
 
 def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]] = None, target: Optional[float],
                budget_s: float, mtu: int = MTU,
                stop_at_target: bool = True, topo: str = "tor", clusters: int = 9, workers_per_cluster: int = 3,
+               workers_per_host: int = 1,
                queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: int = 0, tc: bool = False,
                seed: int = 1, n_steps: int = PPOConfig.n_steps, n_envs: int = PPOConfig.n_envs,
                ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
@@ -166,7 +169,9 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     raw: dict[str, Any] = {
         "duration_s": budget_s, "grads": n, "seed": seed, "workload": {"kind": "ppo", "job": job},
         "groups": [{"name": f"S{i + 1}", "clusters": clusters, "workers_per_cluster": workers_per_cluster,
-                    "period_ms": 1.0, "jitter_ms": 0.0, "switch": sw} for i, sw in enumerate(EDGE_SWITCHES[topo])]}
+                    "period_ms": 1.0, "jitter_ms": 0.0, "switch": sw,
+                    **({"workers_per_host": workers_per_host} if workers_per_host > 1 else {})}
+                   for i, sw in enumerate(EDGE_SWITCHES[topo])]}
     if topo != "tor":
         raw["topology"] = topo
     if queue != "olaf":
