@@ -7,7 +7,7 @@ STAMP := $(VENV)/.olaf-installed
 # Defined before any rule uses it (prerequisites are expanded when a rule is read).
 MININET_PY ?= /usr/lib/python3/dist-packages/mininet
 MININET_LINK := $(VENV)/.mininet-linked
-EXTRAS ?= test,p4,verify,rtl,lint,ns3,experiments
+EXTRAS ?= test,p4,verify,rtl,lint,ns3,experiments,ray
 
 .DEFAULT_GOAL := help
 
@@ -143,6 +143,10 @@ bench-rl-train: $(TRAIN_STAMP) ## Default PPO job over loopback (9x3 workers, Lu
 .PHONY: bench-solve
 bench-solve: $(TRAIN_STAMP) ## Time to LunarLander "solved": single-process SB3 PPO, then Olaf's 27 workers (--net sb3, local), same session
 	$(PY) bench/solve.py run --out build/solve
+
+.PHONY: bench-ray
+bench-ray: $(TRAIN_STAMP) build ## ray backend vs worker processes (root): time to target and PSS per process/actor/worker, same run
+	$(PY) bench/ray_fleet.py --clusters 4 --workers-per-cluster 4 --workers-per-actor 4 --out build/ray-fleet
 
 .PHONY: bench-sim
 bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs FIFO QueueDisc (same run)

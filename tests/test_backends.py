@@ -30,7 +30,7 @@ def plan(**kw) -> RunPlan:
 
 
 def test_registry_lists_the_backends_and_names_them_on_a_typo():
-    assert set(backends.names()) == {"local", "mininet", "ns3"}
+    assert set(backends.names()) == {"local", "mininet", "ns3", "ray"}
     for name in backends.names():
         b = backends.get(name)
         assert b.name == name and b.description

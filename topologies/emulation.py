@@ -26,7 +26,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import click
 from rich.console import Console
@@ -41,6 +41,7 @@ from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
+from olaf.hosts.worker import WorkerConfig
 from olaf.plan.faults import parse_fault
 from olaf.report.commands import report_run
 from olaf.rundir.atomic import write_json
@@ -86,10 +87,25 @@ def _olaf_bin() -> str:
     return str(Path(sys.executable).parent / "olaf")
 
 
+WorkerLauncher = Callable[[Any, dict[str, WorkerConfig], Path], dict[str, Any]]
+"""Starts a run's workers: ``(network, {worker name: config}, logs dir) → {name: handle}``, each
+handle answering ``poll``, ``wait``, ``returncode`` (negative: stopped by the harness) and, when
+not a process, ``terminate``/``kill`` (:meth:`OlafNetwork.track`)."""
+
+
+def launch_processes(net: Any, configs: dict[str, WorkerConfig], logs_dir: Path) -> dict[str, Any]:
+    """The default :data:`WorkerLauncher`: one ``olaf worker`` process per worker, in its Mininet
+    host (output in ``logs/<worker>.out``)."""
+    return {w: net.popen(w, [_olaf_bin(), "worker", *worker_argv(cfg)], logs_dir / f"{w}.out")
+            for w, cfg in configs.items()}
+
+
 def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progress: bool = True,
-             quiet: bool = False, monitor: Optional[RunMonitor] = None) -> dict[str, Any]:
+             quiet: bool = False, monitor: Optional[RunMonitor] = None,
+             launch: WorkerLauncher = launch_processes) -> dict[str, Any]:
     """One run into ``out``; returns the summary. Raises RunFailed.
 
+    ``launch`` starts the workers (:data:`WorkerLauncher`; by default as processes).
     ``progress``: show the run's own progress bar (off when a caller shows one, e.g.
     ``olaf experiment``); ``quiet``: do not print the report's tables; ``monitor``: polled
     during the run, its text joins the progress line and it may end the run early (the
@@ -124,10 +140,8 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                 raise
             ps = net.popen(d.ps, [_olaf_bin(), "ps", *ps_argv(spec.ps_config(d, hosts_dir))], logs_dir / "ps.out")
             _wait_files([hosts_dir / "ps.jsonl"], [ps], timeout_s=60, what="the PS")
-            workers = {w: net.popen(w, [_olaf_bin(), "worker",
-                                        *worker_argv(spec.worker_config(d, w, cid, hosts_dir, start_file))],
-                                    logs_dir / f"{w}.out")
-                       for cid, members in d.clusters.items() for w in members}
+            workers = launch(net, {w: spec.worker_config(d, w, cid, hosts_dir, start_file)
+                                   for cid, members in d.clusters.items() for w in members}, logs_dir)
             _wait_files([hosts_dir / f"{w}.jsonl" for w in workers], list(workers.values()),
                         timeout_s=120, what="the workers")
             duration = INTERACTIVE_DURATION_S if spec.interactive else spec.generation_limit_s()

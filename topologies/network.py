@@ -22,7 +22,7 @@ import os
 import signal
 import subprocess
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from mininet.net import Mininet
 from mininet.node import Host, Switch
@@ -156,20 +156,33 @@ class OlafNetwork:
         self.procs.append(p)
         return p
 
-    def stop_procs(self, timeout_s: float = 10.0, procs: Optional[list[subprocess.Popen]] = None) -> None:
+    def track(self, handle: Any) -> None:
+        """Stop ``handle`` with the started processes (:meth:`stop_procs`): a host program that is
+        not a process of its own (a worker inside a Ray actor) but answers ``poll``, ``wait``,
+        ``terminate`` and ``kill`` as :class:`subprocess.Popen` does."""
+        self.procs.append(handle)
+
+    def stop_procs(self, timeout_s: float = 10.0, procs: Optional[list[Any]] = None) -> None:
         """SIGTERM every started process (or those of ``procs``; they flush logs and exit), SIGKILL
-        stragglers after ``timeout_s``."""
+        stragglers after ``timeout_s``; a tracked handle that is not a process gets ``terminate``
+        and then ``kill``."""
         procs = self.procs if procs is None else procs
         for p in procs:
             if p.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, signal.SIGTERM)
+                if isinstance(p, subprocess.Popen):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(p.pid, signal.SIGTERM)
+                else:
+                    p.terminate()
         for p in procs:
             try:
                 p.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, signal.SIGKILL)
+                if isinstance(p, subprocess.Popen):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(p.pid, signal.SIGKILL)
+                else:
+                    p.kill()
                 p.wait()
 
     def check_switches(self) -> None:

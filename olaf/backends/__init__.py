@@ -7,6 +7,8 @@
            the same host processes (root, the P4 toolchain)
 ``ns3``    the ns-3 simulation: the OlafQueue core as a QueueDisc, synthetic C++ workers
            (paper scale, deterministic per seed)
+``ray``    the mininet backend's network with the workers as Ray actors, each joined to its
+           Mininet host's network namespace (the ``ray`` extra)
 =========  =============================================================================
 
 Adding a backend is one module with a class that follows :class:`~olaf.backends.base.Backend`
@@ -24,6 +26,7 @@ REGISTRY: dict[str, str] = {
     "local": "olaf.backends.local:LocalBackend",
     "mininet": "olaf.backends.mininet:MininetBackend",
     "ns3": "olaf.backends.ns3:Ns3Backend",
+    "ray": "olaf.backends.ray:RayBackend",
 }
 """Backend name → ``module:class``."""
 

@@ -68,6 +68,7 @@ class BackendOptions:
         admission: mininet: ``olafctl`` asks the AoM verifier before growing a cluster.
         interactive: mininet: the network stays up with the Mininet CLI until it exits (the plan's
             duration is then only an upper bound of the workers' schedule).
+        workers_per_actor: ray: workers that share one Ray actor process (each in its own thread).
     """
 
     console: Console = field(default_factory=Console)
@@ -80,6 +81,7 @@ class BackendOptions:
     pcap: bool = False
     admission: bool = False
     interactive: bool = False
+    workers_per_actor: int = 1
 
 
 @dataclass

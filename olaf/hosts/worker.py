@@ -99,6 +99,7 @@ task's own summary (bandit: ``final_exp_reward``; PPO: ``env_steps``,
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -368,6 +369,7 @@ class Worker:
             ev="start", role="worker", t_ns=time.time_ns(), name=cfg.name, start_at_ns=cfg.start_at_ns,
             start_file=None if cfg.start_file is None else str(cfg.start_file), bind=cfg.bind_ip,
             ps=f"{cfg.ps_ip}:{cfg.ps_port}", cluster_id=cfg.cluster_id, worker_id=cfg.worker_id, seed=cfg.seed,
+            pid=os.getpid(), **({"udp_port": cfg.ack_port} if cfg.ack_port != ACK_PORT else {}),
             schedule=cfg.schedule.describe(), task_kind=cfg.task_kind,
             task=asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
             num_weights=self.num_weights, ack_wait_ms=cfg.ack_wait_ms, tx=cfg.tx.model_dump(),

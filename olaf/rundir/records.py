@@ -84,6 +84,10 @@ class WorkerStart(Record):
     ps: str = Field(description="the PS, IP:port")
     cluster_id: Optional[U16] = Field(default=None, description="--cluster-id (None: learned from its ACKs)")
     worker_id: Optional[U16] = None
+    pid: Optional[int] = Field(default=None, description="the process it ran in (several workers may share one: "
+                               "the ray backend's actors)")
+    udp_port: Optional[int] = Field(default=None, description="its UDP port when not the ACK port (workers "
+                                    "sharing an address)")
     seed: int
     backend: Optional[str] = Field(default=None, description="the backend that simulated this worker (ns3)")
     group: Optional[str] = Field(default=None, description="its cluster group (ns3)")

@@ -106,7 +106,10 @@ def train_options(f):
 @click.option("--budget-s", default=1800.0, show_default=True, type=FiniteFloat(min=0, min_open=True),
               help="Wall-time budget of the job, s.")
 @click.option("--backend", type=click.Choice(backends.names()), default="mininet", show_default=True,
-              help="Where the job runs (olaf.backends); ns3 refuses it: its workers are synthetic.")
+              help="Where the job runs (olaf.backends); ns3 refuses it: its workers are synthetic; ray: the "
+                   "mininet network with the workers as Ray actors (docs/ray.md).")
+@click.option("--workers-per-actor", default=1, show_default=True, type=click.IntRange(min=1),
+              help="--backend ray: workers that share one actor process (each in its own thread).")
 @click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=None,
               help="IPv4 MTU the hosts chunk their updates for, at most the backend's (e.g. 1500 over loopback: SB3's "
                    "network as 28 chunks) [default: the backend's: local 65535, mininet 1500].")
@@ -125,14 +128,18 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
         if kw["rate_pps"]:
             raise click.BadParameter(f"--ideal means no bottleneck, but --rate-pps is {kw['rate_pps']}: give one of "
                                      "them", param_hint="--ideal")
+    per_actor = kw.pop("workers_per_actor")
+    if per_actor != 1 and backend != "ray":
+        raise click.BadParameter(f"{per_actor}: workers share actors only with --backend ray",
+                                 param_hint="--workers-per-actor")
     if ctx.invoked_subcommand is not None:
-        ctx.obj = {"build": build, "results": results, "backend": backend, **kw}
+        ctx.obj = {"build": build, "results": results, "backend": backend, "workers_per_actor": per_actor, **kw}
         return
     from olaf.experiments.runner import run_plan  # noqa: PLC0415
     from olaf.topologies.rundir import new_run_dir  # noqa: PLC0415
 
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
-                             bmv2_log_level=kw.pop("bmv2_log_level"))
+                             bmv2_log_level=kw.pop("bmv2_log_level"), workers_per_actor=per_actor)
     runner = backends.get(backend, options)
     mtu = job_mtu(kw.pop("mtu"), runner.mtu, runner.max_mtu)
     plan = build_plan(**kw, mtu=mtu)

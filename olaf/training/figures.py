@@ -444,5 +444,6 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
         base.update(QUICK)
     arms(fig, rate_list)  # the rate checks, before anything starts
     options = BackendOptions(console=Console(), build=build, quiet=True, progress=False, report=True, plots=True,
-                             bmv2_log_level=base.pop("bmv2_log_level", "warn"))
+                             bmv2_log_level=base.pop("bmv2_log_level", "warn"),
+                             workers_per_actor=base.pop("workers_per_actor", 1))
     compare(fig, base, rate_list, seeds, out or results / f"train-{fig}", options, backend=base.pop("backend"))

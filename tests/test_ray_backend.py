@@ -1,0 +1,54 @@
+"""Tier 3 (mininet, train): the ray backend — a training job's workers as Ray actors, each joined
+to its Mininet host's network namespace, through BMv2 (olaf/backends/ray.py, docs/ray.md)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from p4_tier import ROOT, leftovers
+
+from olaf.controller import config as cfgmod
+
+pytestmark = [pytest.mark.mininet, pytest.mark.train, pytest.mark.timeout(900)]
+
+OLAF = str(Path(sys.executable).parent / "olaf")
+
+
+def ray_processes() -> list[str]:
+    return subprocess.run(["pgrep", "-af", "raylet|gcs_server"], capture_output=True, text=True).stdout.splitlines()
+
+
+def test_a_training_job_runs_its_workers_in_ray_actors_through_bmv2(build, tmp_path):
+    """4 PPO workers (CartPole) in 2 actors (2 workers each), 2 workers per Mininet host: each
+    worker's updates cross BMv2 from its host's address and UDP port, every update is decided and
+    accounted for, and the run leaves no Ray process behind."""
+    pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
+    before = ray_processes()
+    iterations = 3
+    r = subprocess.run([OLAF, "train", "--backend", "ray", "--build", str(build), "--results", str(tmp_path),
+                        "--env", "CartPole-v1", "--clusters", "1", "--workers-per-cluster", "4",
+                        "--workers-per-host", "2", "--workers-per-actor", "2", "--iterations", str(iterations),
+                        "--budget-s", "300"], capture_output=True, text=True, cwd=ROOT, timeout=800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = (tmp_path / "latest").resolve()
+    t = json.loads((out / "training.json").read_text())
+    assert t["fewest_worker_iterations"] >= iterations and t["worker_errors"] == {}, t
+    d = cfgmod.load(out / "network.yaml")
+    starts = {}
+    for w in ("w1", "w2", "w3", "w4"):
+        starts[w] = json.loads((out / "hosts" / f"{w}.jsonl").read_text().splitlines()[0])
+        s = json.loads((out / "hosts" / f"{w}.summary.json").read_text())
+        assert s["sent"] >= iterations and s["model_acked"] and s["socket_drops"] == 0, (w, s)
+    # two actor processes, two workers in each, none of them the harness
+    pids = {w: st["pid"] for w, st in starts.items()}
+    assert len(set(pids.values())) == 2 and pids["w1"] == pids["w2"] and pids["w3"] == pids["w4"], pids
+    assert {(starts[w]["bind"], starts[w].get("udp_port", 50101)) for w in starts} == \
+        {(d.hosts[w].ip, d.hosts[w].udp_port) for w in starts}
+    sw = json.loads((out / "switch_counters.json").read_text())["s1"]
+    rep = json.loads((out / "summary.json").read_text())["overall"]
+    assert rep["fates_consistent"] and rep["fates"]["not_decided"] == 0, rep["fates"]
+    assert sum(sw["decisions"].values()) == rep["fates"]["sent"] > 0
+    assert ray_processes() == before
+    assert leftovers(tmp_path) == []
