@@ -51,6 +51,6 @@ def join_netns(path: Path | str) -> None:
 
 
 def netns_id(path: Path | str = "/proc/thread-self/ns/net") -> str:
-    """The namespace ``path`` refers to, as the kernel names it (``net:[4026532177]``); by default
-    the calling thread's."""
-    return os.readlink(path)
+    """The namespace ``path`` refers to (a ``/proc`` handle or a bind mount under ``/var/run/netns``),
+    as the kernel names it (``net:[4026532177]``: its inode); by default the calling thread's."""
+    return f"net:[{os.stat(path).st_ino}]"
