@@ -22,7 +22,7 @@ updates carry ``chunk`` / ``num_chunks`` on the wire, the switch keys its queue 
 Departures are paced by the PS port's rate limiter (olaf_base.OlafTest.open_window):
 before an update that finds the queue empty a plug is sent, so the update waits
 behind it; vectors with long bursts of events between departures run at a lower
-rate (:data:`SLOW_RATE_PPS`). Vectors with ``lock`` events are skipped: BMv2 locks and dequeues a
+rate (:data:`BURST_RATE_PPS`, :data:`SLOW_RATE_PPS`). Vectors with ``lock`` events are skipped: BMv2 locks and dequeues a
 segment in one step (the egress extern call), so there is no observable locked
 state to drive. So are the token-ledger vectors (``dequeue_token`` events, expiry;
 :func:`olaf.vectors.uses_token_ledger`): their tokens are lost, duplicated and
@@ -46,12 +46,14 @@ from olaf.update import Update
 
 ACK_SINK_IP = "10.255.0.1"
 ACK_SINK_PORT = 2
-RATE_PPS = 2
+RATE_PPS = 4
+BURST_RATE_PPS = 2
 SLOW_RATE_PPS = 1
 LONG_BURST = 10
 """A vector with more than LONG_BURST events between two departures is replayed at
-SLOW_RATE_PPS: its events must all be decided before the next departure is due (1 / rate s
-after the previous one), and each takes a few P4Runtime counter reads."""
+BURST_RATE_PPS (more than 2 · LONG_BURST: at SLOW_RATE_PPS): its events must all be decided
+before the next departure is due (1 / rate s after the previous one), and each takes a few
+P4Runtime counter reads."""
 ATTEMPTS = 3
 """Replays of one vector when the switch departed an update before the vector's dequeue
 (a loaded machine, not a queue mismatch): the retries run at SLOW_RATE_PPS."""
@@ -86,7 +88,8 @@ class VectorReplay(OlafTest):
             if any(e["op"] == "lock" for e in v["events"]) or vectors.uses_token_ledger(v):
                 skipped.append(f.stem)
                 continue
-            rate = SLOW_RATE_PPS if burst(v) > LONG_BURST else RATE_PPS
+            b = burst(v)
+            rate = RATE_PPS if b <= LONG_BURST else BURST_RATE_PPS if b <= 2 * LONG_BURST else SLOW_RATE_PPS
             for attempt in range(1, ATTEMPTS + 1):
                 try:
                     e, d = self.replay(v, rate)
