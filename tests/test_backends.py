@@ -239,3 +239,29 @@ def test_workers_sharing_a_host_are_laid_out_by_five_tuple_and_only_mininet_runs
         with pytest.raises(PlanRefused, match="mininet backend") as e:
             backends.get(name).check(p)
         assert e.value.field.endswith(".workers_per_host")
+
+
+def test_the_ray_backend_names_the_extra_or_the_version_it_needs(monkeypatch):
+    """Without Ray, or with another version than the pinned one, the ray backend says what to install."""
+    import sys
+
+    from olaf.backends.base import RunFailed
+    from olaf.backends.ray import RAY_VERSION, require_ray
+
+    monkeypatch.setitem(sys.modules, "ray", None)   # import ray raises ImportError
+    with pytest.raises(RunFailed, match=r"pip install -e '\.\[ray\]' \(ray==" + RAY_VERSION.replace(".", r"\.")):
+        require_ray()
+    fake = type(sys)("ray")
+    fake.__version__ = "2.0.0"
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    with pytest.raises(RunFailed, match=f"ray 2.0.0 is installed; .* pip install ray=={RAY_VERSION}"):
+        require_ray()
+
+
+def test_the_ray_extra_pins_the_version_the_backend_checks():
+    import tomllib
+
+    from olaf.backends.ray import RAY_VERSION
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["ray"] == [f"ray=={RAY_VERSION}"]
