@@ -107,8 +107,9 @@ class OlafNetwork:
                     extern_so=self.extern_so, log_path=self.log_dir / f"{name}.log",
                     device_id=s.device_id, grpc_port=int(grpc_port), grpc_host="127.0.0.1",
                     thrift_port=s.thrift_port, log_level=self.log_level, pcap_dir=self.pcap_dir))
+            first_at: dict[str, str] = {}
             for name, h in self.d.hosts.items():   # workers sharing an address share the first one's node
-                self.node_of[name] = next(n for n, x in self.d.hosts.items() if x.ip == h.ip)
+                self.node_of[name] = first_at.setdefault(h.ip, name)
             for name in dict.fromkeys(self.node_of.values()):
                 h = self.d.hosts[name]
                 net.addHost(name, ip=f"{h.ip}/8", mac=h.mac)

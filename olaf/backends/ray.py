@@ -64,9 +64,6 @@ class WorkerHost:
         self._stops: dict[str, threading.Event] = {}
         self._codes: dict[str, int] = {}
 
-    def pid(self) -> int:
-        return os.getpid()
-
     def start(self, name: str, netns: str, cfg: WorkerConfig, log_path: str) -> None:
         """Run worker ``name`` (``cfg``) in a new thread joined to ``netns``; a failure's
         traceback goes to ``log_path`` and its code is 1 (0: its schedule ended or it was stopped)."""
@@ -93,20 +90,43 @@ class WorkerHost:
         return dict(self._codes)
 
 
+POLL_S = 0.1
+"""Age after which an actor's exit codes are asked for again (one call answers for all its workers)."""
+
+
+class ActorCodes:
+    """The exit codes of one actor's workers (:meth:`WorkerHost.codes`), asked for at most every
+    :data:`POLL_S` whoever of its workers is polled; ``died`` is set when the actor is gone."""
+
+    def __init__(self, ray: Any, actor: Any) -> None:
+        self.ray, self.actor = ray, actor
+        self.codes: dict[str, int] = {}
+        self.died: Optional[str] = None
+        self._asked = float("-inf")
+
+    def get(self, name: str) -> Optional[int]:
+        if name not in self.codes and self.died is None and time.monotonic() - self._asked >= POLL_S:
+            try:
+                self.codes = self.ray.get(self.actor.codes.remote(), timeout=30)
+            except self.ray.exceptions.RayActorError as e:
+                self.died = str(e)
+            self._asked = time.monotonic()
+        return self.codes.get(name)
+
+
 class ActorWorker:
     """One worker inside an actor, seen as a process (``poll``, ``wait``, ``returncode``,
     ``terminate``, ``kill``: what the emulation and :meth:`OlafNetwork.stop_procs` use)."""
 
-    def __init__(self, ray: Any, actor: Any, name: str, log_path: Path) -> None:
-        self.ray, self.actor, self.name, self.log_path = ray, actor, name, log_path
+    def __init__(self, ray: Any, actor: Any, codes: ActorCodes, name: str, log_path: Path) -> None:
+        self.ray, self.actor, self.codes, self.name, self.log_path = ray, actor, codes, name, log_path
         self.returncode: Optional[int] = None
 
     def poll(self) -> Optional[int]:
         if self.returncode is None:
-            try:
-                self.returncode = self.ray.get(self.actor.codes.remote(), timeout=30).get(self.name)
-            except self.ray.exceptions.RayActorError as e:
-                self.log_path.write_text(f"its Ray actor died: {e}\n")
+            self.returncode = self.codes.get(self.name)
+            if self.returncode is None and self.codes.died is not None:
+                self.log_path.write_text(f"its Ray actor died: {self.codes.died}\n")
                 self.returncode = 1
         return self.returncode
 
@@ -132,7 +152,6 @@ class RayLauncher:
 
     def __init__(self, ray: Any, per_actor: int) -> None:
         self.ray, self.per_actor = ray, per_actor
-        self.actors: list[Any] = []
 
     def __call__(self, net: Any, configs: dict[str, WorkerConfig], logs_dir: Path) -> dict[str, Any]:
         names = list(configs)
@@ -142,18 +161,14 @@ class RayLauncher:
         handles: dict[str, Any] = {}
         for i in range(n_actors):
             actor = cls.remote()
-            self.actors.append(actor)
+            codes = ActorCodes(self.ray, actor)
             for name in names[i * self.per_actor:(i + 1) * self.per_actor]:
                 log = logs_dir / f"{name}.out"
                 log.write_text("")
                 actor.start.remote(name, str(host_netns_path(net.host(name).pid)), configs[name], str(log))
-                handles[name] = h = ActorWorker(self.ray, actor, name, log)
+                handles[name] = h = ActorWorker(self.ray, actor, codes, name, log)
                 net.track(h)
         return handles
-
-    def actor_pids(self) -> list[int]:
-        """Process ids of the actors (memory is measured on them: ``bench/ray_fleet.py``)."""
-        return [self.ray.get(a.pid.remote()) for a in self.actors]
 
 
 class RayBackend(MininetBackend):

@@ -59,7 +59,6 @@ costs ``G²`` multiply-adds, so 27 workers on two cores stop at about one jumbo 
 A larger model is a PPO job's (``olaf train --net``), not the bandit's."""
 
 
-
 def weights_problem(g: int) -> Optional[str]:
     """Why the bandit cannot have ``g`` weights (above :data:`MAX_NUM_WEIGHTS`), or None."""
     if g <= MAX_NUM_WEIGHTS:
