@@ -30,19 +30,21 @@ $(STAMP): pyproject.toml
 .PHONY: setup
 setup: $(STAMP) ## Create .venv and install Olaf with what the tests need
 
-# The train extra (torch, Gymnasium[box2d], Stable-Baselines3) for `olaf worker --task ppo`.
+# The train extra (torch, Gymnasium[box2d], Stable-Baselines3) for `olaf worker --task ppo`, and the
+# rllib extra (ray[rllib], pinned) for its RLlib learner (`--learner rllib`, OlafPPO: docs/rllib.md).
 # torch first, pinned, so that pip takes a CPU-only wheel: TORCH_INDEX=https://download.pytorch.org/whl/cpu
 # where the default index would bring the CUDA build (docs/training.md).
 TORCH_INDEX ?=
 TRAIN_STAMP := $(VENV)/.olaf-train-installed
+TRAIN_EXTRAS ?= train,rllib
 $(TRAIN_STAMP): $(STAMP)
 	$(PY) -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PY) -m pip install -q -e '.[train]'
+	$(PY) -m pip install -q -e '.[$(TRAIN_EXTRAS)]'
 	@touch $@
 	@$(call GIVE_BACK,$(VENV))
 
 .PHONY: train-deps
-train-deps: $(TRAIN_STAMP) ## Install the train extra (torch CPU, Gymnasium with Box2D, Stable-Baselines3)
+train-deps: $(TRAIN_STAMP) ## Install the train and rllib extras (torch CPU, Gymnasium with Box2D, Stable-Baselines3, RLlib)
 
 .PHONY: test
 test: $(STAMP) $(TRAIN_STAMP) $(MININET_LINK) ## Every test tier this machine can run (installs what is missing first); says which it skipped and why

@@ -18,7 +18,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import threading
 from pathlib import Path
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 CLONE_NEWNET = 0x40000000
 """``setns(2)``'s namespace type for a network namespace (``<sched.h>``)."""
@@ -54,3 +58,32 @@ def netns_id(path: Path | str = "/proc/thread-self/ns/net") -> str:
     """The namespace ``path`` refers to (a ``/proc`` handle or a bind mount under ``/var/run/netns``),
     as the kernel names it (``net:[4026532177]``: its inode); by default the calling thread's."""
     return f"net:[{os.stat(path).st_ino}]"
+
+
+def call_in_netns(path: Path | str, fn: Callable[[], T]) -> T:
+    """``fn()`` run in a fresh thread that first joins the network namespace at ``path``; its result.
+
+    The calling thread stays where it is: sockets ``fn`` creates (and threads it starts) are in
+    ``path``'s namespace, everything else of the process is not. This is how an object whose
+    methods are called from a framework's own thread (an RLlib EnvRunner's actor thread, whose Ray
+    connections must stay put) opens its Olaf socket inside a Mininet host.
+
+    Raises:
+        OSError: joining failed (see :func:`join_netns`).
+        Exception: whatever ``fn`` raised.
+    """
+    out: dict[str, object] = {}
+
+    def body() -> None:
+        try:
+            join_netns(path)
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
+            out["error"] = e
+
+    t = threading.Thread(target=body, name=f"netns:{path}", daemon=True)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]  # type: ignore[misc]
+    return out["value"]  # type: ignore[return-value]

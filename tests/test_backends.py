@@ -258,10 +258,11 @@ def test_the_ray_backend_names_the_extra_or_the_version_it_needs(monkeypatch):
         require_ray()
 
 
-def test_the_ray_extra_pins_the_version_the_backend_checks():
+def test_the_ray_and_rllib_extras_pin_the_version_the_code_checks():
     import tomllib
 
     from olaf.backends.ray import RAY_VERSION
 
     extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extras["ray"] == [f"ray=={RAY_VERSION}"]
+    assert extras["rllib"] == [f"ray[rllib]=={RAY_VERSION}"]

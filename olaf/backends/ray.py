@@ -32,10 +32,9 @@ from olaf.hosts.worker import Worker, WorkerConfig
 from olaf.netns import host_netns_path, join_netns
 from olaf.paths import build_dir
 from olaf.plan.plan import RunPlan
+from olaf.rl.extra import RAY_VERSION
 from olaf.rundir.manifest import read_manifest
 
-RAY_VERSION = "2.60.0"
-"""The Ray release this backend is tested with (the ``ray`` extra pins it)."""
 ACTOR_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """Environment of the actor processes: one math thread per worker, as the worker processes have."""
 

@@ -65,7 +65,7 @@ def _ppo_argv(cfg: WorkerConfig) -> list[str]:
         "--ppo-batch", str(p.batch_size), "--ppo-lr", repr(p.lr), "--ppo-gamma", repr(p.gamma),
         "--ppo-gae-lambda", repr(p.gae_lambda), "--ppo-clip", repr(p.clip_range), "--ppo-ent-coef", repr(p.ent_coef),
         "--ppo-vf-coef", repr(p.vf_coef), "--ppo-max-grad-norm", repr(p.max_grad_norm),
-        "--ppo-reward-scale", repr(p.reward_scale), "--arch", p.arch,
+        "--ppo-reward-scale", repr(p.reward_scale), "--arch", p.arch, "--learner", spec.learner,
     ]
 
 

@@ -24,7 +24,7 @@ from olaf.hosts.task import MAX_NUM_WEIGHTS, TaskParams
 from olaf.hosts.trust import DEFAULT_GEN_TS_SLACK_S, DEFAULT_MAX_ABS_REWARD, TrustPolicy
 from olaf.hosts.worker import TaskFailed, Worker, WorkerConfig
 from olaf.plan.tx import READINGS, TxParams
-from olaf.plan.workload import ARCHS, DEFAULT_ENV, UPDATE_KINDS, PPOConfig, PPOTaskSpec
+from olaf.plan.workload import ARCHS, DEFAULT_ENV, LEARNERS, UPDATE_KINDS, PPOConfig, PPOTaskSpec
 
 _PPO_DEFAULTS = PPOConfig()
 _PPO_OPTIONS = {  # click parameter name -> PPOConfig field
@@ -113,6 +113,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
                    "(delta) or one full-batch PPO gradient (grad).")
 @click.option("--apply-locally/--no-apply-locally", default=True, show_default=True,
               help="PPO: keep training from the worker's own result until new global weights arrive.")
+@click.option("--learner", type=click.Choice(LEARNERS), default="olaf", show_default=True,
+              help="PPO: who computes the update: Olaf's own PPO learner, or RLlib's PPO Learner and EnvRunner "
+                   "with the same network and hyper-parameters (needs the rllib extra; docs/rllib.md).")
 @click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN),
               help="IPv4 MTU of the links: a model larger than one update of it is sent as K chunks "
                    f"(docs/hosts.md; the PS needs the same --mtu and --num-params; {IPV4_MAX_LEN}: loopback) "
@@ -237,7 +240,7 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
         raise click.UsageError(f"{e} (options --period-ms, --jitter-ms, --burst, --trace-scale)") from None
     try:
         ppo = PPOTaskSpec(env_id=p["env_id"], update=p["update_kind"], apply_locally=p["apply_locally"],
-                          mtu=MTU if p["mtu"] is None else p["mtu"],
+                          mtu=MTU if p["mtu"] is None else p["mtu"], learner=p["learner"],
                           ppo=PPOConfig(hidden=p["hidden"], **{f: p[o] for o, f in _PPO_OPTIONS.items()}))
     except ValueError as e:
         raise click.UsageError(f"{e} (options --ppo-*)") from None

@@ -25,6 +25,9 @@ episodes reaches Gymnasium's ``reward_threshold`` (LunarLander-v3: 200)."""
 UPDATE_KINDS = ("delta", "grad")
 """What a PPO update carries (:mod:`olaf.rl.learner`)."""
 ARCHS = ("shared", "separate")
+LEARNERS = ("olaf", "rllib")
+"""Who computes a PPO worker's update: the project's own learner (:mod:`olaf.rl.learner`) or RLlib's
+PPO Learner and EnvRunner (:mod:`olaf.rl.rllib`, the ``rllib`` extra)."""
 """Actor-critic architectures (:mod:`olaf.rl.network`): one trunk for policy and value, or two MLPs."""
 
 
@@ -140,6 +143,8 @@ class PPOTaskSpec:
             adopts the next global weights (:mod:`olaf.rl.task`).
         mtu: IPv4 MTU of the network, bytes; the model must fit an update and an
             ACK of it (:func:`olaf.constants.max_model_elements`).
+        learner: one of :data:`LEARNERS`; ``rllib`` takes ``update`` ``delta`` only (RLlib's Learner
+            owns its optimizer step).
     """
 
     env_id: str = DEFAULT_ENV
@@ -147,17 +152,24 @@ class PPOTaskSpec:
     update: str = "delta"
     apply_locally: bool = True
     mtu: int = MTU
+    learner: str = "olaf"
 
     def __post_init__(self) -> None:
         if self.update not in UPDATE_KINDS:
             raise ValueError(f"PPO update={self.update!r} must be one of {', '.join(UPDATE_KINDS)}")
+        if self.learner not in LEARNERS:
+            raise ValueError(f"PPO learner={self.learner!r} must be one of {', '.join(LEARNERS)}")
+        if self.learner == "rllib" and self.update != "delta":
+            raise ValueError(f"PPO update={self.update!r} with learner=rllib: RLlib's Learner takes its own optimizer "
+                             "step, so its update is the parameter change; use update=delta")
         if self.mtu < 68:
             raise ValueError(f"mtu={self.mtu} is below the IPv4 minimum of 68 bytes")
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready dict (for the worker's start record)."""
         return {"env_id": self.env_id, "update": self.update, "apply_locally": self.apply_locally,
-                "mtu": self.mtu, "ppo": self.ppo.describe()}
+                "mtu": self.mtu, "ppo": self.ppo.describe(),
+                **({"learner": self.learner} if self.learner != "olaf" else {})}
 
 
 JOB_PS: dict[str, Any] = {"step": "paper", "lr": 0.3, "gate": False}

@@ -21,7 +21,7 @@ from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts.modes import Mode
-from olaf.plan.workload import DEFAULT_ENV, NETS, PPOConfig, PPOTaskSpec, TrainJob
+from olaf.plan.workload import DEFAULT_ENV, LEARNERS, NETS, PPOConfig, PPOTaskSpec, TrainJob
 from olaf.topologies.spec import QUEUES
 from olaf.training.job import build_plan, checked_backend, job_mtu
 
@@ -74,6 +74,9 @@ def train_options(f):
                      help="A worker keeps its own step on its weights until it adopts newer global ones (off: every "
                           "iteration starts from the last global weights an ACK brought: a worker whose ACKs are "
                           "late or lost repeats rollouts of the same policy)."),
+        click.option("--learner", type=click.Choice(LEARNERS), default=PPOTaskSpec.learner, show_default=True,
+                     help="Who computes each worker's update: Olaf's PPO learner, or RLlib's PPO Learner and "
+                          "EnvRunner with the same network and hyper-parameters (rllib extra; docs/rllib.md)."),
         click.option("--iterations", type=click.IntRange(1), default=None,
                      help="End the job once every worker has done this many PPO iterations (it still ends at "
                           "the target; --budget-s stays its wall-time limit)."),

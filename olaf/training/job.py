@@ -124,7 +124,7 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                ps_gate: Optional[bool] = TrainJob.ps_gate, ps_lr_final: Optional[float] = None,
                ps_lr_decay_updates: Optional[int] = None, mode: str = "async",
                ack_wait_ms: float = TrainJob.ack_wait_ms, apply_locally: bool = PPOTaskSpec.apply_locally,
-               iterations: Optional[int] = None,
+               learner: str = PPOTaskSpec.learner, iterations: Optional[int] = None,
                ps_updates: Optional[int] = None, eval_every_s: Optional[float] = None,
                eval_episodes: int = TrainJob.eval_episodes, solve: bool = False,
                solve_at: Optional[float] = None) -> RunPlan:
@@ -136,6 +136,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     overrides its widths) and ``mtu`` is the hosts' (:func:`job_mtu`: the backend's, :attr:`Backend.mtu
     <olaf.backends.base.Backend.mtu>`, or a smaller one given); a network larger than one frame travels as K
     chunks (:mod:`olaf.chunks`);
+    ``learner`` is who computes each worker's update (:data:`~olaf.plan.workload.LEARNERS`: Olaf's PPO or
+    RLlib's, same network and hyper-parameters);
     ``clusters`` is per edge switch (multihop: S1 behind
     s1, S2 behind s2). Only what differs from the plan's defaults is set in it (a bottleneck,
     FIFO, a queue size, transmission control, the multihop topology), so a backend without a
@@ -155,10 +157,14 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
         solve_at = env_threshold(env)
     if solve_at is not None and eval_every_s is None:
         eval_every_s = DEFAULT_EVAL_EVERY_S
+    if learner == "rllib" and eval_every_s is not None:
+        raise click.BadParameter("the evaluator runs the global model as Olaf's own network; with --learner rllib "
+                                 "evaluate with RLlib (OlafPPO's algo.evaluate(), docs/rllib.md) and leave "
+                                 "--eval-every-s and --solve out", param_hint="--learner")
     try:
         ppo = PPOConfig(hidden=widths, arch=preset.arch, reward_scale=preset.reward_scale, n_steps=n_steps,
                         n_envs=n_envs)
-        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu, apply_locally=apply_locally),
+        job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu, apply_locally=apply_locally, learner=learner),
                        num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, ps_lr_final=ps_lr_final,
                        ps_lr_decay_updates=ps_lr_decay_updates, mode=mode,
                        ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target, iterations=iterations,
