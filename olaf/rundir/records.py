@@ -349,7 +349,7 @@ class WorkerSummary(Record):
     """``<name>.summary.json`` of a worker: counters and final state at shutdown.
 
     The task's own summary follows: bandit ``final_exp_reward``; PPO ``env_steps``,
-    ``episodes``, ``iterations``, ``num_params``.
+    ``episodes``, ``iterations``, ``num_params`` (and ``learner`` ``rllib`` when RLlib computed the updates).
     """
 
     role: Literal["worker"]
@@ -388,6 +388,7 @@ class WorkerSummary(Record):
     episodes: Optional[Count] = None
     iterations: Optional[Count] = None
     num_params: Optional[Count] = None
+    learner: Optional[Literal["rllib"]] = None
     num_chunks: Optional[Count] = Field(default=None, description="K, chunks per update (olaf.chunks)")
     chunks_sent: Optional[Count] = Field(default=None, description="update chunks sent (K per sent update, "
                                          "less send errors)")
