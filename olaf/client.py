@@ -80,7 +80,7 @@ from olaf.udpsock import ANC_SPACE, dropped, udp_socket
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
 
-__all__ = ["ClientEvents", "ClientStats", "OlafClient", "PushResult", "Adoption", "as_vector"]
+__all__ = ["ClientEvents", "ClientStats", "OlafClient", "PushResult", "Adoption", "as_vector", "endpoint"]
 
 RECV_BUF = 65535
 """Receive buffer per datagram, bytes (the largest UDP payload)."""
@@ -145,7 +145,7 @@ def _float_dtype(x: Any) -> np.dtype:
     return d if isinstance(d, np.dtype) and np.issubdtype(d, np.floating) else np.dtype(np.float64)
 
 
-def _endpoint(value: Any, name: str, default_port: int) -> tuple[str, int]:
+def endpoint(value: Any, name: str, default_port: int) -> tuple[str, int]:
     """``(IPv4 address, port)`` of an ``ip``, ``(ip, port)`` or ``"ip:port"`` argument; host names
     are resolved once.
 
@@ -332,8 +332,8 @@ class OlafClient:
                  cluster_id: Optional[int] = None, worker_id: Optional[int] = None, init_retry_s: float = 1.0,
                  background: bool = True, on_weights: Optional[Callable[[np.ndarray], None]] = None,
                  events: Optional[ClientEvents] = None, stop: Optional[threading.Event] = None) -> None:
-        self.ps = _endpoint(ps, "ps", UPDATE_PORT)
-        self.bind = _endpoint(bind, "bind", ACK_PORT)
+        self.ps = endpoint(ps, "ps", UPDATE_PORT)
+        self.bind = endpoint(bind, "bind", ACK_PORT)
         if not isinstance(num_params, (int, np.integer)) or isinstance(num_params, bool) or num_params < 1:
             raise ValueError(f"num_params={num_params!r} must be a positive integer (P, the model's parameter count)")
         self.num_params = int(num_params)

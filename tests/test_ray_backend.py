@@ -1,6 +1,5 @@
 """Tier 3 (mininet, train): the ray backend — a training job's workers as Ray actors, each joined
-to its Mininet host's network namespace, through BMv2 (olaf/backends/ray.py, docs/ray.md) — with
-RLlib's PPO Learner and EnvRunner computing every update (--learner rllib, olaf/rl/rllib.py)."""
+to its Mininet host's network namespace, through BMv2 (olaf/backends/ray.py, docs/ray.md)."""
 
 import json
 import subprocess
@@ -21,19 +20,16 @@ def ray_processes() -> list[str]:
     return subprocess.run(["pgrep", "-af", "raylet|gcs_server"], capture_output=True, text=True).stdout.splitlines()
 
 
-def test_an_rllib_training_job_runs_its_workers_in_ray_actors_through_bmv2(build, tmp_path):
-    """4 RLlib PPO workers (CartPole; RLlib's EnvRunner, Learner, PPO loss and GAE connector) in 2
-    actors (2 workers each), 2 workers per Mininet host: each worker's updates cross BMv2 from its
-    host's address and UDP port, every update is decided and accounted for, and the run leaves no
-    Ray process behind."""
+def test_a_training_job_runs_its_workers_in_ray_actors_through_bmv2(build, tmp_path):
+    """4 PPO workers (CartPole) in 2 actors (2 workers each), 2 workers per Mininet host: each
+    worker's updates cross BMv2 from its host's address and UDP port, every update is decided and
+    accounted for, and the run leaves no Ray process behind."""
     pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
-    pytest.importorskip("ray.rllib", reason="the rllib extra is not installed: pip install -e '.[train,rllib]'")
     before = ray_processes()
     iterations = 3
     r = subprocess.run([OLAF, "train", "--backend", "ray", "--build", str(build), "--results", str(tmp_path),
                         "--env", "CartPole-v1", "--clusters", "1", "--workers-per-cluster", "4",
                         "--workers-per-host", "2", "--workers-per-actor", "2", "--iterations", str(iterations),
-                        "--learner", "rllib",
                         "--budget-s", "300"], capture_output=True, text=True, cwd=ROOT, timeout=800)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = (tmp_path / "latest").resolve()
@@ -45,12 +41,48 @@ def test_an_rllib_training_job_runs_its_workers_in_ray_actors_through_bmv2(build
         starts[w] = json.loads((out / "hosts" / f"{w}.jsonl").read_text().splitlines()[0])
         s = json.loads((out / "hosts" / f"{w}.summary.json").read_text())
         assert s["sent"] >= iterations and s["model_acked"] and s["socket_drops"] == 0, (w, s)
-        assert s["learner"] == "rllib" and s["iterations"] >= iterations, (w, s)
     # two actor processes, two workers in each, none of them the harness
     pids = {w: st["pid"] for w, st in starts.items()}
     assert len(set(pids.values())) == 2 and pids["w1"] == pids["w2"] and pids["w3"] == pids["w4"], pids
     assert {(starts[w]["bind"], starts[w].get("udp_port", 50101)) for w in starts} == \
         {(d.hosts[w].ip, d.hosts[w].udp_port) for w in starts}
+    sw = json.loads((out / "switch_counters.json").read_text())["s1"]
+    rep = json.loads((out / "summary.json").read_text())["overall"]
+    assert rep["fates_consistent"] and rep["fates"]["not_decided"] == 0, rep["fates"]
+    assert sum(sw["decisions"].values()) == rep["fates"]["sent"] > 0
+    assert ray_processes() == before
+    assert leftovers(tmp_path) == []
+
+
+def test_an_rllib_algorithm_trains_through_bmv2(build, tmp_path):
+    """The same job with RLlib's learner (--learner rllib) is one RLlib algorithm (OlafPPO): one
+    EnvRunner actor per worker, 2 per Mininet host (five-tuple identity), each sampling with RLlib's
+    connectors and module, updating its own RLlib Learner (PPO loss, GAE) and pushing the change
+    through BMv2; the switch stamps each its cluster, every update is decided and accounted for,
+    every EnvRunner wrote its Olaf log and summary, and no Ray process is left."""
+    pytest.importorskip("ray.rllib", reason="the rllib extra is not installed: pip install -e '.[train,rllib]'")
+    before = ray_processes()
+    iterations = 3
+    r = subprocess.run([OLAF, "train", "--backend", "ray", "--learner", "rllib", "--build", str(build),
+                        "--results", str(tmp_path), "--env", "CartPole-v1", "--clusters", "2",
+                        "--workers-per-cluster", "2", "--workers-per-host", "2", "--iterations", str(iterations),
+                        "--budget-s", "300"], capture_output=True, text=True, cwd=ROOT, timeout=800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = (tmp_path / "latest").resolve()
+    t = json.loads((out / "training.json").read_text())
+    assert t["fewest_worker_iterations"] >= iterations and t["worker_errors"] == {}, t
+    d = cfgmod.load(out / "network.yaml")
+    pids = set()
+    for cid, members in d.clusters.items():
+        for w in members:
+            start = json.loads((out / "hosts" / f"{w}.jsonl").read_text().splitlines()[0])
+            s = json.loads((out / "hosts" / f"{w}.summary.json").read_text())
+            assert s["learner"] == "rllib" and s["iterations"] >= iterations and s["sent"] >= 1, (w, s)
+            assert s["model_acked"] and s["socket_drops"] == 0 and s["learned_cluster_id"] == cid, (w, s)
+            assert (start["bind"], start.get("udp_port", 50101)) == (d.hosts[w].ip, d.hosts[w].udp_port)
+            assert start["task"]["algorithm"] == "OlafPPO"
+            pids.add(start["pid"])
+    assert len(pids) == 4  # one EnvRunner actor process per worker
     sw = json.loads((out / "switch_counters.json").read_text())["s1"]
     rep = json.loads((out / "summary.json").read_text())["overall"]
     assert rep["fates_consistent"] and rep["fates"]["not_decided"] == 0, rep["fates"]

@@ -107,7 +107,7 @@ def test_olaf_ppo_env_runners_train_against_a_real_ps_and_a_restarted_one_rejoin
     k = Chunking.for_model(ps.num_params, MTU).num_chunks
     ip = ps.ip.rsplit(".", 1)[0]
     endpoints = [f"{ip}.2", f"{ip}.3"]
-    algo = small_config().olaf(ps=ps.ip, endpoints=endpoints).build_algo()
+    algo = small_config().olaf(ps=ps.ip, endpoints=endpoints, log_dir=ps.out / "runners").build_algo()
     try:
         first = train_until(algo, lambda r: all(r["olaf"].get(f"runner_{i}", {}).get("pushes", 0) >= STEPS
                                                 for i in range(1, RUNNERS + 1)))
@@ -141,6 +141,10 @@ def test_olaf_ppo_env_runners_train_against_a_real_ps_and_a_restarted_one_rejoin
     assert summary["accepted"] == summary["updates"] and summary["malformed"] == 0 and summary["untrusted"] == 0
     assert summary["updates"] >= k * (old["sent"] + new["sent"] + reported["runner_2"]["sent"])
     assert summary["initialised"] == k and summary["init_ignored"] >= 2 * k
+    # each EnvRunner incarnation wrote an Olaf worker log and, when RLlib stopped it, its summary
+    runner2 = json.loads((ps.out / "runners" / "runner2.summary.json").read_text())
+    assert runner2["learner"] == "rllib" and runner2["sent"] >= reported["runner_2"]["sent"]
+    assert runner2["chunks_sent"] == k * runner2["sent"] and runner2["model_acked"]
 
 
 def test_rllib_learner_has_the_jobs_parameter_count():
@@ -179,11 +183,11 @@ def test_bad_rllib_configurations_name_the_field():
         small_config().olaf(ps="127.0.0.1", endpoints=[])
 
 
-def test_an_env_runner_whose_ps_does_not_answer_raises_naming_it():
+def test_an_env_runner_whose_ps_does_not_answer_raises_naming_it(tmp_path):
     """No PS at the address: the first olaf_step's INIT gets no global model within init_wait_s,
     and the error names the EnvRunner's endpoint, the PS and the model size to start it with."""
     ip = loopback_net()
-    cfg = small_config().olaf(ps=ip(1), endpoints=[ip(2), ip(3)], init_wait_s=0.5)
+    cfg = small_config().olaf(ps=ip(1), endpoints=[ip(2), ip(3)], init_wait_s=0.5, log_dir=tmp_path)
     torch.set_num_threads(1)
     runner = OlafEnvRunner(config=cfg, worker_index=1)
     try:
@@ -192,3 +196,5 @@ def test_an_env_runner_whose_ps_does_not_answer_raises_naming_it():
             runner.olaf_step()
     finally:
         runner.stop()
+    summary = json.loads((tmp_path / "runner1.summary.json").read_text())
+    assert summary["stop_reason"] == "no_global_model" and summary["init_sent"] >= 1 and summary["sent"] == 0

@@ -246,17 +246,19 @@ class Worker:
     the worker adds the schedule, the task, the log and the summary.
     """
 
-    def __init__(self, cfg: WorkerConfig, stop: Optional[threading.Event] = None) -> None:
+    def __init__(self, cfg: WorkerConfig, stop: Optional[threading.Event] = None, task: Optional[Task] = None) -> None:
         self.cfg = cfg
         self.stop = stop or threading.Event()
         ss = np.random.SeedSequence(cfg.seed).spawn(4)
         init_rng, task_rng, self._sched_rng, tx_rng = (np.random.default_rng(s) for s in ss)
-        self.task = make_task(cfg, init_rng, task_rng)
+        self.task = make_task(cfg, init_rng, task_rng) if task is None else task
         self.num_weights = self.task.num_weights
         self.initial_weights = self.task.initial_weights()
         self.error: Optional[str] = None
         self._log: Optional[JsonlLog] = None
         self.gen_end: Optional[int] = None
+        self._next_idx = 0
+        self._t0: Optional[int] = None  # the start of a worker driven from outside (begin)
         self.client = OlafClient(
             (cfg.ps_ip, cfg.ps_port), num_params=self.num_weights, bind=(cfg.bind_ip, cfg.ack_port), mtu=cfg.links_mtu,
             tx=cfg.tx, rng=tx_rng, cluster_id=cfg.cluster_id, worker_id=cfg.worker_id,
@@ -329,14 +331,18 @@ class Worker:
             return None
         return requested, max(requested, arrived)
 
+    def _init(self) -> None:
+        """Send the INIT; with ``ack_wait_ms`` wait that long at most for the global model."""
+        self.client.init(self.initial_weights)
+        if self.cfg.ack_wait_ms > 0:  # start from the global model if it comes back in time
+            self.client.wait_until(time.time_ns() + int(self.cfg.ack_wait_ms * 1e6), "model")
+
     def _generate_all(self, t0: int) -> None:
         """INIT, then the schedule from ``t0``; sets ``self.gen_end``."""
         cfg = self.cfg
         client = self.client
         t_due = t_gen = time.time_ns()
-        client.init(self.initial_weights)
-        if cfg.ack_wait_ms > 0:  # start from the global model if it comes back in time
-            client.wait_until(time.time_ns() + int(cfg.ack_wait_ms * 1e6), "model")
+        self._init()
         end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
         for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
             # keep the nominal chain (no drift from compute time) unless the last
@@ -364,16 +370,7 @@ class Worker:
                 the log and summary are still written).
         """
         cfg = self.cfg
-        self._log = JsonlLog(cfg.log_path, flush_s=0)
-        self._log_write(WorkerStart(
-            ev="start", role="worker", t_ns=time.time_ns(), name=cfg.name, start_at_ns=cfg.start_at_ns,
-            start_file=None if cfg.start_file is None else str(cfg.start_file), bind=cfg.bind_ip,
-            ps=f"{cfg.ps_ip}:{cfg.ps_port}", cluster_id=cfg.cluster_id, worker_id=cfg.worker_id, seed=cfg.seed,
-            pid=os.getpid(), **({"udp_port": cfg.ack_port} if cfg.ack_port != ACK_PORT else {}),
-            schedule=cfg.schedule.describe(), task_kind=cfg.task_kind,
-            task=asdict(cfg.task) if cfg.task_kind == "bandit" else cfg.ppo.describe(),
-            num_weights=self.num_weights, ack_wait_ms=cfg.ack_wait_ms, tx=cfg.tx.model_dump(),
-            **({"num_chunks": self.chunking.num_chunks} if self.chunking.num_chunks > 1 else {})))
+        self._open_log()
         reason = "signal"
         t0 = None
         try:
@@ -389,18 +386,94 @@ class Worker:
             raise
         except FloatingPointError as e:
             reason = "non_finite_loss"
-            self.error = str(e)
-            self._log_write(ErrorRecord(ev="error", t_ns=time.time_ns(), error=self.error))
+            self._task_failed(e)
             raise TaskFailed(f"{cfg.name}: {e}; stopped (log {cfg.log_path}, summary {cfg.summary_path})") from e
         finally:
-            self.task.close()
-            self.client.close()
-            t_stop = time.time_ns()
-            summary = self.summary(t0, self.gen_end, t_stop, reason)
-            self._log_write(StopRecord(ev="stop", t_ns=t_stop, reason=reason))
-            self._log.close()
-            write_json(cfg.summary_path, summary)
+            summary = self._close(t0, reason)
         return summary
+
+    # -- driven from outside (a framework's own loop: olaf.rl.rllib's EnvRunner) -----
+
+    def announce(self) -> None:
+        """Write the ``start`` record (the worker is up and bound: a harness waits for these before
+        it starts the run); :meth:`begin` does it if not done yet."""
+        if self._log is None:
+            self._open_log()
+
+    def begin(self) -> int:
+        """Start now without a schedule: the ``start`` (unless :meth:`announce` wrote it) and ``go``
+        records and the INIT (waiting up to ``ack_wait_ms`` for the global model); then call
+        :meth:`step` per iteration and :meth:`end`. Returns ``t0`` (CLOCK_REALTIME ns)."""
+        self.announce()
+        t0 = time.time_ns()
+        self._t0 = t0
+        self._log_write(GoRecord(ev="go", t_ns=t0, t0_ns=t0, requested_t0_ns=t0))
+        self._init()
+        return t0
+
+    def step(self) -> bool:
+        """One generation now (adopt, the task's iteration, push, log), then up to ``ack_wait_ms``
+        for its answer if it was sent; whether it was sent.
+
+        Raises:
+            FloatingPointError: the task's training produced NaN/inf (logged as an ``error`` record;
+                :meth:`end` then writes the stop reason ``non_finite_loss``).
+        """
+        idx, self._next_idx = self._next_idx, self._next_idx + 1
+        try:
+            _, sent = self._generate(idx, time.time_ns())
+        except FloatingPointError as e:
+            self._task_failed(e)
+            raise
+        if sent and self.cfg.ack_wait_ms > 0:
+            self.client.wait_until(time.time_ns() + int(self.cfg.ack_wait_ms * 1e6), "answer")
+        return sent
+
+    def end(self, reason: str = "signal") -> dict[str, Any]:
+        """Linger ``linger_ms`` for ACKs, then close: the ``stop`` record and the summary (returned)."""
+        self.gen_end = time.time_ns()
+        if self.error is None:
+            self.client.wait_until(self.gen_end + int(self.cfg.linger_ms * 1e6))
+        return self._close(self._t0, "non_finite_loss" if self.error is not None else reason)
+
+    # -- log and summary -----------------------------------------------------
+
+    def _task_failed(self, e: FloatingPointError) -> None:
+        self.error = str(e)
+        self._log_write(ErrorRecord(ev="error", t_ns=time.time_ns(), error=self.error))
+
+    def _close(self, t0: Optional[int], reason: str) -> dict[str, Any]:
+        """Close the task and the client; write the ``stop`` record and the summary; the summary."""
+        assert self._log is not None
+        self.task.close()
+        self.client.close()
+        t_stop = time.time_ns()
+        summary = self.summary(t0, self.gen_end, t_stop, reason)
+        self._log_write(StopRecord(ev="stop", t_ns=t_stop, reason=reason))
+        self._log.close()
+        write_json(self.cfg.summary_path, summary)
+        return summary
+
+    def _task_description(self) -> dict[str, Any]:
+        """The start record's ``task``: the task's own ``describe()`` if it has one (a task handed
+        in from outside), else the configured bandit or PPO parameters."""
+        describe = getattr(self.task, "describe", None)
+        if callable(describe):
+            return dict(describe())
+        return asdict(self.cfg.task) if self.cfg.task_kind == "bandit" else self.cfg.ppo.describe()
+
+    def _open_log(self) -> None:
+        """Open the log and write the ``start`` record."""
+        cfg = self.cfg
+        self._log = JsonlLog(cfg.log_path, flush_s=0)
+        self._log_write(WorkerStart(
+            ev="start", role="worker", t_ns=time.time_ns(), name=cfg.name, start_at_ns=cfg.start_at_ns,
+            start_file=None if cfg.start_file is None else str(cfg.start_file), bind=cfg.bind_ip,
+            ps=f"{cfg.ps_ip}:{cfg.ps_port}", cluster_id=cfg.cluster_id, worker_id=cfg.worker_id, seed=cfg.seed,
+            pid=os.getpid(), **({"udp_port": cfg.ack_port} if cfg.ack_port != ACK_PORT else {}),
+            schedule=cfg.schedule.describe(), task_kind=cfg.task_kind, task=self._task_description(),
+            num_weights=self.num_weights, ack_wait_ms=cfg.ack_wait_ms, tx=cfg.tx.model_dump(),
+            **({"num_chunks": self.chunking.num_chunks} if self.chunking.num_chunks > 1 else {})))
 
     def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""

@@ -48,8 +48,10 @@ returns (Q15.16 on the wire).
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -61,13 +63,16 @@ from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from olaf.client import OlafClient
-from olaf.constants import MTU
+from olaf.client import endpoint
+from olaf.constants import IPV4_MAX_LEN, MTU
 from olaf.hosts.learning import Generation
+from olaf.hosts.schedule import ScheduleSpec
+from olaf.hosts.worker import Worker, WorkerConfig
 from olaf.netns import call_in_netns
 from olaf.plan.tx import TxParams
 from olaf.plan.workload import PPOTaskSpec
 from olaf.rl.network import check_fits
+from olaf.wire import ACK_PORT, UPDATE_PORT
 
 __all__ = ["OlafEndpoint", "OlafEnvRunner", "OlafPPO", "OlafPPOConfig", "RLlibLearning", "RLlibPPOTask",
            "rllib_ppo_config"]
@@ -171,9 +176,10 @@ class RLlibLearning:
         return Generation(returns, after - before, steps, info)
 
 
-def rllib_ppo_config(spec: PPOTaskSpec, seed: int) -> PPOConfig:
-    """RLlib's ``PPOConfig`` for the job's PPO task ``spec``: the same environment, network shape
-    and hyper-parameters, one EnvRunner in this process (``num_env_runners=0``).
+def rllib_ppo_config(spec: PPOTaskSpec, seed: int, cls: type[PPOConfig] = PPOConfig) -> PPOConfig:
+    """RLlib's ``PPOConfig`` (or ``cls``, e.g. :class:`OlafPPOConfig`) for the job's PPO task
+    ``spec``: the same environment, network shape and hyper-parameters, one EnvRunner in this
+    process (``num_env_runners=0``; an ``OlafPPOConfig`` sets its own).
 
     Mapping (RLlib name ← :class:`~olaf.plan.workload.PPOConfig` field): ``fcnet_hiddens`` ← ``hidden``,
     ``fcnet_activation`` tanh (the job's network), ``vf_share_layers`` ← ``arch == "shared"``,
@@ -186,7 +192,7 @@ def rllib_ppo_config(spec: PPOTaskSpec, seed: int) -> PPOConfig:
     (``vf_clip_param``); the job's ``reward_scale`` has no RLlib counterpart and is not applied.
     """
     p = spec.ppo
-    return (PPOConfig()
+    return (cls()
             .environment(spec.env_id)
             .env_runners(num_env_runners=0, num_envs_per_env_runner=p.n_envs, rollout_fragment_length=p.n_steps)
             .training(lr=p.lr, gamma=p.gamma, lambda_=p.gae_lambda, clip_param=p.clip_range, entropy_coeff=p.ent_coef,
@@ -254,10 +260,12 @@ class OlafEndpoint:
             sharing an address each have their own, the five-tuple identity of ``docs/controller.md``).
         netns: a network namespace handle (``/proc/<pid>/ns/net`` of a Mininet host,
             ``/var/run/netns/<name>``) to open the socket in, or None (the process's own).
+        name: the worker's name in its log and summary file names (default ``runner<worker_index>``).
     """
 
     bind: str
     netns: Optional[str] = None
+    name: Optional[str] = None
 
 
 class OlafPPOConfig(PPOConfig):
@@ -269,13 +277,16 @@ class OlafPPOConfig(PPOConfig):
         self.env_runner_cls = OlafEnvRunner  # type: ignore[assignment]
         self.olaf_ps: Optional[str] = None
         self.olaf_endpoints: tuple[OlafEndpoint, ...] = ()
-        self.olaf_mtu: Optional[int] = MTU
+        self.olaf_mtu: int = MTU
         self.olaf_tx = TxParams()
         self.olaf_ack_wait_s = 0.1
         self.olaf_init_wait_s = 10.0
+        self.olaf_linger_s = 0.5
+        self.olaf_log_dir = str(Path(tempfile.gettempdir()) / "olaf-rllib")
 
-    def olaf(self, *, ps: str, endpoints: Sequence[OlafEndpoint | str], mtu: Optional[int] = MTU,
-             tx: Optional[TxParams] = None, ack_wait_s: float = 0.1, init_wait_s: float = 10.0) -> "OlafPPOConfig":
+    def olaf(self, *, ps: str, endpoints: Sequence[OlafEndpoint | str], mtu: int = MTU,
+             tx: Optional[TxParams] = None, ack_wait_s: float = 0.1, init_wait_s: float = 10.0,
+             linger_s: float = 0.5, log_dir: Optional[Path | str] = None) -> "OlafPPOConfig":
         """Set the Olaf side.
 
         Args:
@@ -283,28 +294,36 @@ class OlafPPOConfig(PPOConfig):
                 (``olaf ps --num-params P --mtu MTU``, P from :meth:`olaf_num_params`).
             endpoints: one per remote EnvRunner, in ``worker_index`` order (EnvRunner i uses
                 ``endpoints[i - 1]``); a string is an :class:`OlafEndpoint` ``bind``.
-            mtu: the links' IPv4 MTU, bytes (the update travels as ``⌈P / elements per chunk⌉``
-                chunks); None: one message whatever P (loopback or jumbo links only).
+            mtu: the links' IPv4 MTU, bytes (68..65535): the update travels as ``⌈P / elements
+                per chunk⌉`` chunks (:mod:`olaf.chunks`); 65535 on loopback.
             tx: transmission control (paper §5); default off.
             ack_wait_s: after a sent update, wait at most this long for its whole answer before
                 the next iteration (≥ 0).
             init_wait_s: an EnvRunner waits at most this long for the global model after its INIT,
                 then raises (the PS unreachable).
+            linger_s: a stopping EnvRunner keeps receiving ACKs this long before its summary.
+            log_dir: where each EnvRunner writes its Olaf worker log and summary (``<name>.jsonl``,
+                ``<name>.summary.json``; ``docs/hosts.md``); default ``$TMPDIR/olaf-rllib``.
 
         Raises:
             ValueError: an argument out of range; the message names it.
         """
         if not endpoints:
             raise ValueError("olaf(endpoints=...) needs one endpoint per EnvRunner (num_env_runners)")
-        if ack_wait_s < 0 or init_wait_s <= 0:
-            raise ValueError(f"olaf(ack_wait_s={ack_wait_s}, init_wait_s={init_wait_s}): ack_wait_s must be >= 0, "
-                             "init_wait_s > 0")
+        if ack_wait_s < 0 or init_wait_s <= 0 or linger_s < 0:
+            raise ValueError(f"olaf(ack_wait_s={ack_wait_s}, init_wait_s={init_wait_s}, linger_s={linger_s}): "
+                             "ack_wait_s and linger_s must be >= 0, init_wait_s > 0")
+        if not 68 <= mtu <= IPV4_MAX_LEN:
+            raise ValueError(f"olaf(mtu={mtu}): an IPv4 MTU is 68..{IPV4_MAX_LEN} bytes ({IPV4_MAX_LEN} on loopback)")
         self.olaf_ps = ps
         self.olaf_endpoints = tuple(e if isinstance(e, OlafEndpoint) else OlafEndpoint(bind=e) for e in endpoints)
         self.olaf_mtu = mtu
         self.olaf_tx = tx or TxParams()
         self.olaf_ack_wait_s = float(ack_wait_s)
         self.olaf_init_wait_s = float(init_wait_s)
+        self.olaf_linger_s = float(linger_s)
+        if log_dir is not None:
+            self.olaf_log_dir = str(log_dir)
         return self
 
     def validate(self) -> None:
@@ -350,74 +369,149 @@ class OlafPPOConfig(PPOConfig):
             runner.stop()
 
 
+class _RunnerTask:
+    """An EnvRunner's :class:`RLlibLearning` behind the worker's task interface (the worker owns
+    the log, the client and the summary; RLlib owns the EnvRunner's life)."""
+
+    kind = "ppo"
+
+    def __init__(self, learning: RLlibLearning, env_id: str) -> None:
+        self.learning = learning
+        self.num_weights = learning.num_weights
+        self.env_id = env_id
+
+    def initial_weights(self) -> np.ndarray:
+        return self.learning.current_weights()
+
+    def current_weights(self) -> np.ndarray:
+        return self.learning.current_weights()
+
+    def generate(self, adopt: Optional[np.ndarray]) -> Generation:
+        return self.learning.generate(adopt)
+
+    def describe(self) -> dict[str, Any]:
+        return {"env_id": self.env_id, "learner": "rllib", "algorithm": "OlafPPO", "num_params": self.num_weights}
+
+    def summary(self) -> dict[str, Any]:
+        lr = self.learning
+        return {"env_steps": lr.env_steps, "episodes": lr.episodes, "iterations": lr.iterations,
+                "num_params": self.num_weights, "learner": "rllib"}
+
+    def close(self) -> None:  # the EnvRunner is RLlib's to stop
+        pass
+
+
 class OlafEnvRunner(SingleAgentEnvRunner):
     """An RLlib EnvRunner that is an Olaf worker: :meth:`olaf_step` adopts the global model's news,
-    samples, updates its own Learner and pushes the change through :class:`olaf.client.OlafClient`.
+    samples, updates its own Learner and pushes the change.
 
-    The client is opened on the first step, at ``config.olaf_endpoints[worker_index - 1]``.
+    The Olaf side is an :class:`olaf.hosts.worker.Worker` (the class an ``olaf worker`` process
+    runs) driven one step per call, with this EnvRunner's learning as its task: its client
+    (:class:`olaf.client.OlafClient`) opens on the first step at ``config.olaf_endpoints[worker_index
+    - 1]``, and it writes the worker log and summary (``<log_dir>/<name>.jsonl``,
+    ``.summary.json``; ``olaf report`` reads them) until RLlib stops the EnvRunner.
     """
 
     def __init__(self, *, config: Any, **kwargs: Any) -> None:
         super().__init__(config=config, **kwargs)
         self._learning: Optional[RLlibLearning] = None
-        self._client: Optional[OlafClient] = None
+        self._worker: Optional[Worker] = None
+        self._started = False
         self._inits = 0
+
+    def _endpoint(self) -> OlafEndpoint:
+        if not self.worker_index:
+            raise RuntimeError("olaf_step runs on remote EnvRunners only (worker_index >= 1)")
+        ep: OlafEndpoint = self.config.olaf_endpoints[self.worker_index - 1]  # type: ignore[attr-defined]
+        return ep
 
     def _open(self) -> None:
         cfg: Any = self.config
-        if not self.worker_index:
-            raise RuntimeError("olaf_step runs on remote EnvRunners only (worker_index >= 1)")
+        ep = self._endpoint()
         torch.set_num_threads(1)
         learning = self._learning = RLlibLearning(self, cfg)
-        ep = cfg.olaf_endpoints[self.worker_index - 1]
+        task = _RunnerTask(learning, str(cfg.env))
+        ps_ip, ps_port = endpoint(cfg.olaf_ps, "ps", UPDATE_PORT)
+        bind_ip, ack_port = endpoint(ep.bind, "bind", ACK_PORT)
+        seed = (cfg.seed or 0) + self.worker_index
+        wcfg = WorkerConfig(ps_ip=ps_ip, ps_port=ps_port, bind_ip=bind_ip, ack_port=ack_port,
+                            schedule=ScheduleSpec(period_ms=1.0, max_updates=2**31 - 1), task_kind="ppo",
+                            ppo=PPOTaskSpec(env_id=str(cfg.env), mtu=cfg.olaf_mtu, learner="rllib"),
+                            ack_wait_ms=cfg.olaf_ack_wait_s * 1000, tx=cfg.olaf_tx, seed=seed,
+                            linger_ms=cfg.olaf_linger_s * 1000, out_dir=Path(cfg.olaf_log_dir),
+                            name=ep.name or f"runner{self.worker_index}")
+        Path(cfg.olaf_log_dir).mkdir(parents=True, exist_ok=True)
 
-        def make() -> OlafClient:
-            return OlafClient(cfg.olaf_ps, num_params=learning.num_weights, bind=ep.bind, mtu=cfg.olaf_mtu,
-                              tx=cfg.olaf_tx, rng=cfg.seed if cfg.seed is None else cfg.seed + self.worker_index)
+        def make() -> Worker:
+            return Worker(wcfg, task=task)
 
-        self._client = make() if ep.netns is None else call_in_netns(ep.netns, make)
+        worker = make() if ep.netns is None else call_in_netns(ep.netns, make)
+        worker.announce()
+        self._worker = worker
+
+    def olaf_announce(self) -> str:
+        """Build this EnvRunner's Learner and Olaf worker and write the worker's ``start`` record
+        (bound, not started: a harness waits for every start record before it starts the run);
+        the first :meth:`olaf_step` INITs. Returns the worker's name."""
+        if self._worker is None:
+            self._open()
+        assert self._worker is not None
+        return self._worker.cfg.name
+
+    def _begin(self) -> None:
+        """The ``go`` record and the INIT; raise if the global model does not come back."""
+        cfg: Any = self.config
+        worker, learning, ep = self._worker, self._learning, self._endpoint()
+        assert worker is not None and learning is not None
         self._inits += 1
-        if not self._client.init(learning.current_weights(), wait_s=cfg.olaf_init_wait_s):
-            self._client.close()
-            self._client = None
+        self._started = True
+        worker.begin()
+        worker.client.wait_until(time.time_ns() + int(cfg.olaf_init_wait_s * 1e9), "model")
+        if not worker.model_acked:
+            worker.end("no_global_model")
+            self._worker, self._started = None, False
             raise TimeoutError(f"EnvRunner {self.worker_index} at {ep.bind}: no global model from the Olaf PS "
                                f"{cfg.olaf_ps} within {cfg.olaf_init_wait_s} s (is it running, with --num-params "
                                f"{learning.num_weights}?)")
-        latest = self._client.latest_weights()
+        latest = worker.client.latest_weights()
         if latest is not None:
             learning.set_weights(latest)
 
     def olaf_step(self) -> dict[str, Any]:
         """One Olaf iteration; returns ``{"worker_index", "env_runner"`` (RLlib's metrics),
-        ``"olaf"`` (the client's counters), ``"push"`` (this push's decision), ``"weights"`` (the
-        global model as last heard, float32 ``(P,)``, or None)}``.
+        ``"olaf"`` (the client's counters, the process id and endpoint), ``"weights"`` (the global
+        model as last heard, float32 ``(P,)``, or None)}``.
 
         Raises:
             TimeoutError: the PS did not answer the INIT (first step).
-            FloatingPointError: the update was not finite.
+            FloatingPointError: the update was not finite (the worker log ends with the error).
         """
-        if self._client is None:
+        if self._worker is None:
             self._open()
-        assert self._client is not None and self._learning is not None
-        adopted = self._client.adopt(self._learning.current_weights)
-        gen = self._learning.generate(adopted.weights)
-        r = self._client.push_generation(gen)
-        cfg: Any = self.config
-        if r.sent and cfg.olaf_ack_wait_s > 0:
-            self._client.wait_for_answer(cfg.olaf_ack_wait_s)
-        st = self._client.stats()
+        if not self._started:
+            self._begin()
+        worker = self._worker
+        assert worker is not None
+        try:
+            worker.step()
+        except FloatingPointError:
+            worker.end()
+            self._worker, self._started = None, False
+            raise
+        st = worker.client.stats()
         counters = {k: getattr(st, k) for k in ("pushes", "sent", "skipped", "chunks_sent", "acks", "acks_own",
                                                  "ack_events", "send_errors", "socket_drops", "init_sent")}
         counters.update(aom_ms=st.aom_ms, learned_cluster_id=st.learned_cluster_id,
                         learned_worker_id=st.learned_worker_id, inits=self._inits, pid=os.getpid(),
-                        bind=cfg.olaf_endpoints[self.worker_index - 1].bind)
+                        bind=self._endpoint().bind, name=worker.cfg.name)
         return {"worker_index": self.worker_index, "env_runner": self.get_metrics(), "olaf": counters,
-                "push": {"sent": r.sent, "reason": r.reason, "seq": r.seq, "adopted_slices": adopted.slices},
-                "weights": self._client.latest_weights()}
+                "weights": worker.client.latest_weights()}
 
     def stop(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        """Close the Olaf worker (linger, summary), then RLlib's stop."""
+        if self._worker is not None:
+            self._worker.end()
+            self._worker, self._started = None, False
         super().stop()
 
 
