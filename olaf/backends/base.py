@@ -69,6 +69,8 @@ class BackendOptions:
         interactive: mininet: the network stays up with the Mininet CLI until it exits (the plan's
             duration is then only an upper bound of the workers' schedule).
         workers_per_actor: ray: workers that share one Ray actor process (each in its own thread).
+        ray_nodes: ray: one Ray node per Mininet host on a management link, the head in the root
+            namespace (a cluster of machines, emulated; docs/ray.md).
     """
 
     console: Console = field(default_factory=Console)
@@ -82,6 +84,7 @@ class BackendOptions:
     admission: bool = False
     interactive: bool = False
     workers_per_actor: int = 1
+    ray_nodes: bool = False
 
 
 @dataclass

@@ -18,8 +18,13 @@ is never used.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+import signal
+import socket
 import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -34,6 +39,7 @@ from olaf.netns import host_netns_path, join_netns
 from olaf.paths import build_dir
 from olaf.plan.plan import RunPlan
 from olaf.rl.extra import RAY_VERSION
+from olaf.rundir.atomic import write_json
 from olaf.rundir.manifest import read_manifest
 
 ACTOR_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -64,14 +70,16 @@ class WorkerHost:
         self._stops: dict[str, threading.Event] = {}
         self._codes: dict[str, int] = {}
 
-    def start(self, name: str, netns: str, cfg: WorkerConfig, log_path: str) -> None:
-        """Run worker ``name`` (``cfg``) in a new thread joined to ``netns``; a failure's
-        traceback goes to ``log_path`` and its code is 1 (0: its schedule ended or it was stopped)."""
+    def start(self, name: str, netns: Optional[str], cfg: WorkerConfig, log_path: str) -> None:
+        """Run worker ``name`` (``cfg``) in a new thread joined to ``netns`` (None: the actor's own,
+        e.g. on a Ray node that runs inside the worker's host); a failure's traceback goes to
+        ``log_path`` and its code is 1 (0: its schedule ended or it was stopped)."""
         stop = threading.Event()
 
         def body() -> None:
             try:
-                join_netns(netns)
+                if netns is not None:
+                    join_netns(netns)
                 Worker(cfg, stop).run()
                 self._codes[name] = 0
             except BaseException:  # noqa: BLE001 (reported as the worker's exit code and log)
@@ -88,6 +96,12 @@ class WorkerHost:
     def codes(self) -> dict[str, int]:
         """Exit codes of the workers that have finished."""
         return dict(self._codes)
+
+    def node_ip(self) -> str:
+        """The address of the Ray node this actor runs on."""
+        import ray  # noqa: PLC0415 (inside the actor)
+
+        return str(ray.util.get_node_ip_address())
 
 
 POLL_S = 0.1
@@ -259,36 +273,211 @@ def rllib_job(configs: dict[str, WorkerConfig]) -> bool:
     return bool(configs) and all(c.task_kind == "ppo" and c.ppo.learner == "rllib" for c in configs.values())
 
 
+MGMT_BRIDGE = "olafray0"
+"""The root namespace's bridge of the Ray management network (``--ray-nodes``)."""
+MGMT_HEAD_IP = "10.254.0.1"
+"""The Ray head's address on the management network (prefix :data:`MGMT_PREFIX`)."""
+MGMT_PREFIX = 16
+HEAD_PORT = 6390
+"""The head's GCS port."""
+NODE_START_S = 120.0
+"""How long the nodes may take to join the head (importing Ray on a busy 2-core machine)."""
+
+
+def _reload_ray_config() -> None:
+    """Make this process's Ray read ``RAY_AUTH_*`` again: Ray reads its configuration from the
+    environment once, at import, so a process that set the token afterwards would connect without
+    it (what Ray 2.60's own ``_enable_token_auth`` does; :data:`RAY_VERSION` is pinned)."""
+    from ray._raylet import Config  # type: ignore[attr-defined]  # noqa: PLC0415
+
+    Config.initialize("")
+
+
+def _ray_bin() -> str:
+    return str(Path(sys.executable).parent / "ray")
+
+
+def _ip(*args: str, netns_pid: Optional[int] = None) -> None:
+    cmd = ["ip", *args] if netns_pid is None else ["nsenter", f"--net=/proc/{netns_pid}/ns/net", "ip", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RunFailed(f"`{' '.join(cmd)}` failed: {r.stderr.strip()}")
+
+
+class RayNodes:
+    """A Ray cluster laid out as on several machines (``--ray-nodes``): the head in the root
+    namespace, one Ray node inside each Mininet host's namespace, joined to the head by a
+    management link (a veth from the host to the root namespace's bridge :data:`MGMT_BRIDGE`,
+    ``10.254.0.0/16``) that is not on the data path. Each node's raylet and worker processes live
+    in the host, so an actor placed on that node (``resources={"node:<ip>": …}``) opens its Olaf
+    socket on the host's data-plane interface as a process on a real worker machine would; Ray's
+    own traffic (GCS, raylet, object transfers) stays on the management link, which no switch
+    port is on. Nodes and head run ``ray start --block`` in their own process groups and are
+    stopped by PID (never ``ray stop``, which would kill every Ray process on the machine). The
+    cluster uses Ray's token authentication with a token made for the run and handed to the head,
+    every node and this process in the environment (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``),
+    as a deployment across machines must.
+
+    Raises (from the constructor):
+        RunFailed: the management network or a node could not be set up (the message says which).
+    """
+
+    def __init__(self, ray: Any, net: Any, hosts: list[str], logs_dir: Path) -> None:
+        self.ray = ray
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.node_ip: dict[str, str] = {}
+        self._links: list[str] = []
+        self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+        self._saved_env = {k: os.environ.get(k) for k in self.auth}
+        os.environ.update(self.auth)  # ray.init of this process presents the token too
+        _reload_ray_config()
+        try:
+            _ip("link", "add", MGMT_BRIDGE, "type", "bridge")
+            _ip("addr", "add", f"{MGMT_HEAD_IP}/{MGMT_PREFIX}", "dev", MGMT_BRIDGE)
+            _ip("link", "set", MGMT_BRIDGE, "up")
+            self._start(["--head", "--port", str(HEAD_PORT), "--node-ip-address", MGMT_HEAD_IP, "--num-cpus", "0",
+                         "--include-dashboard=false"], None, logs_dir / "ray-head.out")
+            self._wait_for_gcs(logs_dir)
+            cpus = max(1, (os.cpu_count() or 1) // max(1, len(hosts)))
+            for i, h in enumerate(hosts):
+                pid = net.host(h).pid
+                ip = f"10.254.{1 + i // 250}.{1 + i % 250}"
+                root_end, host_end = f"olafr{i}", f"olafrh{i}"
+                _ip("link", "add", root_end, "type", "veth", "peer", "name", host_end)
+                self._links.append(root_end)
+                _ip("link", "set", host_end, "netns", str(pid))
+                _ip("link", "set", root_end, "master", MGMT_BRIDGE, "up")
+                _ip("addr", "add", f"{ip}/{MGMT_PREFIX}", "dev", host_end, netns_pid=pid)
+                _ip("link", "set", host_end, "up", netns_pid=pid)
+                self._start(["--address", f"{MGMT_HEAD_IP}:{HEAD_PORT}", "--node-ip-address", ip,
+                             "--num-cpus", str(cpus)], pid, logs_dir / f"ray-node-{h}.out")
+                self.node_ip[h] = ip
+            ray.init(address=f"{MGMT_HEAD_IP}:{HEAD_PORT}", log_to_driver=False, logging_level="ERROR",
+                     runtime_env={"env_vars": ACTOR_ENV})
+            deadline = time.monotonic() + NODE_START_S
+            while {n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]} != {MGMT_HEAD_IP, *self.node_ip.values()}:
+                for p in self.procs:
+                    if p.poll() is not None:
+                        raise RunFailed(f"a Ray node exited ({p.returncode}) before joining: see {logs_dir}/ray-*.out")
+                if time.monotonic() > deadline:
+                    raise RunFailed(f"the Ray nodes did not all join the head within {NODE_START_S:.0f} s")
+                time.sleep(0.2)
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait_for_gcs(self, logs_dir: Path) -> None:
+        """Until the head's GCS accepts connections (its process alive; at most :data:`NODE_START_S`)."""
+        deadline = time.monotonic() + NODE_START_S
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection((MGMT_HEAD_IP, HEAD_PORT), timeout=1):
+                return
+            if self.procs[0].poll() is not None:
+                raise RunFailed(f"the Ray head exited ({self.procs[0].returncode}): see {logs_dir}/ray-head.out")
+            if time.monotonic() > deadline:
+                raise RunFailed(f"the Ray head's GCS did not listen on {MGMT_HEAD_IP}:{HEAD_PORT} within "
+                                f"{NODE_START_S:.0f} s: see {logs_dir}/ray-head.out")
+            time.sleep(0.2)
+
+    def _start(self, args: list[str], netns_pid: Optional[int], log: Path) -> None:
+        """``ray start --block`` in its own process group, in ``netns_pid``'s namespace if given."""
+        ns = None if netns_pid is None else str(host_netns_path(netns_pid))
+        with open(log, "wb") as out:
+            self.procs.append(subprocess.Popen(
+                [_ray_bin(), "start", "--block", "--disable-usage-stats", *args], stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, env={**os.environ, **ACTOR_ENV, **self.auth},
+                preexec_fn=None if ns is None else (lambda: join_netns(ns))))
+
+    def close(self) -> None:
+        """Disconnect, stop every node and the head by their process groups, remove the links."""
+        if self.ray.is_initialized():
+            self.ray.shutdown()
+        for p in reversed(self.procs):  # nodes first, the head last
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGTERM)
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        for link in self._links:
+            subprocess.run(["ip", "link", "del", link], capture_output=True)
+        subprocess.run(["ip", "link", "del", MGMT_BRIDGE], capture_output=True)
+        for k, v in self._saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        _reload_ray_config()
+
+
 class RayLauncher:
     """A :data:`olaf.topologies.emulation.WorkerLauncher` that puts the workers into Ray actors,
     ``per_actor`` workers each (in the order of the run's clusters); a job of RLlib-learner workers
-    is one RLlib algorithm instead (:class:`RLlibDriver`: one EnvRunner actor per worker)."""
+    is one RLlib algorithm instead (:class:`RLlibDriver`: one EnvRunner actor per worker).
 
-    def __init__(self, ray: Any, per_actor: int) -> None:
-        self.ray, self.per_actor = ray, per_actor
+    With ``nodes`` (``--ray-nodes``) it first lays out a Ray cluster of one node per Mininet host
+    (:class:`RayNodes`) and places each actor on the node of its workers' host; ``placement``
+    then records, for ``<run>/ray_nodes.json``, the management address of every node and the node
+    each worker ran on (as the actor itself reports it)."""
+
+    def __init__(self, ray: Any, per_actor: int, nodes: bool = False) -> None:
+        self.ray, self.per_actor, self.nodes = ray, per_actor, nodes
+        self.cluster: Optional[RayNodes] = None
+        self.placement: dict[str, Any] = {}
 
     def __call__(self, net: Any, configs: dict[str, WorkerConfig], logs_dir: Path) -> dict[str, Any]:
         if rllib_job(configs):
+            if self.nodes:
+                raise RunFailed("--ray-nodes places Olaf's own workers on their hosts' nodes; RLlib places its "
+                                "EnvRunners itself: run --learner rllib without --ray-nodes")
             driver = RLlibDriver(net, configs, logs_dir)
             driven: dict[str, Any] = {name: DriverWorker(driver, name) for name in configs}
             for h in driven.values():
                 net.track(h)
             return driven
-        names = list(configs)
-        n_actors = -(-len(names) // self.per_actor)
-        cpus = (os.cpu_count() or 1) / n_actors
-        cls = self.ray.remote(num_cpus=cpus, max_restarts=0)(WorkerHost)
+        # the actors: per_actor workers each, never mixing hosts when each host is a node
+        groups: list[list[str]] = []
+        by_host: dict[str, list[str]] = {}
+        for name in configs:
+            by_host.setdefault(net.node_of.get(name, name) if self.nodes else "", []).append(name)
+        for members in by_host.values():
+            groups += [members[i:i + self.per_actor] for i in range(0, len(members), self.per_actor)]
+        if self.nodes:
+            self.cluster = RayNodes(self.ray, net, list(by_host), logs_dir)
         handles: dict[str, Any] = {}
-        for i in range(n_actors):
+        node_of_worker: dict[str, Any] = {}
+        for members in groups:
+            if self.cluster is not None:
+                host = net.node_of.get(members[0], members[0])
+                cls = self.ray.remote(num_cpus=0, max_restarts=0,
+                                      resources={f"node:{self.cluster.node_ip[host]}": 0.001})(WorkerHost)
+            else:
+                cls = self.ray.remote(num_cpus=(os.cpu_count() or 1) / len(groups), max_restarts=0)(WorkerHost)
             actor = cls.remote()
             codes = ActorCodes(self.ray, actor)
-            for name in names[i * self.per_actor:(i + 1) * self.per_actor]:
+            ip_ref = actor.node_ip.remote()
+            for name in members:
                 log = logs_dir / f"{name}.out"
                 log.write_text("")
-                actor.start.remote(name, str(host_netns_path(net.host(name).pid)), configs[name], str(log))
+                netns = None if self.cluster is not None else str(host_netns_path(net.host(name).pid))
+                actor.start.remote(name, netns, configs[name], str(log))
                 handles[name] = h = ActorWorker(self.ray, actor, codes, name, log)
                 net.track(h)
+                node_of_worker[name] = ip_ref
+        if self.cluster is not None:
+            self.placement = {"head": MGMT_HEAD_IP, "nodes": dict(self.cluster.node_ip),
+                              "workers": {n: self.ray.get(r, timeout=NODE_START_S) for n, r in node_of_worker.items()}}
         return handles
+
+    def close(self) -> None:
+        """Stop the Ray nodes and the head of ``--ray-nodes`` (by PID) and remove their links."""
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
 
 
 class RayBackend(MininetBackend):
@@ -320,15 +509,20 @@ class RayBackend(MininetBackend):
         spec = run_spec(plan, self.options)
         out.mkdir(parents=True, exist_ok=True)
         t = time.monotonic()
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                 _node_ip_address="127.0.0.1", runtime_env={"env_vars": ACTOR_ENV}, logging_level="ERROR")
+        nodes = self.options.ray_nodes
+        if not nodes:
+            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                     _node_ip_address="127.0.0.1", runtime_env={"env_vars": ACTOR_ENV}, logging_level="ERROR")
+        launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes)
         try:
-            launcher = RayLauncher(ray, self.options.workers_per_actor)
             summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
                                progress=self.options.progress, quiet=self.options.quiet, monitor=monitor,
                                launch=launcher)
         finally:
             ray.shutdown()
+            launcher.close()
+        if launcher.placement:
+            write_json(out / "ray_nodes.json", launcher.placement, indent=1)
         m = read_manifest(out)
         status = "incomplete" if m.incomplete else "stopped" if m.stopped_early_s is not None else "ok"
         return RunResult(self.name, out, status, time.monotonic() - t, summary)

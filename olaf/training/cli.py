@@ -113,6 +113,10 @@ def train_options(f):
                    "mininet network with the workers as Ray actors (docs/ray.md).")
 @click.option("--workers-per-actor", default=1, show_default=True, type=click.IntRange(min=1),
               help="--backend ray: workers that share one actor process (each in its own thread).")
+@click.option("--ray-nodes", is_flag=True,
+              help="--backend ray: one Ray node per Mininet host, joined to a head in the root namespace by a "
+                   "management link off the data path: a cluster of machines, emulated (docs/ray.md).")
+@click.option("--pcap", is_flag=True, help="mininet, ray: capture every switch port into <run>/pcap/.")
 @click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=None,
               help="IPv4 MTU the hosts chunk their updates for, at most the backend's (e.g. 1500 over loopback: SB3's "
                    "network as 28 chunks) [default: the backend's: local 65535, mininet 1500].")
@@ -135,6 +139,11 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
     if per_actor != 1 and backend != "ray":
         raise click.BadParameter(f"{per_actor}: workers share actors only with --backend ray",
                                  param_hint="--workers-per-actor")
+    ray_nodes, pcap = kw.pop("ray_nodes"), kw.pop("pcap")
+    if ray_nodes and backend != "ray":
+        raise click.BadParameter("Ray nodes are the ray backend's: add --backend ray", param_hint="--ray-nodes")
+    if pcap and backend not in ("mininet", "ray"):
+        raise click.BadParameter(f"--backend {backend} has no switch ports to capture", param_hint="--pcap")
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"build": build, "results": results, "backend": backend, "workers_per_actor": per_actor, **kw}
         return
@@ -142,7 +151,8 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
     from olaf.topologies.rundir import new_run_dir  # noqa: PLC0415
 
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
-                             bmv2_log_level=kw.pop("bmv2_log_level"), workers_per_actor=per_actor)
+                             bmv2_log_level=kw.pop("bmv2_log_level"), workers_per_actor=per_actor,
+                             ray_nodes=ray_nodes, pcap=pcap)
     runner = backends.get(backend, options)
     mtu = job_mtu(kw.pop("mtu"), runner.mtu, runner.max_mtu)
     plan = build_plan(**kw, mtu=mtu)
