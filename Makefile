@@ -150,6 +150,10 @@ bench-solve: $(TRAIN_STAMP) ## Time to LunarLander "solved": single-process SB3 
 bench-ray: $(TRAIN_STAMP) build ## ray backend vs worker processes (root): time to target and PSS per process/actor/worker, same run
 	$(PY) bench/ray_fleet.py --clusters 4 --workers-per-cluster 4 --workers-per-actor 4 --out build/ray-fleet
 
+.PHONY: bench-rllib
+bench-rllib: $(TRAIN_STAMP) ## RLlib's PPO vs the same PPO through Olaf (OlafPPO, PS over loopback): time and env steps to CartPole 150, same run
+	$(PY) bench/rllib_olaf.py --env-runners 4 --target 150 --out build/rllib-olaf.json
+
 .PHONY: bench-sim
 bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs FIFO QueueDisc (same run)
 	nice $(PY) bench/sim_speed.py

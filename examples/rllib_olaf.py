@@ -34,7 +34,7 @@ if args.print_num_params:
 if not args.ps or not args.bind:
     ap.error("--ps and --bind are required to train")
 
-ray.init(include_dashboard=False, log_to_driver=False)
+ray.init(address="local", include_dashboard=False, log_to_driver=False)  # a new cluster of this machine
 algo = config.olaf(ps=args.ps, endpoints=args.bind).build_algo()
 try:
     for i in range(args.iterations):

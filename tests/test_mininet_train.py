@@ -25,7 +25,9 @@ require("train")
 pytestmark = pytest.mark.train
 
 OLAF = str(Path(sys.executable).parent / "olaf")
-THRESHOLD = 100.0
+THRESHOLD = 60.0
+"""The mean worker reward a congested job must reach: well above an untrained policy's 22 (the test
+also checks that the job started below 50)."""
 ITERATIONS = 800
 """Iterations per worker within which a congested job must reach THRESHOLD. Counted per worker,
 not in updates at the PS: the OlafQueue folds many worker updates into one PS message, so the
@@ -88,6 +90,8 @@ FIG3_ITERATIONS = 80
 learner is N = 1, a single worker whose steps the PS damps: measured over loopback under load,
 its mean reward was 31 after 30 iterations, 41 after 50, 63 after 80 (an untrained policy: 22);
 N = 8 reached 96 within 20."""
+FIG3_FLOOR = 35.0
+"""Every Fig. 3 job's final mean worker reward must be above this (an untrained policy: 22)."""
 
 
 @pytest.mark.mininet
@@ -104,7 +108,7 @@ def test_train_compare_fig3_writes_table_curves_and_figure(build, tmp_path):
     assert sorted(jobs) == [1, 2, 4, 8]
     for n, t in jobs.items():
         assert t["reached"] or t["fewest_worker_iterations"] >= FIG3_ITERATIONS, f"hang guard: N={n} {t}"
-        assert t["final_mean_worker_reward"] > 35, (n, t)
+        assert t["final_mean_worker_reward"] > FIG3_FLOOR, (n, t)
     assert jobs[8]["reached"], jobs[8]  # N = 8 reaches the target
     arms = {row["arm"] for row in csv.DictReader(open(out / "curves.csv"))}
     assert arms == {"N=1", "N=2", "N=4", "N=8"}

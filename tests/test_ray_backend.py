@@ -1,5 +1,7 @@
-"""Tier 3 (mininet, train): the ray backend — a training job's workers as Ray actors, each joined
-to its Mininet host's network namespace, through BMv2 (olaf/backends/ray.py, docs/ray.md)."""
+"""Tier 3 (mininet, train): the ray backend through BMv2 (olaf/backends/ray.py, docs/ray.md,
+docs/rllib.md) — a training job's workers as Ray actors joined to their Mininet hosts' namespaces
+(and restarted with their identity when killed), the RLlib algorithm OlafPPO with one EnvRunner per
+worker, and a Ray head with one node per host whose traffic never crosses the switch."""
 
 import json
 import subprocess
@@ -18,40 +20,6 @@ OLAF = str(Path(sys.executable).parent / "olaf")
 
 def ray_processes() -> list[str]:
     return subprocess.run(["pgrep", "-af", "raylet|gcs_server"], capture_output=True, text=True).stdout.splitlines()
-
-
-def test_a_training_job_runs_its_workers_in_ray_actors_through_bmv2(build, tmp_path):
-    """4 PPO workers (CartPole) in 2 actors (2 workers each), 2 workers per Mininet host: each
-    worker's updates cross BMv2 from its host's address and UDP port, every update is decided and
-    accounted for, and the run leaves no Ray process behind."""
-    pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
-    before = ray_processes()
-    iterations = 3
-    r = subprocess.run([OLAF, "train", "--backend", "ray", "--build", str(build), "--results", str(tmp_path),
-                        "--env", "CartPole-v1", "--clusters", "1", "--workers-per-cluster", "4",
-                        "--workers-per-host", "2", "--workers-per-actor", "2", "--iterations", str(iterations),
-                        "--budget-s", "300"], capture_output=True, text=True, cwd=ROOT, timeout=800)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    out = (tmp_path / "latest").resolve()
-    t = json.loads((out / "training.json").read_text())
-    assert t["fewest_worker_iterations"] >= iterations and t["worker_errors"] == {}, t
-    d = cfgmod.load(out / "network.yaml")
-    starts = {}
-    for w in ("w1", "w2", "w3", "w4"):
-        starts[w] = json.loads((out / "hosts" / f"{w}.jsonl").read_text().splitlines()[0])
-        s = json.loads((out / "hosts" / f"{w}.summary.json").read_text())
-        assert s["sent"] >= iterations and s["model_acked"] and s["socket_drops"] == 0, (w, s)
-    # two actor processes, two workers in each, none of them the harness
-    pids = {w: st["pid"] for w, st in starts.items()}
-    assert len(set(pids.values())) == 2 and pids["w1"] == pids["w2"] and pids["w3"] == pids["w4"], pids
-    assert {(starts[w]["bind"], starts[w].get("udp_port", 50101)) for w in starts} == \
-        {(d.hosts[w].ip, d.hosts[w].udp_port) for w in starts}
-    sw = json.loads((out / "switch_counters.json").read_text())["s1"]
-    rep = json.loads((out / "summary.json").read_text())["overall"]
-    assert rep["fates_consistent"] and rep["fates"]["not_decided"] == 0, rep["fates"]
-    assert sum(sw["decisions"].values()) == rep["fates"]["sent"] > 0
-    assert ray_processes() == before
-    assert leftovers(tmp_path) == []
 
 
 def test_an_rllib_algorithm_trains_through_bmv2(build, tmp_path):
@@ -137,4 +105,71 @@ def test_ray_nodes_in_the_hosts_keep_rays_traffic_off_the_data_path(build, tmp_p
     assert udp > 0 and tcp == 0, f"{tcp} TCP packets crossed the switch ({udp} Olaf updates)"
     assert ray_processes() == before
     assert subprocess.run(["ip", "link", "show", "olafray0"], capture_output=True).returncode != 0
+    current = Path("/tmp/ray/ray_current_cluster")  # a later ray.init() must not try to join the dead head
+    assert not current.exists() or "10.254.0.1" not in current.read_text()
+    assert leftovers(tmp_path) == []
+
+
+def test_a_killed_actor_is_restarted_with_its_workers_identity_and_the_report_counts_the_gap(build, tmp_path):
+    """2 workers in one actor and on one Mininet host (five-tuple identity: the same address, a UDP
+    port each), the actor joined to the host's namespace; once both have generated, the actor's
+    process is killed (SIGKILL).
+    Ray restarts the actor (--actor-restarts 1), which brings both workers back with the same
+    address and UDP port: they append to their logs (a second, resumed start record), INIT again
+    and train to the end; the switch and the PS accept them as before, every update of both
+    incarnations is decided, and the report counts one restart and its gap per worker."""
+    import os
+    import signal
+    import time
+
+    before = ray_processes()
+    run = subprocess.Popen([OLAF, "train", "--backend", "ray", "--actor-restarts", "1", "--build", str(build),
+                            "--results", str(tmp_path), "--env", "CartPole-v1", "--clusters", "1",
+                            "--workers-per-cluster", "2", "--workers-per-actor", "2", "--workers-per-host", "2",
+                            "--iterations", "8",
+                            "--budget-s", "300"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 600  # hang guard only
+
+    def gens(log: Path) -> list[dict]:
+        recs = [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
+        return recs
+
+    try:
+        while True:
+            assert run.poll() is None, run.stdout.read()[-3000:]
+            assert time.monotonic() < deadline, "hang guard: the workers did not start generating"
+            logs = [p for d in tmp_path.glob("*train*") for p in (d / "hosts" / "w1.jsonl", d / "hosts" / "w2.jsonl")]
+            recs = [gens(p) for p in logs]
+            if len(recs) == 2 and all(sum(r["ev"] == "gen" for r in rs) >= 2 for rs in recs):
+                break
+            time.sleep(0.2)
+        pid = recs[0][0]["pid"]
+        assert pid == recs[1][0]["pid"] and pid != os.getpid()
+        os.kill(pid, signal.SIGKILL)
+        out_text, _ = run.communicate(timeout=900)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, out_text[-3000:]
+    out = (tmp_path / "latest").resolve()
+    d = cfgmod.load(out / "network.yaml")
+    for w in ("w1", "w2"):
+        recs = gens(out / "hosts" / f"{w}.jsonl")
+        starts = [r for r in recs if r["ev"] == "start"]
+        assert len(starts) == 2 and starts[1].get("resumed") and starts[1]["pid"] != pid, starts
+        assert {(s["bind"], s.get("udp_port", 50101)) for s in starts} == {(d.hosts[w].ip, d.hosts[w].udp_port)}
+        s = json.loads((out / "hosts" / f"{w}.summary.json").read_text())
+        assert s["model_acked"] and s["socket_drops"] == 0, (w, s)
+        assert sum(r["ev"] == "init" for r in recs[recs.index(starts[1]):]) >= 1  # it INITs again
+        assert sum(r["ev"] == "ack" and r["own"] for r in recs[recs.index(starts[1]):]) >= 1  # and is answered
+    assert d.hosts["w1"].ip == d.hosts["w2"].ip and d.hosts["w1"].udp_port != d.hosts["w2"].udp_port
+    rep = json.loads((out / "summary.json").read_text())
+    assert rep["workers"]["restarts"] == {"w1": 1, "w2": 1}, rep["workers"]
+    assert all(g > 0 for g in rep["workers"]["restart_gap_ms"].values())
+    assert rep["overall"]["fates_consistent"] and rep["overall"]["fates"]["not_decided"] == 0, rep["overall"]["fates"]
+    sw = json.loads((out / "switch_counters.json").read_text())["s1"]
+    assert sum(sw["decisions"].values()) == rep["overall"]["fates"]["sent"] > 0
+    t = json.loads((out / "training.json").read_text())
+    assert t["worker_errors"] == {}, t
+    assert ray_processes() == before
     assert leftovers(tmp_path) == []

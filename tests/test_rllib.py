@@ -84,7 +84,7 @@ def ps(tmp_path):
 
 @pytest.fixture
 def ray_cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1",
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1",
              logging_level="ERROR", runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
     try:
         yield ray

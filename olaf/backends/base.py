@@ -71,6 +71,8 @@ class BackendOptions:
         workers_per_actor: ray: workers that share one Ray actor process (each in its own thread).
         ray_nodes: ray: one Ray node per Mininet host on a management link, the head in the root
             namespace (a cluster of machines, emulated; docs/ray.md).
+        actor_restarts: ray: how often Ray restarts a dead actor (``max_restarts``); its workers
+            come back with the same Olaf identity and re-INIT.
     """
 
     console: Console = field(default_factory=Console)
@@ -85,6 +87,7 @@ class BackendOptions:
     interactive: bool = False
     workers_per_actor: int = 1
     ray_nodes: bool = False
+    actor_restarts: int = 1
 
 
 @dataclass

@@ -25,9 +25,11 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -62,13 +64,30 @@ def require_ray() -> Any:
     return ray
 
 
+Assignment = tuple[str, Optional[str], WorkerConfig, str]
+"""One worker of an actor: ``(name, network namespace handle or None, config, path of its output)``."""
+
+
 class WorkerHost:
     """The body of one Ray actor: Olaf workers, each in its own thread inside its Mininet host's
-    network namespace. Methods return at once; :meth:`codes` reports who has finished."""
+    network namespace. Methods return at once; :meth:`codes` reports who has finished.
 
-    def __init__(self) -> None:
+    The workers are the constructor's ``assignments``, so that when Ray restarts a dead actor
+    (``max_restarts``) it runs the constructor again and every worker comes back with the same
+    Olaf identity (namespace, address, UDP port): a restarted incarnation (``resume``) appends to
+    its log, INITs again (the PS answers with the global model) and generates until the run's end;
+    the report counts the restart and the gap (``summary.json`` ``workers.restarts``)."""
+
+    def __init__(self, assignments: Optional[list[Assignment]] = None) -> None:
         self._stops: dict[str, threading.Event] = {}
         self._codes: dict[str, int] = {}
+        self.restarted = False
+        if assignments:
+            import ray  # noqa: PLC0415 (inside the actor)
+
+            self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+            for name, netns, cfg, log_path in assignments:
+                self.start(name, netns, replace(cfg, resume=True) if self.restarted else cfg, log_path)
 
     def start(self, name: str, netns: Optional[str], cfg: WorkerConfig, log_path: str) -> None:
         """Run worker ``name`` (``cfg``) in a new thread joined to ``netns`` (None: the actor's own,
@@ -83,7 +102,8 @@ class WorkerHost:
                 Worker(cfg, stop).run()
                 self._codes[name] = 0
             except BaseException:  # noqa: BLE001 (reported as the worker's exit code and log)
-                Path(log_path).write_text(traceback.format_exc())
+                with open(log_path, "a") as f:
+                    f.write(traceback.format_exc())
                 self._codes[name] = 1
 
         self._stops[name] = stop
@@ -108,22 +128,33 @@ POLL_S = 0.1
 """Age after which an actor's exit codes are asked for again (one call answers for all its workers)."""
 
 
+RESTART_GRACE_S = 120.0
+"""How long an actor may stay unreachable (Ray restarting it: a new process imports torch and
+Gymnasium) before its workers are reported failed."""
+
+
 class ActorCodes:
     """The exit codes of one actor's workers (:meth:`WorkerHost.codes`), asked for at most every
-    :data:`POLL_S` whoever of its workers is polled; ``died`` is set when the actor is gone."""
+    :data:`POLL_S` whoever of its workers is polled; ``died`` is set when the actor is gone: it
+    failed to answer for :data:`RESTART_GRACE_S` (a restarting actor answers again)."""
 
     def __init__(self, ray: Any, actor: Any) -> None:
         self.ray, self.actor = ray, actor
         self.codes: dict[str, int] = {}
         self.died: Optional[str] = None
         self._asked = float("-inf")
+        self._failing_since: Optional[float] = None
 
     def get(self, name: str) -> Optional[int]:
         if name not in self.codes and self.died is None and time.monotonic() - self._asked >= POLL_S:
             try:
                 self.codes = self.ray.get(self.actor.codes.remote(), timeout=30)
-            except self.ray.exceptions.RayActorError as e:
-                self.died = str(e)
+                self._failing_since = None
+            except (self.ray.exceptions.RayActorError, self.ray.exceptions.GetTimeoutError) as e:
+                now = time.monotonic()
+                self._failing_since = self._failing_since or now
+                if now - self._failing_since > RESTART_GRACE_S:
+                    self.died = str(e)
             self._asked = time.monotonic()
         return self.codes.get(name)
 
@@ -280,6 +311,8 @@ MGMT_HEAD_IP = "10.254.0.1"
 MGMT_PREFIX = 16
 HEAD_PORT = 6390
 """The head's GCS port."""
+CURRENT_CLUSTER_FILE = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+"""Where ``ray start --head`` records the cluster a later ``ray.init()`` joins (Ray 2.60)."""
 NODE_START_S = 120.0
 """How long the nodes may take to join the head (importing Ray on a busy 2-core machine)."""
 
@@ -406,6 +439,10 @@ class RayNodes:
         for link in self._links:
             subprocess.run(["ip", "link", "del", link], capture_output=True)
         subprocess.run(["ip", "link", "del", MGMT_BRIDGE], capture_output=True)
+        # `ray start --head` leaves its address for later ray.init() calls to join: not a dead head's
+        with contextlib.suppress(OSError):
+            if CURRENT_CLUSTER_FILE.read_text().strip() == f"{MGMT_HEAD_IP}:{HEAD_PORT}":
+                CURRENT_CLUSTER_FILE.unlink()
         for k, v in self._saved_env.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -424,8 +461,8 @@ class RayLauncher:
     then records, for ``<run>/ray_nodes.json``, the management address of every node and the node
     each worker ran on (as the actor itself reports it)."""
 
-    def __init__(self, ray: Any, per_actor: int, nodes: bool = False) -> None:
-        self.ray, self.per_actor, self.nodes = ray, per_actor, nodes
+    def __init__(self, ray: Any, per_actor: int, nodes: bool = False, restarts: int = 0) -> None:
+        self.ray, self.per_actor, self.nodes, self.restarts = ray, per_actor, nodes, restarts
         self.cluster: Optional[RayNodes] = None
         self.placement: dict[str, Any] = {}
 
@@ -453,19 +490,22 @@ class RayLauncher:
         for members in groups:
             if self.cluster is not None:
                 host = net.node_of.get(members[0], members[0])
-                cls = self.ray.remote(num_cpus=0, max_restarts=0,
+                cls = self.ray.remote(num_cpus=0, max_restarts=self.restarts,
                                       resources={f"node:{self.cluster.node_ip[host]}": 0.001})(WorkerHost)
             else:
-                cls = self.ray.remote(num_cpus=(os.cpu_count() or 1) / len(groups), max_restarts=0)(WorkerHost)
-            actor = cls.remote()
-            codes = ActorCodes(self.ray, actor)
-            ip_ref = actor.node_ip.remote()
+                cls = self.ray.remote(num_cpus=(os.cpu_count() or 1) / len(groups),
+                                      max_restarts=self.restarts)(WorkerHost)
+            assignments: list[Assignment] = []
             for name in members:
                 log = logs_dir / f"{name}.out"
                 log.write_text("")
                 netns = None if self.cluster is not None else str(host_netns_path(net.host(name).pid))
-                actor.start.remote(name, netns, configs[name], str(log))
-                handles[name] = h = ActorWorker(self.ray, actor, codes, name, log)
+                assignments.append((name, netns, configs[name], str(log)))
+            actor = cls.remote(assignments)
+            codes = ActorCodes(self.ray, actor)
+            ip_ref = actor.node_ip.remote()
+            for name, *_ in assignments:
+                handles[name] = h = ActorWorker(self.ray, actor, codes, name, logs_dir / f"{name}.out")
                 net.track(h)
                 node_of_worker[name] = ip_ref
         if self.cluster is not None:
@@ -511,9 +551,9 @@ class RayBackend(MininetBackend):
         t = time.monotonic()
         nodes = self.options.ray_nodes
         if not nodes:
-            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+            ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
                      _node_ip_address="127.0.0.1", runtime_env={"env_vars": ACTOR_ENV}, logging_level="ERROR")
-        launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes)
+        launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes, restarts=self.options.actor_restarts)
         try:
             summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
                                progress=self.options.progress, quiet=self.options.quiet, monitor=monitor,

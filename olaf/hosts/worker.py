@@ -167,6 +167,10 @@ class WorkerConfig(OutputFiles):
         init_retry_ms: INIT repetition period until the model is acknowledged.
         linger_ms: time to keep receiving ACKs after the last generation.
         out_dir, name: log ``out_dir/name.jsonl``, summary ``out_dir/name.summary.json``.
+        resume: a restarted incarnation of the same worker (its Ray actor was restarted): it
+            appends to its log (a second ``start`` record, ``resumed``: true; the report counts the
+            restart and the gap) and its generation ends where the run's does (the start time plus
+            ``schedule.duration_s``), not a duration after its own late start.
     """
 
     ps_ip: str
@@ -189,6 +193,7 @@ class WorkerConfig(OutputFiles):
     linger_ms: float = 500.0
     out_dir: Path = Path(".")
     name: str = "worker"
+    resume: bool = False
 
     def __post_init__(self) -> None:
         if self.task_kind not in task_kinds():
@@ -337,13 +342,14 @@ class Worker:
         if self.cfg.ack_wait_ms > 0:  # start from the global model if it comes back in time
             self.client.wait_until(time.time_ns() + int(self.cfg.ack_wait_ms * 1e6), "model")
 
-    def _generate_all(self, t0: int) -> None:
-        """INIT, then the schedule from ``t0``; sets ``self.gen_end``."""
+    def _generate_all(self, t0: int, end_base: int) -> None:
+        """INIT, then the schedule from ``t0`` until ``end_base`` + the schedule's duration; sets
+        ``self.gen_end``."""
         cfg = self.cfg
         client = self.client
         t_due = t_gen = time.time_ns()
         self._init()
-        end = None if cfg.schedule.duration_s is None else t0 + int(cfg.schedule.duration_s * 1e9)
+        end = None if cfg.schedule.duration_s is None else end_base + int(cfg.schedule.duration_s * 1e9)
         for idx, gap in enumerate(cfg.schedule.gaps(self._sched_rng)):
             # keep the nominal chain (no drift from compute time) unless the last
             # generation ended after this one was due: then re-anchor, no burst
@@ -378,7 +384,7 @@ class Worker:
             if started is not None:
                 requested, t0 = started
                 self._log_write(GoRecord(ev="go", t_ns=time.time_ns(), t0_ns=t0, requested_t0_ns=requested))
-                self._generate_all(t0)
+                self._generate_all(t0, requested if cfg.resume else t0)
                 if not self.stop.is_set():
                     reason = "schedule_end"
         except StartFileError:
@@ -465,7 +471,7 @@ class Worker:
     def _open_log(self) -> None:
         """Open the log and write the ``start`` record."""
         cfg = self.cfg
-        self._log = JsonlLog(cfg.log_path, flush_s=0)
+        self._log = JsonlLog(cfg.log_path, flush_s=0, append=cfg.resume)
         self._log_write(WorkerStart(
             ev="start", role="worker", t_ns=time.time_ns(), name=cfg.name, start_at_ns=cfg.start_at_ns,
             start_file=None if cfg.start_file is None else str(cfg.start_file), bind=cfg.bind_ip,
@@ -473,7 +479,8 @@ class Worker:
             pid=os.getpid(), **({"udp_port": cfg.ack_port} if cfg.ack_port != ACK_PORT else {}),
             schedule=cfg.schedule.describe(), task_kind=cfg.task_kind, task=self._task_description(),
             num_weights=self.num_weights, ack_wait_ms=cfg.ack_wait_ms, tx=cfg.tx.model_dump(),
-            **({"num_chunks": self.chunking.num_chunks} if self.chunking.num_chunks > 1 else {})))
+            **({"num_chunks": self.chunking.num_chunks} if self.chunking.num_chunks > 1 else {}),
+            **({"resumed": True} if cfg.resume else {})))
 
     def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""

@@ -251,7 +251,10 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "partial": run.manifest is not None and run.manifest.partial,
         "workers": {"count": len(run.workers), "unattributed": [w.name for w in unattributed],
                     "without_stop_record": [w.name for w in run.workers if not w.stopped],
-                    "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0}},
+                    "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0},
+                    "restarts": {w.name: len(w.restart_gaps_ms) for w in run.workers if w.restart_gaps_ms},
+                    "restart_gap_ms": {w.name: round(sum(w.restart_gaps_ms), 1) for w in run.workers
+                                       if w.restart_gaps_ms}},
         "run": {} if run.manifest is None else run.manifest.model_dump(mode="json"),
         "switch": run.switch,
         "regroups": [{"t_ns": t, "clusters": m} for t, m in run.regroups],

@@ -82,6 +82,9 @@ class WorkerLog:
     stopped: bool = False
     late_start_ms: float = 0.0
     """How long after its requested start (``--start-at-ns`` or start file) it got going."""
+    restart_gaps_ms: list[float] = field(default_factory=list)
+    """One per restart (a later ``start`` record in the same log: a restarted Ray actor): the time
+    from the previous incarnation's last record to the restarted one's ``go``, ms."""
 
     @property
     def sent(self) -> int:
@@ -150,7 +153,19 @@ def _load_worker(path: Path, start: WorkerStart, records: list[Any]) -> WorkerLo
     learned = None
     last_gen = None
     stop_ns = None
+    last_t: Optional[int] = start.t_ns
+    gap_from: Optional[int] = None
     for r in records:
+        if isinstance(r, WorkerStart):  # a restarted incarnation: its gap ends at its go record
+            gap_from = last_t
+            w.stopped = False
+            continue
+        if isinstance(r, GoRecord) and gap_from is not None:
+            w.restart_gaps_ms.append((r.t_ns - gap_from) / 1e6)
+            gap_from = None
+            last_t = r.t_ns
+            continue
+        last_t = getattr(r, "t_ns", last_t)
         if isinstance(r, GoRecord):
             w.t0_ns = r.t0_ns
             w.late_start_ms = (r.t0_ns - r.requested_t0_ns) / 1e6

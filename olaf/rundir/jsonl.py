@@ -37,10 +37,10 @@ class JsonlLog:
         OSError: the file cannot be created.
     """
 
-    def __init__(self, path: Path | str, flush_s: float = 0.5) -> None:
+    def __init__(self, path: Path | str, flush_s: float = 0.5, append: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: Optional[TextIO] = open(self.path, "w", buffering=1 << 16)
+        self._f: Optional[TextIO] = open(self.path, "a" if append else "w", buffering=1 << 16)
         self._flush_ns = int(flush_s * 1e9)
         self._last_flush = time.monotonic_ns()
 

@@ -98,6 +98,8 @@ class WorkerStart(Record):
     num_chunks: Optional[int] = Field(default=None, description="K, chunks per update (only when > 1)")
     ack_wait_ms: Optional[float] = None
     tx: dict[str, Any] = Field(description="transmission control parameters")
+    resumed: Optional[bool] = Field(default=None, description="a restarted incarnation appending to the "
+                                    "log of the same worker (its Ray actor was restarted)")
 
 
 class GoRecord(Record):

@@ -116,6 +116,9 @@ def train_options(f):
 @click.option("--ray-nodes", is_flag=True,
               help="--backend ray: one Ray node per Mininet host, joined to a head in the root namespace by a "
                    "management link off the data path: a cluster of machines, emulated (docs/ray.md).")
+@click.option("--actor-restarts", default=1, show_default=True, type=click.IntRange(min=0),
+              help="--backend ray: how often Ray restarts a dead actor; its workers come back with the same Olaf "
+                   "identity and INIT again (the report counts restarts and their gap).")
 @click.option("--pcap", is_flag=True, help="mininet, ray: capture every switch port into <run>/pcap/.")
 @click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=None,
               help="IPv4 MTU the hosts chunk their updates for, at most the backend's (e.g. 1500 over loopback: SB3's "
@@ -139,7 +142,7 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
     if per_actor != 1 and backend != "ray":
         raise click.BadParameter(f"{per_actor}: workers share actors only with --backend ray",
                                  param_hint="--workers-per-actor")
-    ray_nodes, pcap = kw.pop("ray_nodes"), kw.pop("pcap")
+    ray_nodes, pcap, restarts = kw.pop("ray_nodes"), kw.pop("pcap"), kw.pop("actor_restarts")
     if ray_nodes and backend != "ray":
         raise click.BadParameter("Ray nodes are the ray backend's: add --backend ray", param_hint="--ray-nodes")
     if pcap and backend not in ("mininet", "ray"):
@@ -152,7 +155,7 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
 
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
                              bmv2_log_level=kw.pop("bmv2_log_level"), workers_per_actor=per_actor,
-                             ray_nodes=ray_nodes, pcap=pcap)
+                             ray_nodes=ray_nodes, pcap=pcap, actor_restarts=restarts)
     runner = backends.get(backend, options)
     mtu = job_mtu(kw.pop("mtu"), runner.mtu, runner.max_mtu)
     plan = build_plan(**kw, mtu=mtu)
