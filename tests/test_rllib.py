@@ -198,3 +198,38 @@ def test_an_env_runner_whose_ps_does_not_answer_raises_naming_it(tmp_path):
         runner.stop()
     summary = json.loads((tmp_path / "runner1.summary.json").read_text())
     assert summary["stop_reason"] == "no_global_model" and summary["init_sent"] >= 1 and summary["sent"] == 0
+
+
+NETWORK = """\
+num_grads: {p}
+num_chunks: {k}
+ps: ps
+switches:
+  s1: {{grpc: 127.0.0.1:9559, device_id: 0, thrift_port: 9090, mac: 00:00:00:00:01:00}}
+hosts:
+  ps: {{ip: 10.0.0.100, mac: 00:00:0a:00:00:64, switch: s1, port: 0}}
+  w1: {{ip: 10.0.1.1, mac: 00:00:0a:00:01:01, switch: s1, port: 1, worker_id: 1}}
+  w2: {{ip: 10.0.1.2, mac: 00:00:0a:00:01:02, switch: s1, port: 2, worker_id: 2}}
+links: []
+clusters: {{0: [w1, w2]}}
+"""
+
+
+def test_endpoints_outside_the_deployments_worker_table_are_refused_before_anything_starts(tmp_path):
+    """With network.yaml given, validate() (run by build_algo before any EnvRunner exists) refuses
+    an endpoint the switch's worker table does not have, a PS that is not the deployment's, and a
+    model of another size than the one the switches were built for."""
+    cfg = small_config()
+    p = cfg.olaf_num_params()
+    net = tmp_path / "network.yaml"
+    net.write_text(NETWORK.format(p=p, k=Chunking.for_model(p, MTU).num_chunks))
+    cfg.olaf(ps="10.0.0.100", endpoints=["10.0.1.1", "10.0.1.2"], network=net).validate()  # the deployment's own
+    with pytest.raises(ValueError, match=r"endpoints\[1\]='10.0.1.9'\) is not a worker host .*unknown_source"):
+        small_config().olaf(ps="10.0.0.100", endpoints=["10.0.1.1", "10.0.1.9"], network=net).validate()
+    with pytest.raises(ValueError, match=r"endpoints\[0\]='10.0.1.1:50111'\) is not a worker host"):
+        small_config().olaf(ps="10.0.0.100", endpoints=["10.0.1.1:50111", "10.0.1.2"], network=net).validate()
+    with pytest.raises(ValueError, match="the PS of .* is ps at 10.0.0.100"):
+        small_config().olaf(ps="10.0.0.7", endpoints=["10.0.1.1", "10.0.1.2"], network=net).validate()
+    net.write_text(NETWORK.format(p=p + 1, k=Chunking.for_model(p + 1, MTU).num_chunks))
+    with pytest.raises(ValueError, match=f"{p} parameters, .* num_grads {p + 1}"):
+        small_config().olaf(ps="10.0.0.100", endpoints=["10.0.1.1", "10.0.1.2"], network=net).validate()

@@ -283,10 +283,12 @@ class OlafPPOConfig(PPOConfig):
         self.olaf_init_wait_s = 10.0
         self.olaf_linger_s = 0.5
         self.olaf_log_dir = str(Path(tempfile.gettempdir()) / "olaf-rllib")
+        self.olaf_network: Optional[str] = None
 
     def olaf(self, *, ps: str, endpoints: Sequence[OlafEndpoint | str], mtu: int = MTU,
              tx: Optional[TxParams] = None, ack_wait_s: float = 0.1, init_wait_s: float = 10.0,
-             linger_s: float = 0.5, log_dir: Optional[Path | str] = None) -> "OlafPPOConfig":
+             linger_s: float = 0.5, log_dir: Optional[Path | str] = None,
+             network: Optional[Path | str] = None) -> "OlafPPOConfig":
         """Set the Olaf side.
 
         Args:
@@ -304,6 +306,10 @@ class OlafPPOConfig(PPOConfig):
             linger_s: a stopping EnvRunner keeps receiving ACKs this long before its summary.
             log_dir: where each EnvRunner writes its Olaf worker log and summary (``<name>.jsonl``,
                 ``<name>.summary.json``; ``docs/hosts.md``); default ``$TMPDIR/olaf-rllib``.
+            network: the deployment's ``network.yaml`` (``docs/controller.md``): :meth:`validate`
+                then refuses, before any EnvRunner starts, an endpoint that is not a worker host of
+                it (address and UDP port: the switch would drop its updates as ``unknown_source``),
+                a PS that is not its PS, and a model of another size than its ``num_grads``.
 
         Raises:
             ValueError: an argument out of range; the message names it.
@@ -324,6 +330,7 @@ class OlafPPOConfig(PPOConfig):
         self.olaf_linger_s = float(linger_s)
         if log_dir is not None:
             self.olaf_log_dir = str(log_dir)
+        self.olaf_network = None if network is None else str(network)
         return self
 
     def validate(self) -> None:
@@ -343,6 +350,33 @@ class OlafPPOConfig(PPOConfig):
                              f"num_env_runners={self.num_env_runners}: give one per EnvRunner")
         if not (isinstance(self.env_runner_cls, type) and issubclass(self.env_runner_cls, OlafEnvRunner)):
             raise ValueError(f"env_runner_cls={self.env_runner_cls!r}: OlafPPO needs OlafEnvRunner (or a subclass)")
+        if self.olaf_network is not None:
+            self._check_network(Path(self.olaf_network))
+
+    def _check_network(self, path: Path) -> None:
+        """The endpoints, the PS and the model size against the deployment at ``path``.
+
+        Raises:
+            ValueError: one of them does not match (the message names it and the fix);
+                :class:`olaf.configfile.ConfigError` for a ``network.yaml`` that is not valid.
+        """
+        from olaf.controller import config as netcfg  # noqa: PLC0415
+
+        d = netcfg.load(path)
+        workers = {(h.ip, h.udp_port): name for name, h in d.hosts.items() if h.worker_id is not None}
+        for i, ep in enumerate(self.olaf_endpoints[:self.num_env_runners]):
+            if endpoint(ep.bind, f"endpoints[{i}].bind", ACK_PORT) not in workers:
+                known = ", ".join(f"{n} {ip}:{port}" for (ip, port), n in sorted(workers.items(), key=lambda x: x[1]))
+                raise ValueError(f"olaf(endpoints[{i}]={ep.bind!r}) is not a worker host of {path} ({known}): the "
+                                 "switch would drop its updates as unknown_source; add it to the file's hosts and "
+                                 "deploy it (olafctl), or use one of these")
+        ps_ip = endpoint(self.olaf_ps, "ps", UPDATE_PORT)[0]
+        if ps_ip != d.hosts[d.ps].ip:
+            raise ValueError(f"olaf(ps={self.olaf_ps!r}): the PS of {path} is {d.ps} at {d.hosts[d.ps].ip}")
+        p = self.olaf_num_params()
+        if p != d.num_grads:
+            raise ValueError(f"this config's model has {p} parameters, {path} is deployed for num_grads "
+                             f"{d.num_grads}: redeploy for {p} (and start the PS with --num-params {p})")
 
     def validate_train_batch_size_vs_rollout_fragment_length(self) -> None:
         """Each EnvRunner updates on its own rollout (``rollout_fragment_length`` ×
