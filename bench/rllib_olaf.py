@@ -7,8 +7,8 @@ minibatch, epochs and learning rate, one seed):
 * ``rllib``: RLlib's synchronous PPO — every iteration gathers N rollouts, one Learner updates on
   them, the weights are broadcast;
 * ``olaf``: ``OlafPPOConfig`` — every EnvRunner learns from its own rollout with its own Learner and
-  pushes the change to an ``olaf ps`` over loopback (the default PPO job's PS: paper step, γ = 0.3,
-  no reward gate), asynchronously.
+  pushes the change to an ``olaf ps`` over loopback (the paper step without reward gate; γ =
+  ``--ps-lr``, by default the default PPO job's 0.3), asynchronously.
 
 For each it records the wall time and environment steps until RLlib's ``episode_return_mean``
 (over the EnvRunners' last 100 episodes) first reaches the target, within a budget. It prints one
@@ -66,11 +66,11 @@ def until_target(algo: Any, target: float, budget_s: float) -> dict[str, Any]:
             "elapsed_s": time.monotonic() - t0}
 
 
-def start_ps(num_params: int, out: Path) -> tuple[subprocess.Popen[str], str]:
+def start_ps(num_params: int, out: Path, lr: float) -> tuple[subprocess.Popen[str], str]:
     ip = "127.77.0.1"
     ps = subprocess.Popen([sys.executable, "-m", "olaf.cli", "ps", "--bind", ip, "--out-dir", str(out),
                            "--num-params", str(num_params), "--mtu", str(MTU), "--step", JOB_PS["step"],
-                           "--lr", str(JOB_PS["lr"]), "--no-reward-gate"], stderr=subprocess.PIPE, text=True)
+                           "--lr", str(lr), "--no-reward-gate"], stderr=subprocess.PIPE, text=True)
     log = out / "ps.jsonl"
     deadline = time.monotonic() + 60
     while not (log.exists() and log.read_text().strip()):
@@ -87,8 +87,10 @@ def start_ps(num_params: int, out: Path) -> tuple[subprocess.Popen[str], str]:
 @click.option("--target", default=150.0, show_default=True)
 @click.option("--budget-s", default=300.0, show_default=True)
 @click.option("--seed", default=1, show_default=True)
+@click.option("--ps-lr", default=JOB_PS["lr"], show_default=True,
+              help="The PS's γ (paper step): the share of each EnvRunner's parameter change that reaches the model.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the results as JSON here.")
-def main(env: str, env_runners: int, hidden: str, target: float, budget_s: float, seed: int,
+def main(env: str, env_runners: int, hidden: str, target: float, budget_s: float, seed: int, ps_lr: float,
          out: Optional[Path]) -> None:
     widths = [int(h) for h in hidden.split(",")]
     results: dict[str, Any] = {}
@@ -104,7 +106,7 @@ def main(env: str, env_runners: int, hidden: str, target: float, budget_s: float
             train_batch_size_per_learner=256)
         num_params = olaf_cfg.olaf_num_params()
         with tempfile.TemporaryDirectory() as tmp:
-            ps, ip = start_ps(num_params, Path(tmp))
+            ps, ip = start_ps(num_params, Path(tmp), ps_lr)
             try:
                 prefix = ip.rsplit(".", 1)[0]
                 algo = olaf_cfg.olaf(ps=ip, endpoints=[f"{prefix}.{i + 2}" for i in range(env_runners)],
@@ -120,7 +122,8 @@ def main(env: str, env_runners: int, hidden: str, target: float, budget_s: float
     finally:
         ray.shutdown()
     a, b = results["rllib"], results["olaf"]
-    print(f"{env}, {env_runners} EnvRunners, model {widths} ({num_params} parameters), target {target:g}, seed {seed}")
+    print(f"{env}, {env_runners} EnvRunners, model {widths} ({num_params} parameters), target {target:g}, seed {seed}, "
+          f"PS γ {ps_lr:g}")
     print(f"{'arm':6} {'time to target (s)':>19} {'env steps':>10} {'best return':>12}")
     for arm, r in results.items():
         t = "not reached" if r["time_to_target_s"] is None else f"{r['time_to_target_s']:.1f}"
