@@ -2,7 +2,7 @@
 
 Start a PS for the model's size (this script prints it with --print-num-params), then this:
     python examples/rllib_olaf.py --print-num-params                      # -> P
-    olaf ps --bind 127.0.0.1 --num-params P --mtu 1500 --step paper --lr 0.3 --no-reward-gate &
+    olaf ps --bind 127.0.0.1 --num-params P --mtu 1500 --step paper --lr 1 --no-reward-gate &
     python examples/rllib_olaf.py --ps 127.0.0.1 --bind 127.0.0.2 127.0.0.3 --iterations 10
 One JSON line per training iteration: RLlib's mean episode return and Olaf's counters.
 """
