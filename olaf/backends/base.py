@@ -19,6 +19,7 @@ from rich.console import Console
 
 from olaf.configfile import ConfigError
 from olaf.plan.plan import RunPlan
+from olaf.plan.topology import shares_hosts
 
 BMV2_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
 """Log levels of the BMv2 switches (``BackendOptions.bmv2_log_level``)."""
@@ -172,7 +173,7 @@ def refuse_shared_hosts(backend: str, plan: RunPlan, reason: str) -> None:
     """Raise :class:`PlanRefused` (field ``groups.<name>.workers_per_host``) if a group puts more
     than one worker on a host, which only the mininet backend's five-tuple identity emulates."""
     for g in plan.groups:
-        if g.workers_per_host > 1 and g.workers_per_cluster > 1:
+        if shares_hosts(g):
             raise PlanRefused(backend, f"groups.{g.name}.workers_per_host", reason)
 
 

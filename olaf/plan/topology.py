@@ -20,7 +20,7 @@ workers of an edge switch on 1, 2, …, then its uplink (multihop) or the PS (to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -158,5 +158,12 @@ def layout(topo: str, groups: Sequence[Placement]) -> Layout:
     else:
         hosts[PS_NAME] = LayoutHost(PS_NAME, PS_IP, mac_of(PS_IP), root, 3)
         links = (LayoutLink("s1", next_port["s1"], "s3", 1), LayoutLink("s2", next_port["s2"], "s3", 2))
-    shared = any(g.workers_per_host > 1 and g.workers_per_cluster > 1 for g in groups)
+    shared = any(shares_hosts(g) for g in groups)
     return Layout(switches, hosts, links, clusters, identity="five_tuple" if shared else "address_port")
+
+
+def shares_hosts(group: Any) -> bool:
+    """Whether a cluster group (a plan's or a topology's: any object with ``workers_per_host`` and
+    ``workers_per_cluster``) puts more than one of a cluster's workers on one host: the deployment
+    then identifies workers by five-tuple (address and UDP port)."""
+    return bool(group.workers_per_host > 1 and group.workers_per_cluster > 1)
