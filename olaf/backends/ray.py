@@ -135,27 +135,37 @@ Gymnasium) before its workers are reported failed."""
 
 class ActorCodes:
     """The exit codes of one actor's workers (:meth:`WorkerHost.codes`), asked for at most every
-    :data:`POLL_S` whoever of its workers is polled; ``died`` is set when the actor is gone: it
-    failed to answer for :data:`RESTART_GRACE_S` (a restarting actor answers again)."""
+    :data:`POLL_S` whoever of its workers is polled, without ever blocking the caller (the
+    harness's progress loop): a call is sent and its answer taken when it is ready. ``died`` is set
+    when the actor is gone: no answer, or only errors, for :data:`RESTART_GRACE_S` (a restarting
+    actor answers again; one whose node is lost never does)."""
 
     def __init__(self, ray: Any, actor: Any) -> None:
         self.ray, self.actor = ray, actor
         self.codes: dict[str, int] = {}
         self.died: Optional[str] = None
         self._asked = float("-inf")
-        self._failing_since: Optional[float] = None
+        self._pending: Any = None
+        self._answered = time.monotonic()
 
     def get(self, name: str) -> Optional[int]:
-        if name not in self.codes and self.died is None and time.monotonic() - self._asked >= POLL_S:
-            try:
-                self.codes = self.ray.get(self.actor.codes.remote(), timeout=30)
-                self._failing_since = None
-            except (self.ray.exceptions.RayActorError, self.ray.exceptions.GetTimeoutError) as e:
-                now = time.monotonic()
-                self._failing_since = self._failing_since or now
-                if now - self._failing_since > RESTART_GRACE_S:
-                    self.died = str(e)
-            self._asked = time.monotonic()
+        if name in self.codes or self.died is not None:
+            return self.codes.get(name)
+        now = time.monotonic()
+        if self._pending is None and now - self._asked >= POLL_S:
+            self._pending, self._asked = self.actor.codes.remote(), now
+        if self._pending is not None:
+            ready, _ = self.ray.wait([self._pending], timeout=0)
+            if ready:
+                try:
+                    self.codes = self.ray.get(self._pending)
+                    self._answered = now
+                except self.ray.exceptions.RayActorError as e:  # dead, or restarting: ask again
+                    if now - self._answered > RESTART_GRACE_S:
+                        self.died = str(e)
+                self._pending = None
+        if self.died is None and now - self._answered > RESTART_GRACE_S:
+            self.died = f"no answer for {RESTART_GRACE_S:.0f} s (its node lost, or it could not be restarted)"
         return self.codes.get(name)
 
 
@@ -382,8 +392,12 @@ class RayNodes:
                 _ip("link", "set", root_end, "master", MGMT_BRIDGE, "up")
                 _ip("addr", "add", f"{ip}/{MGMT_PREFIX}", "dev", host_end, netns_pid=pid)
                 _ip("link", "set", host_end, "up", netns_pid=pid)
+                # one node at a time: the nodes share the head's session directory (the hosts share
+                # the file system), and raylets starting side by side can pick the same socket name
+                log = logs_dir / f"ray-node-{h}.out"
                 self._start(["--address", f"{MGMT_HEAD_IP}:{HEAD_PORT}", "--node-ip-address", ip,
-                             "--num-cpus", str(cpus)], pid, logs_dir / f"ray-node-{h}.out")
+                             "--num-cpus", str(cpus)], pid, log)
+                self._wait_started(log)
                 self.node_ip[h] = ip
             ray.init(address=f"{MGMT_HEAD_IP}:{HEAD_PORT}", log_to_driver=False, logging_level="ERROR",
                      runtime_env={"env_vars": ACTOR_ENV})
@@ -410,6 +424,21 @@ class RayNodes:
             if time.monotonic() > deadline:
                 raise RunFailed(f"the Ray head's GCS did not listen on {MGMT_HEAD_IP}:{HEAD_PORT} within "
                                 f"{NODE_START_S:.0f} s: see {logs_dir}/ray-head.out")
+            time.sleep(0.2)
+
+    def _wait_started(self, log: Path) -> None:
+        """Until the node just started says so in ``log`` (``ray start`` prints "Ray runtime
+        started"); at most :data:`NODE_START_S`.
+
+        Raises:
+            RunFailed: it exited, or did not start in time (the message names its log).
+        """
+        deadline = time.monotonic() + NODE_START_S
+        while "Ray runtime started" not in log.read_text(errors="replace"):
+            if self.procs[-1].poll() is not None:
+                raise RunFailed(f"a Ray node exited ({self.procs[-1].returncode}) while starting: see {log}")
+            if time.monotonic() > deadline:
+                raise RunFailed(f"a Ray node did not start within {NODE_START_S:.0f} s: see {log}")
             time.sleep(0.2)
 
     def _start(self, args: list[str], netns_pid: Optional[int], log: Path) -> None:
