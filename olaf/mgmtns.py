@@ -9,25 +9,24 @@ switches' data-plane ports (no addresses): nothing outside can reach a socket in
 the controller and ``olafctl``, a forwarder on ``127.0.0.1:<port>`` of the caller's
 namespace relays each control connection (P4Runtime gRPC, Thrift) to the same port inside
 the namespace. The forwarder is ours (asyncio) because the relay must open its connections
-from inside another network namespace, which a thread can do with ``setns(2)`` (Python 3.11
-has no ``os.setns``: ctypes) and no tool on a base system does.
+from inside another network namespace, which a thread can do with ``setns(2)``
+(:func:`olaf.netns.join_netns`) and no tool on a base system does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
-import os
 import socket
 import subprocess
 import threading
 from concurrent.futures import Future
 
+from olaf.netns import join_netns
+
 log = logging.getLogger(__name__)
 
-CLONE_NEWNET = 0x40000000
 
 
 class _NamespaceDialer(threading.Thread):
@@ -43,15 +42,11 @@ class _NamespaceDialer(threading.Thread):
         self.closed = False
 
     def run(self) -> None:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        fd = os.open(f"/var/run/netns/{self.ns}", os.O_RDONLY)
         try:
-            if libc.setns(fd, CLONE_NEWNET) != 0:
-                err = ctypes.get_errno()
-                self.ready.set_exception(OSError(err, f"setns({self.ns}): {os.strerror(err)}"))
-                return
-        finally:
-            os.close(fd)
+            join_netns(f"/var/run/netns/{self.ns}")
+        except OSError as e:
+            self.ready.set_exception(e)
+            return
         self.ready.set_result(True)
         while True:
             with self.cv:

@@ -223,9 +223,9 @@ class RLlibDriver:
         from olaf.rl.rllib import OlafEndpoint, OlafPPOConfig, rllib_ppo_config  # noqa: PLC0415
 
         first = next(iter(configs.values()))
-        shared = ("ps_ip", "ps_port", "ppo", "tx", "ack_wait_ms", "linger_ms", "out_dir", "start_file", "schedule")
+        shared = ("ps_ip", "ps_port", "ppo", "tx", "ack_wait_ms", "linger_ms", "out_dir", "start_file")
         for name, c in configs.items():
-            differ = [f for f in shared if getattr(c, f) != getattr(first, f) and f != "schedule"]
+            differ = [f for f in shared if getattr(c, f) != getattr(first, f)]
             if c.schedule.duration_s != first.schedule.duration_s:
                 differ.append("schedule.duration_s")
             if differ:

@@ -75,7 +75,7 @@ from olaf.rl.network import check_fits
 from olaf.wire import ACK_PORT, UPDATE_PORT
 
 __all__ = ["OlafEndpoint", "OlafEnvRunner", "OlafPPO", "OlafPPOConfig", "RLlibLearning", "RLlibPPOTask",
-           "rllib_ppo_config"]
+           "RLlibTask", "rllib_ppo_config"]
 
 LOSS_KEYS = {"policy_loss": "policy_loss", "vf_loss": "value_loss", "entropy": "entropy", "mean_kl_loss": "approx_kl"}
 """RLlib PPO learner results → the worker's ``gen`` record fields (:class:`olaf.rundir.records.GenRecord`)."""
@@ -204,8 +204,48 @@ def rllib_ppo_config(spec: PPOTaskSpec, seed: int, cls: type[PPOConfig] = PPOCon
             .debugging(seed=seed))
 
 
-class RLlibPPOTask:
-    """RLlib's PPO behind the worker's task interface (``kind`` = ``"ppo"``, learner ``rllib``).
+class RLlibTask:
+    """An :class:`RLlibLearning` behind the worker's task interface (``kind`` = ``"ppo"``, learner
+    ``rllib``; :class:`olaf.hosts.learning.Task`).
+
+    Args:
+        learning: the EnvRunner and Learner; their weights now are the initial weights.
+        apply_locally: keep each iteration's own step; without it the weights go back to where the
+            iteration started (the worker keeps only what the PS sends back).
+    """
+
+    kind = "ppo"
+
+    def __init__(self, learning: RLlibLearning, apply_locally: bool = True) -> None:
+        self.learning = learning
+        self.apply_locally = apply_locally
+        self.num_weights = learning.num_weights
+        self._initial = learning.current_weights()
+
+    def initial_weights(self) -> np.ndarray:
+        return self._initial.copy()
+
+    def current_weights(self) -> np.ndarray:
+        return self.learning.current_weights()
+
+    def generate(self, adopt: Optional[np.ndarray]) -> Generation:
+        """One iteration (:meth:`RLlibLearning.generate`)."""
+        gen = self.learning.generate(adopt)
+        if not self.apply_locally and self.learning.start is not None:
+            self.learning.set_weights(self.learning.start)
+        return gen
+
+    def summary(self) -> dict[str, Any]:
+        lr = self.learning
+        return {"env_steps": lr.env_steps, "episodes": lr.episodes, "iterations": lr.iterations,
+                "num_params": self.num_weights, "learner": "rllib"}
+
+    def close(self) -> None:
+        """Nothing: whoever made the EnvRunner stops it."""
+
+
+class RLlibPPOTask(RLlibTask):
+    """RLlib's PPO for the job's PPO task, with its own EnvRunner (``olaf worker --learner rllib``).
 
     Args:
         spec: the job's PPO task (:func:`rllib_ppo_config` maps it).
@@ -216,35 +256,12 @@ class RLlibPPOTask:
         gymnasium.error.Error: an unknown environment id.
     """
 
-    kind = "ppo"
-
     def __init__(self, spec: PPOTaskSpec, seed: int) -> None:
         torch.set_num_threads(1)
-        self.apply_locally = spec.apply_locally
         config = rllib_ppo_config(spec, seed)
-        self.learning = RLlibLearning(SingleAgentEnvRunner(config=config, worker_index=1), config)
-        self.num_weights = self.learning.num_weights
+        super().__init__(RLlibLearning(SingleAgentEnvRunner(config=config, worker_index=1), config),
+                         spec.apply_locally)
         self.chunking = check_fits(self.num_weights, spec.mtu)
-        self._initial = self.learning.current_weights()
-
-    def initial_weights(self) -> np.ndarray:
-        return self._initial.copy()
-
-    def current_weights(self) -> np.ndarray:
-        return self.learning.current_weights()
-
-    def generate(self, adopt: Optional[np.ndarray]) -> Generation:
-        """One iteration (:meth:`RLlibLearning.generate`); without ``apply_locally`` the weights go
-        back to where it started (the worker keeps only what the PS sends back)."""
-        gen = self.learning.generate(adopt)
-        if not self.apply_locally and self.learning.start is not None:
-            self.learning.set_weights(self.learning.start)
-        return gen
-
-    def summary(self) -> dict[str, Any]:
-        lr = self.learning
-        return {"env_steps": lr.env_steps, "episodes": lr.episodes, "iterations": lr.iterations,
-                "num_params": self.num_weights, "learner": "rllib"}
 
     def close(self) -> None:
         self.learning.runner.stop()
@@ -403,36 +420,16 @@ class OlafPPOConfig(PPOConfig):
             runner.stop()
 
 
-class _RunnerTask:
-    """An EnvRunner's :class:`RLlibLearning` behind the worker's task interface (the worker owns
-    the log, the client and the summary; RLlib owns the EnvRunner's life)."""
-
-    kind = "ppo"
+class _RunnerTask(RLlibTask):
+    """An :class:`OlafEnvRunner`'s learning as its worker's task (the worker owns the log, the client
+    and the summary; RLlib owns the EnvRunner's life); its start record describes the algorithm."""
 
     def __init__(self, learning: RLlibLearning, env_id: str) -> None:
-        self.learning = learning
-        self.num_weights = learning.num_weights
+        super().__init__(learning)
         self.env_id = env_id
-
-    def initial_weights(self) -> np.ndarray:
-        return self.learning.current_weights()
-
-    def current_weights(self) -> np.ndarray:
-        return self.learning.current_weights()
-
-    def generate(self, adopt: Optional[np.ndarray]) -> Generation:
-        return self.learning.generate(adopt)
 
     def describe(self) -> dict[str, Any]:
         return {"env_id": self.env_id, "learner": "rllib", "algorithm": "OlafPPO", "num_params": self.num_weights}
-
-    def summary(self) -> dict[str, Any]:
-        lr = self.learning
-        return {"env_steps": lr.env_steps, "episodes": lr.episodes, "iterations": lr.iterations,
-                "num_params": self.num_weights, "learner": "rllib"}
-
-    def close(self) -> None:  # the EnvRunner is RLlib's to stop
-        pass
 
 
 class OlafEnvRunner(SingleAgentEnvRunner):
