@@ -4,6 +4,8 @@ that each stop after a number of iterations (no torch needed)."""
 
 import json
 
+import pytest
+
 from olaf import backends
 from olaf.backends.base import BackendOptions
 from olaf.configfile import validate
@@ -58,6 +60,25 @@ def test_monitor_without_limits_ends_only_at_the_target(tmp_path):
     assert m.poll(2.0)[1] and m.reached_s == 2.0  # every worker has one, mean (60 + 40) / 2 = the target
     m2 = TrainMonitor(tmp_path, ["a", "b"], target=50.0, window=1, stop_at_target=False)
     assert not m2.poll(1.0)[1] and m2.reached_s == 1.0
+
+
+def test_a_lost_worker_leaves_the_target_and_the_iteration_limit_but_keeps_its_steps(tmp_path):
+    """A worker lost with its machine (a Ray node) no longer holds the job back: the iteration limit
+    and the target count the others; its steps and iterations stay in the totals."""
+    m = TrainMonitor(tmp_path, ["a", "b", "c"], target=50.0, window=1, iterations=3)
+    append(tmp_path / "a.jsonl", *gens(3, 60.0))
+    append(tmp_path / "b.jsonl", *gens(3, 40.0))
+    append(tmp_path / "c.jsonl", *gens(1, -100.0))
+    text, stop = m.poll(1.0)
+    assert not stop and "fewest 1/3" in text and m.reached_s is None
+    m.workers_lost({"c"})
+    m.workers_lost({"c"})  # told again: nothing changes
+    text, stop = m.poll(2.0)
+    assert stop and m.reached_s == 2.0 and "(2/2 workers, 1 lost" in text
+    p = m.history[-1][1]
+    assert p.generations == 7 and p.env_steps == 3 * 32 * 2 + 32 and p.mean_worker_reward == 50.0
+    with pytest.raises(KeyError):
+        m._tracker.retire(tmp_path / "nobody.jsonl")
 
 
 def test_local_run_ends_when_every_worker_has_done_its_iterations(tmp_path):

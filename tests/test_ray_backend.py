@@ -59,26 +59,63 @@ def test_an_rllib_algorithm_trains_through_bmv2(build, tmp_path):
     assert leftovers(tmp_path) == []
 
 
-def test_ray_nodes_in_the_hosts_keep_rays_traffic_off_the_data_path(build, tmp_path):
+def test_ray_nodes_keep_rays_traffic_off_the_data_path_and_a_lost_node_loses_only_its_workers(build, tmp_path):
     """--ray-nodes lays the Ray cluster out as on separate machines: the head in the root
     namespace, one node inside each Mininet host, joined by management links. Each worker's actor
     runs on its own host's node and its Olaf traffic crosses BMv2, while not one TCP packet (Ray's
     GCS, raylet and object traffic is gRPC over TCP; an idle node alone sends about 5 packets/s)
-    passes any switch port: the captures of every port hold Olaf's UDP and no TCP. The nodes are
-    stopped by PID and their links removed."""
+    passes any switch port: the captures of every port hold Olaf's UDP and no TCP.
+
+    Once every worker has generated, one host's node is killed whole (SIGKILL to its process
+    group: the raylet and the actor, as when a machine dies). Its two workers are reported lost
+    (run.json, summary.json, training.json), the job goes on and ends when the other host's workers
+    have done their iterations, `olaf train` succeeds, and the report's fates still close. The
+    nodes are stopped by PID and their links removed."""
+    import os
+    import signal
+    import time
+
     from scapy.all import TCP, UDP, rdpcap
 
     before = ray_processes()
-    iterations = 3
-    r = subprocess.run([OLAF, "train", "--backend", "ray", "--ray-nodes", "--pcap", "--build", str(build),
-                        "--results", str(tmp_path), "--env", "CartPole-v1", "--clusters", "2",
-                        "--workers-per-cluster", "2", "--workers-per-host", "2", "--workers-per-actor", "2",
-                        "--iterations", str(iterations), "--budget-s", "300"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=800)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    iterations = 8
+    run = subprocess.Popen([OLAF, "train", "--backend", "ray", "--ray-nodes", "--pcap", "--build", str(build),
+                            "--results", str(tmp_path), "--env", "CartPole-v1", "--clusters", "2",
+                            "--workers-per-cluster", "2", "--workers-per-host", "2", "--workers-per-actor", "2",
+                            "--iterations", str(iterations), "--budget-s", "300"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 600  # hang guard only
+
+    def records(log: Path) -> list[dict]:
+        return [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
+
+    try:
+        while True:
+            assert run.poll() is None, run.stdout.read()[-3000:]
+            assert time.monotonic() < deadline, "hang guard: the workers did not start generating"
+            recs = {w: records(p) for d in tmp_path.glob("*train*") for w in ("w1", "w2", "w3", "w4")
+                    if (p := d / "hosts" / f"{w}.jsonl").exists()}
+            if len(recs) == 4 and all(sum(r["ev"] == "gen" for r in rs) >= 1 for rs in recs.values()):
+                break
+            time.sleep(0.2)
+        victim = recs["w3"][0]["pid"]  # the actor of w3 and w4, on the node of their host
+        assert recs["w4"][0]["pid"] == victim and recs["w1"][0]["pid"] != victim
+        node = victim  # up the parents to the node's `ray start --block` (its own process group)
+        while b"--block" not in Path(f"/proc/{node}/cmdline").read_bytes().split(b"\0"):
+            node = int(Path(f"/proc/{node}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            assert node > 1, "the actor is not under a Ray node's process"
+        for group in {os.getpgid(node), os.getpgid(victim)}:  # the machine dies: everything on it
+            os.killpg(group, signal.SIGKILL)
+        out_text, _ = run.communicate(timeout=900)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, out_text[-3000:]
+    assert "lost" in out_text and "w3" in out_text
     out = (tmp_path / "latest").resolve()
     t = json.loads((out / "training.json").read_text())
-    assert t["fewest_worker_iterations"] >= iterations and t["worker_errors"] == {}, t
+    assert t["lost_workers"] == ["w3", "w4"] and t["worker_errors"] == {}, t
+    assert t["fewest_worker_iterations"] >= iterations, t  # of the workers not lost
     d = cfgmod.load(out / "network.yaml")
     placed = json.loads((out / "ray_nodes.json").read_text())
     nodes = placed["nodes"]
@@ -90,11 +127,15 @@ def test_ray_nodes_in_the_hosts_keep_rays_traffic_off_the_data_path(build, tmp_p
         by_address.setdefault(d.hosts[w].ip, set()).add(node_ip)
     assert len(by_address) == 2 and all(len(v) == 1 for v in by_address.values())
     assert set().union(*by_address.values()) == set(nodes.values())
-    for w in placed["workers"]:
+    for w in ("w1", "w2"):
         s = json.loads((out / "hosts" / f"{w}.summary.json").read_text())
         assert s["sent"] >= iterations and s["model_acked"] and s["socket_drops"] == 0, (w, s)
-    rep = json.loads((out / "summary.json").read_text())["overall"]
-    assert rep["fates_consistent"] and rep["fates"]["not_decided"] == 0, rep["fates"]
+    manifest = json.loads((out / "run.json").read_text())
+    lost = {lw["worker"]: lw for lw in manifest["lost_workers"]}
+    assert set(lost) == {"w3", "w4"} and all("Ray node" in lw["reason"] for lw in lost.values()), lost
+    rep = json.loads((out / "summary.json").read_text())
+    assert set(rep["workers"]["lost_at_s"]) == {"w3", "w4"}
+    assert rep["overall"]["fates_consistent"] and rep["overall"]["fates"]["not_decided"] == 0, rep["overall"]["fates"]
     captures = sorted((out / "pcap").glob("*.pcap"))
     assert captures, "no switch port was captured"
     tcp = udp = 0

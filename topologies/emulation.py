@@ -124,6 +124,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     early: Optional[float] = None
     injector: Optional[FaultInjector] = None
     ps_died: Optional[str] = None
+    lost: dict[str, dict[str, Any]] = {}
     try:
         with OlafNetwork(d, build / "olaf_queue.so", logs_dir, log_level=spec.bmv2_log_level,
                          pcap_dir=out / "pcap" if spec.pcap else None, mtu=spec.links_mtu) as net:
@@ -162,8 +163,8 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                 else:
                     procs = list(workers.values())
                     injector = FaultInjector([parse_fault(f) for f in spec.faults], net, ctl, ps, list(d.clusters))
-                    early = _progress(console, net, ctl, t0, duration, procs, show=progress, monitor=monitor,
-                                      injector=injector, ps=ps)
+                    early = _progress(console, net, ctl, t0, duration, workers, show=progress, monitor=monitor,
+                                      injector=injector, ps=ps, lost=lost)
                     longest_period = max(g.period_ms + g.jitter_ms for g in spec.cluster_groups())
                     if early is not None:
                         write_run_json(out, spec, t0, time.time_ns(), stopped_early_s=early)
@@ -183,6 +184,9 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                 write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
                                partial_reason=str(e), faults=injector.done if injector else [])
             net.stop_procs()
+            _note_lost(console, workers, lost, (time.time_ns() - t0) / 1e9, monitor)
+            if lost:
+                update_run_json(out, lost_workers=list(lost.values()))
             if spec.updates_per_worker is not None and not partial and not spec.interactive:
                 _close_updates_run(out, spec, t0, hosts_dir)
             final = {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()}
@@ -194,6 +198,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
             stopped = _signalled(workers) if spec.updates_per_worker is not None or early is not None else set()
             if injector and any(f["fault"] == "ps-kill" for f in injector.done):
                 stopped.add("ps")
+            stopped |= set(lost)  # lost with their machine: the run went on without them (run.json)
             bad = [f"{name} (exit {p.returncode}, log {logs_dir / (name + '.out')})"
                    for name, p in [("ps", ps), *workers.items()] if p.returncode not in (0, None) and name not in stopped]
             if bad and not partial:
@@ -298,17 +303,38 @@ def _wait_exit(procs: list, timeout_s: float) -> None:
         time.sleep(0.2)
 
 
-def _progress(console: Console, net, ctl: OlafController, t0: int, duration: float, workers: list,
+def _note_lost(console: Console, workers: dict[str, Any], lost: dict[str, dict[str, Any]], elapsed_s: float,
+               monitor: Optional[RunMonitor] = None) -> None:
+    """Record into ``lost`` the workers (polled) whose handle says they were ``lost`` with their
+    machine, once each, with ``elapsed_s``; say so on the console and tell the monitor."""
+    gone = {n: reason for n, p in workers.items() if n not in lost and (reason := getattr(p, "lost", None))}
+    if not gone:
+        return
+    for n, reason in gone.items():
+        lost[n] = {"worker": n, "at_s": round(elapsed_s, 3), "reason": reason}
+    console.print(f"[yellow]lost[/] {', '.join(sorted(gone))} at {elapsed_s:.1f} s: "
+                  f"{next(iter(gone.values()))}; the run goes on with the other workers")
+    if monitor is not None:
+        monitor.workers_lost(set(gone))
+
+
+def _progress(console: Console, net, ctl: OlafController, t0: int, duration: float, workers: dict[str, Any],
               show: bool = True, monitor: Optional[RunMonitor] = None, injector: Optional[FaultInjector] = None,
-              ps: Any = None) -> Optional[float]:
+              ps: Any = None, lost: Optional[dict[str, dict[str, Any]]] = None) -> Optional[float]:
     """Progress bar over the run, with the switches' live decision counts and the monitor's text;
     returns at the end of ``duration`` or when every worker has exited (a run of
-    ``updates_per_worker``) with None, or when the monitor says stop with the seconds since t0."""
+    ``updates_per_worker``) with None, or when the monitor says stop with the seconds since t0.
+
+    A worker handle whose ``lost`` attribute is set (a Ray actor whose node was lost) was lost
+    with its machine: it is recorded into ``lost`` (``run.json``'s ``lost_workers``), said on the
+    console and told to the monitor, and the run goes on with the others."""
+    lost = {} if lost is None else lost
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
                   console=console, transient=False, disable=not show) as prog:
         task = prog.add_task("starting", total=duration)
-        while (now := time.time_ns()) < t0 + duration * 1e9 and any(p.poll() is None for p in workers):
+        while (now := time.time_ns()) < t0 + duration * 1e9 and [p.poll() is None for p in workers.values()].count(True):
             done = max(0.0, (now - t0) / 1e9)
+            _note_lost(console, workers, lost, done, monitor)
             if injector is not None:
                 injector.poll(done)
             if ps is not None and ps.poll() is not None:

@@ -52,6 +52,11 @@ class RunMonitor(Protocol):
         whether the run has reached its goal and should stop now."""
         ...
 
+    def workers_lost(self, names: set[str]) -> None:
+        """The harness lost ``names`` with their machine (a Ray node lost mid-run) and goes on
+        without them: a goal over every worker is now over the others."""
+        ...
+
 
 @dataclass
 class BackendOptions:

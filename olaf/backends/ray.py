@@ -30,8 +30,9 @@ import threading
 import time
 import traceback
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from olaf.backends.base import RunFailed, RunMonitor, RunResult
 from olaf.backends.mininet import MininetBackend, run_spec
@@ -138,18 +139,27 @@ class ActorCodes:
     :data:`POLL_S` whoever of its workers is polled, without ever blocking the caller (the
     harness's progress loop): a call is sent and its answer taken when it is ready. ``died`` is set
     when the actor is gone: no answer, or only errors, for :data:`RESTART_GRACE_S` (a restarting
-    actor answers again; one whose node is lost never does)."""
+    actor answers again; one whose node is lost never does). With ``node_lost`` (a callable
+    that names why the actor's node is gone, or None while it is up: :meth:`RayNodes.lost`), a lost
+    node ends the actor at once: ``lost`` and ``died`` say why, and the actor is killed without a
+    restart (its workers' identity lived on that machine)."""
 
-    def __init__(self, ray: Any, actor: Any) -> None:
-        self.ray, self.actor = ray, actor
+    def __init__(self, ray: Any, actor: Any, node_lost: Optional[Callable[[], Optional[str]]] = None) -> None:
+        self.ray, self.actor, self.node_lost = ray, actor, node_lost
         self.codes: dict[str, int] = {}
         self.died: Optional[str] = None
+        self.lost: Optional[str] = None
         self._asked = float("-inf")
         self._pending: Any = None
         self._answered = time.monotonic()
 
     def get(self, name: str) -> Optional[int]:
         if name in self.codes or self.died is not None:
+            return self.codes.get(name)
+        if self.node_lost is not None and (why := self.node_lost()) is not None:
+            self.lost = self.died = why
+            with contextlib.suppress(Exception):  # already gone with its node
+                self.ray.kill(self.actor, no_restart=True)
             return self.codes.get(name)
         now = time.monotonic()
         if self._pending is None and now - self._asked >= POLL_S:
@@ -171,17 +181,21 @@ class ActorCodes:
 
 class ActorWorker:
     """One worker inside an actor, seen as a process (``poll``, ``wait``, ``returncode``,
-    ``terminate``, ``kill``: what the emulation and :meth:`OlafNetwork.stop_procs` use)."""
+    ``terminate``, ``kill``: what the emulation and :meth:`OlafNetwork.stop_procs` use). ``lost``
+    says why, when the worker was lost with its Ray node (the run goes on without it)."""
 
     def __init__(self, ray: Any, actor: Any, codes: ActorCodes, name: str, log_path: Path) -> None:
         self.ray, self.actor, self.codes, self.name, self.log_path = ray, actor, codes, name, log_path
         self.returncode: Optional[int] = None
+        self.lost: Optional[str] = None
 
     def poll(self) -> Optional[int]:
         if self.returncode is None:
             self.returncode = self.codes.get(self.name)
             if self.returncode is None and self.codes.died is not None:
-                self.log_path.write_text(f"its Ray actor died: {self.codes.died}\n")
+                with open(self.log_path, "a") as f:
+                    f.write(f"its Ray actor died: {self.codes.died}\n")
+                self.lost = self.codes.lost
                 self.returncode = 1
         return self.returncode
 
@@ -325,6 +339,8 @@ CURRENT_CLUSTER_FILE = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluste
 """Where ``ray start --head`` records the cluster a later ``ray.init()`` joins (Ray 2.60)."""
 NODE_START_S = 120.0
 """How long the nodes may take to join the head (importing Ray on a busy 2-core machine)."""
+NODE_CHECK_S = 1.0
+"""Age after which the head is asked again which nodes are alive (:meth:`RayNodes.lost`)."""
 
 
 def _reload_ray_config() -> None:
@@ -369,6 +385,10 @@ class RayNodes:
         self.ray = ray
         self.procs: list[subprocess.Popen[bytes]] = []
         self.node_ip: dict[str, str] = {}
+        self._node_proc: dict[str, subprocess.Popen[bytes]] = {}
+        self._lost: dict[str, str] = {}
+        self._alive: set[str] = set()
+        self._checked = float("-inf")
         self._links: list[str] = []
         self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         self._saved_env = {k: os.environ.get(k) for k in self.auth}
@@ -399,6 +419,7 @@ class RayNodes:
                              "--num-cpus", str(cpus)], pid, log)
                 self._wait_started(log)
                 self.node_ip[h] = ip
+                self._node_proc[h] = self.procs[-1]
             ray.init(address=f"{MGMT_HEAD_IP}:{HEAD_PORT}", log_to_driver=False, logging_level="ERROR",
                      runtime_env={"env_vars": ACTOR_ENV})
             deadline = time.monotonic() + NODE_START_S
@@ -412,6 +433,29 @@ class RayNodes:
         except BaseException:
             self.close()
             raise
+
+    def lost(self, host: str) -> Optional[str]:
+        """Why the Ray node of Mininet host ``host`` is gone, or None while it is up: its ``ray start``
+        process exited (the node's machine died: its raylet, its actors), or the head reports the
+        node dead (asked at most every :data:`NODE_CHECK_S`; what a deployment across machines
+        sees). Once lost, always lost: Ray gives a node that comes back a new identity."""
+        if host in self._lost:
+            return self._lost[host]
+        ip, proc = self.node_ip[host], self._node_proc[host]
+        why = None
+        if proc.poll() is not None:
+            why = f"its Ray node {ip} (host {host}) was lost: the node's processes exited ({proc.returncode})"
+        else:
+            now = time.monotonic()
+            if now - self._checked >= NODE_CHECK_S:
+                self._checked = now
+                with contextlib.suppress(Exception):  # the head unreachable for a moment: ask again later
+                    self._alive = {n["NodeManagerAddress"] for n in self.ray.nodes() if n["Alive"]}
+            if self._alive and ip not in self._alive:
+                why = f"its Ray node {ip} (host {host}) was lost: the head reports it dead"
+        if why is not None:
+            self._lost[host] = why
+        return why
 
     def _wait_for_gcs(self, logs_dir: Path) -> None:
         """Until the head's GCS accepts connections (its process alive; at most :data:`NODE_START_S`)."""
@@ -531,7 +575,8 @@ class RayLauncher:
                 netns = None if self.cluster is not None else str(host_netns_path(net.host(name).pid))
                 assignments.append((name, netns, configs[name], str(log)))
             actor = cls.remote(assignments)
-            codes = ActorCodes(self.ray, actor)
+            node_lost = None if self.cluster is None else partial(self.cluster.lost, net.node_of.get(members[0], members[0]))
+            codes = ActorCodes(self.ray, actor, node_lost)
             ip_ref = actor.node_ip.remote()
             for name, *_ in assignments:
                 handles[name] = h = ActorWorker(self.ray, actor, codes, name, logs_dir / f"{name}.out")

@@ -254,7 +254,9 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
                     "late_start_ms": {w.name: w.late_start_ms for w in run.workers if w.late_start_ms > 0},
                     "restarts": {w.name: len(w.restart_gaps_ms) for w in run.workers if w.restart_gaps_ms},
                     "restart_gap_ms": {w.name: round(sum(w.restart_gaps_ms), 1) for w in run.workers
-                                       if w.restart_gaps_ms}},
+                                       if w.restart_gaps_ms},
+                    "lost_at_s": {} if run.manifest is None else {lw.worker: lw.at_s
+                                                                  for lw in run.manifest.lost_workers}},
         "run": {} if run.manifest is None else run.manifest.model_dump(mode="json"),
         "switch": run.switch,
         "regroups": [{"t_ns": t, "clusters": m} for t, m in run.regroups],

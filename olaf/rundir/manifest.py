@@ -73,6 +73,15 @@ class FaultRecord(_Model):
     reprogrammed: Optional[list[str]] = None
 
 
+class LostWorker(_Model):
+    """A worker lost with its machine mid-run (a Ray node lost, ``olaf.backends.ray``): the run
+    went on without it."""
+
+    worker: str
+    at_s: float = Field(description="when the harness noticed, s after t0")
+    reason: str
+
+
 class RunManifest(_Model):
     """The manifest ``run.json`` of a run directory (module docstring).
 
@@ -88,6 +97,7 @@ class RunManifest(_Model):
         incomplete: workers that did not generate their ``updates_per_worker`` in time.
         stopped_early_s: a monitor ended the run this many seconds after t0 (its goal reached).
         faults: the faults injected, in order.
+        lost_workers: workers lost with their machine mid-run (the run went on without them).
         backend_info: what only this backend records (ns-3: ``sim`` statistics).
     """
 
@@ -102,6 +112,7 @@ class RunManifest(_Model):
     incomplete: Optional[Incomplete] = None
     stopped_early_s: Optional[float] = None
     faults: list[FaultRecord] = Field(default_factory=list)
+    lost_workers: list[LostWorker] = Field(default_factory=list)
     backend_info: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("schema_version")

@@ -20,7 +20,8 @@ when the PS has received the job's number of worker updates.
   and over received updates;
 * ``training.json`` — the job, whether and when the target was reached, the final mean worker
   reward, the iterations of all workers and of the worker with fewest, saturated fixed-point
-  elements, worker errors (e.g. a NaN loss), per host log that has any, its lines that are
+  elements, worker errors (e.g. a NaN loss), the workers lost with their machine
+  (``lost_workers``: a Ray node lost mid-run), per host log that has any, its lines that are
   not valid records (``corrupt_log_lines``), and the evaluations of the global model
   (``evaluations``: the checkpoint's time since t0, the workers' environment steps then, worker
   updates at the PS, episodes, mean, std, the evaluation's wall time; ``final_eval``,
@@ -122,6 +123,8 @@ class TrainMonitor:
     history: list[tuple[float, Progress, int, int, Optional[float], Optional[EvalRecord]]] = field(default_factory=list)
     reached_s: Optional[float] = None
     solved: Optional[EvalRecord] = None
+    lost: set[str] = field(default_factory=set)
+    """Workers lost with their machine (:meth:`workers_lost`): out of the target and the limits."""
 
     def __post_init__(self) -> None:
         self._tracker = RewardTracker([self.hosts_dir / f"{w}.jsonl" for w in self.workers], self.window)
@@ -141,12 +144,21 @@ class TrainMonitor:
             self.solved = next((r for r in self._eval.records if is_solved(r, self.solve_at)), None)
         return ev
 
+    def workers_lost(self, names: set[str]) -> None:
+        """The harness lost ``names`` with their machine (a Ray node): from now on the target needs a
+        reward from every *other* worker and the iteration limit counts only theirs
+        (:meth:`olaf.training.progress.RewardTracker.retire`)."""
+        for n in sorted(set(names) - self.lost):
+            self._tracker.retire(self.hosts_dir / f"{n}.jsonl")
+            self.lost.add(n)
+
     def poll(self, elapsed_s: float) -> tuple[str, bool]:
         p = self._tracker.poll()
+        alive = len(self.workers) - len(self.lost)
         self._ps.poll()
         ev = self.poll_evaluations()
         self.history.append((elapsed_s, p, self._ps.messages, self._ps.updates, self._ps.global_reward, ev))
-        reached = (p.mean_worker_reward is not None and p.workers_with_reward == len(self.workers)
+        reached = (p.mean_worker_reward is not None and p.workers_with_reward == alive
                    and p.mean_worker_reward >= self.target)
         if reached and self.reached_s is None:
             self.reached_s = elapsed_s
@@ -159,7 +171,8 @@ class TrainMonitor:
         limit = "" if self.iterations is None else f" (fewest {p.fewest_generations}/{self.iterations} per worker)"
         solve = "" if self.solve_at is None else f", solved at {self.solve_at:g}"
         evaluated = "" if ev is None else f" | eval {ev.mean:.1f}±{ev.std:.0f} ({ev.episodes} ep{solve})"
-        return (f"reward {mean} ({p.workers_with_reward}/{len(self.workers)} workers, target {self.target:g}) "
+        lost = f", {len(self.lost)} lost" if self.lost else ""
+        return (f"reward {mean} ({p.workers_with_reward}/{alive} workers{lost}, target {self.target:g}) "
                 f"global {glob}{evaluated} | PS {self._ps.updates}{updates} updates | {p.generations} iterations"
                 f"{limit}"), (stop and self.stop_at_target) or done
 
@@ -264,6 +277,7 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
         "ps_messages": len(receptions),
         "saturated_elements": sum(f["saturated_elements"] for f in facts.values()),
         "worker_errors": {n: f["error"] for n, f in facts.items() if f["error"]},
+        "lost_workers": sorted(monitor.lost),
         "corrupt_log_lines": {**{n: f["corrupt"] for n, f in facts.items() if f["corrupt"]},
                               **({"ps": ps_corrupt} if ps_corrupt else {})},
         "evaluations": [eval_row(r) for r in evals],

@@ -13,6 +13,10 @@ that are not valid records are counted, :attr:`RewardTracker.corrupt`) and gives
 * the **mean worker reward**: the mean of that over the workers that have one;
 * the total environment steps of all workers, and the iterations of the worker that has
   done fewest (a job of a fixed number of iterations per worker ends on it).
+
+A worker that was lost with its machine (a Ray node; :meth:`RewardTracker.retire`) keeps its
+environment steps, iterations and sent updates in the totals, but leaves the mean worker reward,
+the count of workers with a reward and the fewest iterations: the job goes on with the others.
 """
 
 from __future__ import annotations
@@ -77,6 +81,18 @@ class RewardTracker:
         if window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
         self._logs = [_Follow(Path(p), window) for p in paths]
+        self._retired: set[Path] = set()
+
+    def retire(self, path: Path) -> None:
+        """Leave the worker of log ``path`` out of the mean reward and the fewest iterations from now
+        on (it was lost with its machine); its steps, iterations and sent updates stay in the totals.
+
+        Raises:
+            KeyError: ``path`` is not one of the followed logs.
+        """
+        if all(f.log.path != Path(path) for f in self._logs):
+            raise KeyError(f"{path} is not a followed worker log")
+        self._retired.add(Path(path))
 
     @property
     def corrupt(self) -> int:
@@ -86,7 +102,8 @@ class RewardTracker:
     def poll(self) -> Progress:
         for f in self._logs:
             f.poll()
-        per_worker = [sum(f.rewards) / len(f.rewards) for f in self._logs if f.rewards]
+        live = [f for f in self._logs if f.log.path not in self._retired]
+        per_worker = [sum(f.rewards) / len(f.rewards) for f in live if f.rewards]
         return Progress(sum(per_worker) / len(per_worker) if per_worker else None, len(per_worker),
                         sum(f.env_steps for f in self._logs), sum(f.generations for f in self._logs),
-                        sum(f.sent for f in self._logs), min((f.generations for f in self._logs), default=0))
+                        sum(f.sent for f in self._logs), min((f.generations for f in live), default=0))
