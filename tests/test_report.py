@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from olaf.cli import main
 from olaf.report.report import compare, summarize
 from olaf.report.rundata import RunDirError, load_run
-from olaf.rundir.manifest import RunManifest, write_manifest
+from olaf.rundir.manifest import LostWorker, RunManifest, write_manifest
 from olaf.rundir.records import (
     AckRecord,
     GenRecord,
@@ -114,6 +114,23 @@ def test_window_from_worker_logs_and_errors(run_dir, tmp_path):
         summarize(load_run(run_dir))
     with pytest.raises(RunDirError, match="exactly one PS log"):
         load_run(tmp_path / "run" / "hosts")
+
+
+def test_a_lost_workers_unlogged_sends_count_as_sent(run_dir):
+    """Worker b was lost with its machine after sending 3 updates, but its log kept only the first
+    (the rest went with the machine): the PS's receptions (7 worker updates) exceed the logs' 6
+    sends. As a lost worker's (run.json lost_workers), the excess counts as sent, unlogged; for any
+    other worker it is an error."""
+    worker_log(run_dir / "hosts" / "b.jsonl", "b", 0, [7])
+    with pytest.raises(RunDirError, match="missing or assigned"):
+        summarize(load_run(run_dir))
+    m = RunManifest.model_validate_json((run_dir / "run.json").read_text())
+    lost = LostWorker(worker="b", at_s=0.008, reason="its Ray node was lost")
+    write_manifest(run_dir, m.model_copy(update={"lost_workers": [lost]}))
+    s = summarize(load_run(run_dir), k=1)
+    c0 = s["clusters"]["0"]
+    assert (c0["sent"], c0["delivered"], c0["aggregated"], c0["dropped"], c0["unlogged_sent_packets"]) == (7, 4, 3, 0, 1)
+    assert s["overall"]["unlogged_sent_packets"] == 1 and s["workers"]["lost_at_s"] == {"b": 0.008}
 
 
 def test_cli_writes_summary_csv_and_plots(run_dir, tmp_path):

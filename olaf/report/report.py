@@ -5,7 +5,11 @@ cluster (the ``cluster_id`` the PS saw in the update headers; a worker's
 cluster as in :mod:`olaf.report.rundata`):
 
 * ``sent`` — updates the cluster's workers sent (skipped by transmission
-  control do not count; they are ``skipped``, of ``generated``);
+  control do not count; they are ``skipped``, of ``generated``). A worker lost with its
+  machine mid-run (``run.json`` ``lost_workers``) may have sent its last update(s) without
+  the log record (it went with the machine): its cluster's first switch decided more packets
+  than the logs show, and those (``unlogged_sent_packets``; the PS's receptions when there are
+  no switch counters) count as sent;
 * ``delivered`` — update packets the PS received (INIT excluded);
 * ``aggregated`` — ``Σ count − delivered``, worker updates folded into them;
 * ``dropped`` — ``sent − delivered − aggregated`` (:func:`olaf.aom.accounting`);
@@ -65,7 +69,7 @@ from olaf.aom import (
     time_average_aom,
     time_to_updates,
 )
-from olaf.report.accounting import cluster_account
+from olaf.report.accounting import cluster_account, hop_account
 from olaf.report.rundata import RunData, RunDirError, plausible_gen_ts, usable
 from olaf.rundir.atomic import write_json
 from olaf.rundir.records import Outcome, PsSummary, UpdateRecord
@@ -171,6 +175,19 @@ def _reassign_regroup_boundary(run: RunData, by_cluster: dict[int, list[Delivery
         prev.update(members)
 
 
+def _unlogged_packets(run: RunData, cluster: int, path: list[str], logged: int) -> int:
+    """Update packets of ``cluster`` that its first switch decided beyond the ``logged`` ones (the
+    worker logs' sends, in packets): the last sends of a worker lost with its machine (a Ray node,
+    ``run.json`` ``lost_workers``), whose log records went with it. Without switch counters, the
+    PS's receptions beyond ``logged`` stand in (a lower bound)."""
+    if run.switch is not None and path:
+        per = (run.switch.get(path[0]) or {}).get("clusters", {})
+        decided = hop_account(path[0], per.get(str(cluster), per.get(cluster, {}))).arrivals
+        return max(0, decided - logged)
+    received = sum(r.count for r in usable(run.ps_chunks, run.ps_start.t_ns) if r.cluster_id == cluster)
+    return max(0, received - logged)
+
+
 def _time_to_reward(run: RunData, t0: int, target: float) -> Optional[float]:
     for r in sorted(run.ps_updates, key=lambda r: r.t_ns):
         g = r.global_reward
@@ -206,18 +223,24 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
     chunks_of: dict[int, int] = defaultdict(int)
     for r in chunks:
         chunks_of[r.cluster_id] += 1
+    lost = {lw.worker for lw in run.manifest.lost_workers} if run.manifest is not None else set()
     clusters: dict[str, dict[str, Any]] = {}
     for c in sorted(set(by_cluster) | set(workers_of) | set(sent_of)):
         ws = workers_of.get(c, [])
+        path = run.path_of(ws)
+        unlogged = 0
+        if lost & {w.name for w in ws}:
+            unlogged = _unlogged_packets(run, c, path, sent_of.get(c, 0) * k_chunks)
+            sent_of[c] += -(-unlogged // k_chunks)
         m = _cluster_metrics(by_cluster.get(c, []), sent_of.get(c, 0), t0, t1, len(ws), k,
                              regrouped=bool(run.regroups))
+        m["unlogged_sent_packets"] = unlogged
         m["generated"] = sum(w.generated for w in ws)
         m["skipped"] = sum(w.skipped for w in ws)
         m["accepted"] = sum(1 for r in run.ps_updates if r.cluster_id == c and r.outcome == Outcome.ACCEPTED)
-        path = run.path_of(ws)
         if run.switch is not None and path:
-            m["fates"] = cluster_account(sent_of.get(c, 0) * k_chunks, chunks_of.get(c, 0), path, run.switch,
-                                         c).to_json()
+            logged = (sent_of.get(c, 0) - -(-unlogged // k_chunks)) * k_chunks
+            m["fates"] = cluster_account(logged + unlogged, chunks_of.get(c, 0), path, run.switch, c).to_json()
         clusters[str(c)] = m
     avgs = [m["aom_avg_ms"] for m in clusters.values()]
     peaks = [m["aom_peak_ms"] for m in clusters.values() if m["aom_peak_ms"] is not None]
@@ -238,6 +261,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "fates": ({k: sum(f[k] for f in fates) for k in fates[0] if isinstance(fates[0][k], int)}
                   if fates else None),
         "fates_consistent": all(not f["inconsistent"] for f in fates) if fates else None,
+        "unlogged_sent_packets": sum(m["unlogged_sent_packets"] for m in clusters.values()),
         "chunks": _chunk_delivery(chunks, k_chunks, total["sent"]) if k_chunks > 1 else None,
     }
     return {
