@@ -449,6 +449,8 @@ class OlafEnvRunner(SingleAgentEnvRunner):
         self._worker: Optional[Worker] = None
         self._started = False
         self._inits = 0
+        self._shipped_acks = -1
+        """The client's ACK slices received when :meth:`olaf_step` last returned the global weights."""
 
     def _endpoint(self) -> OlafEndpoint:
         if not self.worker_index:
@@ -479,6 +481,7 @@ class OlafEnvRunner(SingleAgentEnvRunner):
         worker = make() if ep.netns is None else call_in_netns(ep.netns, make)
         worker.announce()
         self._worker = worker
+        self._shipped_acks = -1  # a new client counts from 0
 
     def olaf_announce(self) -> str:
         """Build this EnvRunner's Learner and Olaf worker and write the worker's ``start`` record
@@ -511,7 +514,8 @@ class OlafEnvRunner(SingleAgentEnvRunner):
     def olaf_step(self) -> dict[str, Any]:
         """One Olaf iteration; returns ``{"worker_index", "env_runner"`` (RLlib's metrics),
         ``"olaf"`` (the client's counters, the process id and endpoint), ``"weights"`` (the global
-        model as last heard, float32 ``(P,)``, or None)}``.
+        model as last heard, float32 ``(P,)``, when an ACK has brought weights since the last
+        step that returned them; else None)}``.
 
         Raises:
             TimeoutError: the PS did not answer the INIT (first step).
@@ -535,8 +539,13 @@ class OlafEnvRunner(SingleAgentEnvRunner):
         counters.update(aom_ms=st.aom_ms, learned_cluster_id=st.learned_cluster_id,
                         learned_worker_id=st.learned_worker_id, inits=self._inits, pid=os.getpid(),
                         bind=self._endpoint().bind, name=worker.cfg.name)
+        weights = None
+        if st.acks != self._shipped_acks:  # only news crosses the object store
+            weights = worker.client.latest_weights()
+            if weights is not None:
+                self._shipped_acks = st.acks
         return {"worker_index": self.worker_index, "env_runner": self.get_metrics(), "olaf": counters,
-                "weights": worker.client.latest_weights()}
+                "weights": weights}
 
     def stop(self) -> None:
         """Close the Olaf worker (linger, summary), then RLlib's stop."""
