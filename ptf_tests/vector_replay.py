@@ -46,9 +46,9 @@ from olaf.update import Update
 
 ACK_SINK_IP = "10.255.0.1"
 ACK_SINK_PORT = 2
-RATE_PPS = 4
-BURST_RATE_PPS = 2
-SLOW_RATE_PPS = 1
+RATE_PPS = 8
+BURST_RATE_PPS = 4
+SLOW_RATE_PPS = 2
 LONG_BURST = 10
 """A vector with more than LONG_BURST events between two departures is replayed at
 BURST_RATE_PPS (more than 2 · LONG_BURST: at SLOW_RATE_PPS): its events must all be decided

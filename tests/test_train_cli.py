@@ -18,6 +18,10 @@ from olaf.cli import main  # noqa: E402
     (["--mtu", "9001"], "9001 B is above this backend's largest MTU (9000 B)"),
     (["--backend", "local", "--net", "sb3", "--mtu", "68"], "9797 parameters: mtu=68 B leaves no room for one element"),
     (["--solve", "--env", "Acrobot-v1", "--solve-at", "x"], "--solve-at"),
+    (["--env", "Pendulum-v1"], "discrete"),
+    (["--env", "NoSuchEnv-v0"], "unknown Gymnasium"),
+    (["--hidden", "a"], "--hidden"),
+    (["compare", "fig8", "--rates", "3,6"], "HIGH > LOW"),
 ])
 def test_train_option_errors_name_the_option_and_start_nothing(tmp_path, args, needle):
     r = CliRunner().invoke(main, ["train", "--results", str(tmp_path / "results"), *args])
