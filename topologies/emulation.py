@@ -303,6 +303,12 @@ def _wait_exit(procs: list, timeout_s: float) -> None:
         time.sleep(0.2)
 
 
+def _poll_all(workers: dict[str, Any]) -> bool:
+    """Poll every worker (not only up to the first one running: a handle learns on its poll that
+    its worker was lost); whether any still runs."""
+    return [p.poll() for p in workers.values()].count(None) > 0
+
+
 def _note_lost(console: Console, workers: dict[str, Any], lost: dict[str, dict[str, Any]], elapsed_s: float,
                monitor: Optional[RunMonitor] = None) -> None:
     """Record into ``lost`` the workers (polled) whose handle says they were ``lost`` with their
@@ -332,7 +338,7 @@ def _progress(console: Console, net, ctl: OlafController, t0: int, duration: flo
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
                   console=console, transient=False, disable=not show) as prog:
         task = prog.add_task("starting", total=duration)
-        while (now := time.time_ns()) < t0 + duration * 1e9 and [p.poll() is None for p in workers.values()].count(True):
+        while (now := time.time_ns()) < t0 + duration * 1e9 and _poll_all(workers):
             done = max(0.0, (now - t0) / 1e9)
             _note_lost(console, workers, lost, done, monitor)
             if injector is not None:
