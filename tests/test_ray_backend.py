@@ -4,9 +4,13 @@ docs/rllib.md) — a training job's workers as Ray actors joined to their Minine
 worker, and a Ray head with one node per host whose traffic never crosses the switch."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from p4_tier import ROOT, leftovers
@@ -20,6 +24,37 @@ OLAF = str(Path(sys.executable).parent / "olaf")
 
 def ray_processes() -> list[str]:
     return subprocess.run(["pgrep", "-af", "raylet|gcs_server"], capture_output=True, text=True).stdout.splitlines()
+
+
+def log_records(log: Path) -> list[dict]:
+    """A host log's records so far (none while it does not exist)."""
+    return [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
+
+
+def train_and_strike(args: list[str], tmp_path: Path, workers: tuple[str, ...], gens: int,
+                     strike: Callable[[dict[str, list[dict]]], None]) -> str:
+    """Run `olaf train ARGS --results tmp_path`; once each of ``workers`` has logged ``gens``
+    iterations, call ``strike`` with their records so far (e.g. to kill a process), then wait for
+    the run to end. Returns its output; the run is killed if the test fails first."""
+    run = subprocess.Popen([OLAF, "train", "--results", str(tmp_path), *args], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 600  # hang guard only
+    try:
+        while True:
+            assert run.poll() is None, run.stdout.read()[-3000:]
+            assert time.monotonic() < deadline, "hang guard: the workers did not start generating"
+            recs = {w: log_records(p) for d in tmp_path.glob("*train*") for w in workers
+                    if (p := d / "hosts" / f"{w}.jsonl").exists()}
+            if len(recs) == len(workers) and all(sum(r["ev"] == "gen" for r in rs) >= gens for rs in recs.values()):
+                break
+            time.sleep(0.2)
+        strike(recs)
+        out_text, _ = run.communicate(timeout=900)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, out_text[-3000:]
+    return out_text
 
 
 def test_an_rllib_algorithm_trains_through_bmv2(build, tmp_path):
@@ -71,33 +106,12 @@ def test_ray_nodes_keep_rays_traffic_off_the_data_path_and_a_lost_node_loses_onl
     (run.json, summary.json, training.json), the job goes on and ends when the other host's workers
     have done their iterations, `olaf train` succeeds, and the report's fates still close. The
     nodes are stopped by PID and their links removed."""
-    import os
-    import signal
-    import time
-
     from scapy.all import TCP, UDP, rdpcap
 
     before = ray_processes()
     iterations = 8
-    run = subprocess.Popen([OLAF, "train", "--backend", "ray", "--ray-nodes", "--pcap", "--build", str(build),
-                            "--results", str(tmp_path), "--env", "CartPole-v1", "--clusters", "2",
-                            "--workers-per-cluster", "2", "--workers-per-host", "2", "--workers-per-actor", "2",
-                            "--iterations", str(iterations), "--budget-s", "300"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-    deadline = time.monotonic() + 600  # hang guard only
 
-    def records(log: Path) -> list[dict]:
-        return [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
-
-    try:
-        while True:
-            assert run.poll() is None, run.stdout.read()[-3000:]
-            assert time.monotonic() < deadline, "hang guard: the workers did not start generating"
-            recs = {w: records(p) for d in tmp_path.glob("*train*") for w in ("w1", "w2", "w3", "w4")
-                    if (p := d / "hosts" / f"{w}.jsonl").exists()}
-            if len(recs) == 4 and all(sum(r["ev"] == "gen" for r in rs) >= 1 for rs in recs.values()):
-                break
-            time.sleep(0.2)
+    def lose_the_node_of_w3(recs: dict[str, list[dict]]) -> None:
         victim = recs["w3"][0]["pid"]  # the actor of w3 and w4, on the node of their host
         assert recs["w4"][0]["pid"] == victim and recs["w1"][0]["pid"] != victim
         node = victim  # up the parents to the node's `ray start --block` (its own process group)
@@ -106,11 +120,11 @@ def test_ray_nodes_keep_rays_traffic_off_the_data_path_and_a_lost_node_loses_onl
             assert node > 1, "the actor is not under a Ray node's process"
         for group in {os.getpgid(node), os.getpgid(victim)}:  # the machine dies: everything on it
             os.killpg(group, signal.SIGKILL)
-        out_text, _ = run.communicate(timeout=900)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 0, out_text[-3000:]
+
+    out_text = train_and_strike(["--backend", "ray", "--ray-nodes", "--pcap", "--build", str(build), "--env",
+                                 "CartPole-v1", "--clusters", "2", "--workers-per-cluster", "2", "--workers-per-host",
+                                 "2", "--workers-per-actor", "2", "--iterations", str(iterations), "--budget-s", "300"],
+                                tmp_path, ("w1", "w2", "w3", "w4"), 1, lose_the_node_of_w3)
     assert "lost" in out_text and "w3" in out_text
     out = (tmp_path / "latest").resolve()
     t = json.loads((out / "training.json").read_text())
@@ -159,43 +173,24 @@ def test_a_killed_actor_is_restarted_with_its_workers_identity_and_the_report_co
     address and UDP port: they append to their logs (a second, resumed start record), INIT again
     and train to the end; the switch and the PS accept them as before, every update of both
     incarnations is decided, and the report counts one restart and its gap per worker."""
-    import os
-    import signal
-    import time
-
     before = ray_processes()
-    run = subprocess.Popen([OLAF, "train", "--backend", "ray", "--actor-restarts", "1", "--build", str(build),
-                            "--results", str(tmp_path), "--env", "CartPole-v1", "--clusters", "1",
-                            "--workers-per-cluster", "2", "--workers-per-actor", "2", "--workers-per-host", "2",
-                            "--iterations", "8",
-                            "--budget-s", "300"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-    deadline = time.monotonic() + 600  # hang guard only
+    killed = []
 
-    def gens(log: Path) -> list[dict]:
-        recs = [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
-        return recs
-
-    try:
-        while True:
-            assert run.poll() is None, run.stdout.read()[-3000:]
-            assert time.monotonic() < deadline, "hang guard: the workers did not start generating"
-            logs = [p for d in tmp_path.glob("*train*") for p in (d / "hosts" / "w1.jsonl", d / "hosts" / "w2.jsonl")]
-            recs = [gens(p) for p in logs]
-            if len(recs) == 2 and all(sum(r["ev"] == "gen" for r in rs) >= 2 for rs in recs):
-                break
-            time.sleep(0.2)
-        pid = recs[0][0]["pid"]
-        assert pid == recs[1][0]["pid"] and pid != os.getpid()
+    def kill_the_actor(recs: dict[str, list[dict]]) -> None:
+        pid = recs["w1"][0]["pid"]
+        assert pid == recs["w2"][0]["pid"] and pid != os.getpid()
         os.kill(pid, signal.SIGKILL)
-        out_text, _ = run.communicate(timeout=900)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 0, out_text[-3000:]
+        killed.append(pid)
+
+    train_and_strike(["--backend", "ray", "--actor-restarts", "1", "--build", str(build), "--env", "CartPole-v1",
+                      "--clusters", "1", "--workers-per-cluster", "2", "--workers-per-actor", "2",
+                      "--workers-per-host", "2", "--iterations", "8", "--budget-s", "300"],
+                     tmp_path, ("w1", "w2"), 2, kill_the_actor)
+    pid = killed[0]
     out = (tmp_path / "latest").resolve()
     d = cfgmod.load(out / "network.yaml")
     for w in ("w1", "w2"):
-        recs = gens(out / "hosts" / f"{w}.jsonl")
+        recs = log_records(out / "hosts" / f"{w}.jsonl")
         starts = [r for r in recs if r["ev"] == "start"]
         assert len(starts) == 2 and starts[1].get("resumed") and starts[1]["pid"] != pid, starts
         assert {(s["bind"], s.get("udp_port", 50101)) for s in starts} == {(d.hosts[w].ip, d.hosts[w].udp_port)}

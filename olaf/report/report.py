@@ -223,15 +223,14 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
     chunks_of: dict[int, int] = defaultdict(int)
     for r in chunks:
         chunks_of[r.cluster_id] += 1
-    lost = {lw.worker for lw in run.manifest.lost_workers} if run.manifest is not None else set()
+    lost_at = {} if run.manifest is None else {lw.worker: lw.at_s for lw in run.manifest.lost_workers}
     clusters: dict[str, dict[str, Any]] = {}
     for c in sorted(set(by_cluster) | set(workers_of) | set(sent_of)):
         ws = workers_of.get(c, [])
         path = run.path_of(ws)
-        unlogged = 0
-        if lost & {w.name for w in ws}:
-            unlogged = _unlogged_packets(run, c, path, sent_of.get(c, 0) * k_chunks)
-            sent_of[c] += -(-unlogged // k_chunks)
+        logged = sent_of.get(c, 0) * k_chunks  # packets
+        unlogged = _unlogged_packets(run, c, path, logged) if any(w.name in lost_at for w in ws) else 0
+        sent_of[c] = sent_of.get(c, 0) + -(-unlogged // k_chunks)  # a partly sent update counts as sent
         m = _cluster_metrics(by_cluster.get(c, []), sent_of.get(c, 0), t0, t1, len(ws), k,
                              regrouped=bool(run.regroups))
         m["unlogged_sent_packets"] = unlogged
@@ -239,7 +238,6 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         m["skipped"] = sum(w.skipped for w in ws)
         m["accepted"] = sum(1 for r in run.ps_updates if r.cluster_id == c and r.outcome == Outcome.ACCEPTED)
         if run.switch is not None and path:
-            logged = (sent_of.get(c, 0) - -(-unlogged // k_chunks)) * k_chunks
             m["fates"] = cluster_account(logged + unlogged, chunks_of.get(c, 0), path, run.switch, c).to_json()
         clusters[str(c)] = m
     avgs = [m["aom_avg_ms"] for m in clusters.values()]
@@ -279,8 +277,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
                     "restarts": {w.name: len(w.restart_gaps_ms) for w in run.workers if w.restart_gaps_ms},
                     "restart_gap_ms": {w.name: round(sum(w.restart_gaps_ms), 1) for w in run.workers
                                        if w.restart_gaps_ms},
-                    "lost_at_s": {} if run.manifest is None else {lw.worker: lw.at_s
-                                                                  for lw in run.manifest.lost_workers}},
+                    "lost_at_s": lost_at},
         "run": {} if run.manifest is None else run.manifest.model_dump(mode="json"),
         "switch": run.switch,
         "regroups": [{"t_ns": t, "clusters": m} for t, m in run.regroups],
