@@ -13,6 +13,7 @@ from dataclasses import asdict
 import numpy as np
 import torch
 from stable_baselines3 import PPO
+from stable_baselines3.common.logger import Logger
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from olaf.client import OlafClient
@@ -26,6 +27,7 @@ ap.add_argument("--seed", type=int, default=0)
 args = ap.parse_args()
 
 model = PPO("MlpPolicy", "CartPole-v1", n_steps=args.n_steps, batch_size=64, seed=args.seed)
+model.set_logger(Logger(folder=None, output_formats=[]))  # else each learn() makes a directory in /tmp
 params = list(model.policy.parameters())
 monitor = model.get_env().envs[0]  # SB3 wraps the environment in a Monitor: it keeps the episode returns
 with OlafClient(args.ps, bind=args.bind, num_params=parameters_to_vector(params).numel()) as client:

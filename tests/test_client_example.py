@@ -47,7 +47,9 @@ def test_the_sb3_example_trains_against_a_real_ps(tmp_path):
     k = Chunking.for_model(num_params, MTU).num_chunks
     assert k > 1  # the example's model travels in chunks
     ip = loopback_net()
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}  # three learners on a small machine
+    # three learners on a small machine; SB3 would put its default logger's directories here
+    sb3_logs = tmp_path / "sb3-logdir"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "SB3_LOGDIR": str(sb3_logs)}
     ps = subprocess.Popen([sys.executable, "-m", "olaf.cli", "ps", "--bind", ip(100), "--out-dir", str(tmp_path),
                            "--num-params", str(num_params), "--mtu", str(MTU), "--step", "paper", "--lr", "0.3",
                            "--no-reward-gate", "--flush-ms", "0"], stderr=subprocess.PIPE, text=True)
@@ -72,6 +74,7 @@ def test_the_sb3_example_trains_against_a_real_ps(tmp_path):
         ps.send_signal(signal.SIGTERM)
         assert ps.wait(60) == 0, ps.stderr.read()
     summary = json.loads((tmp_path / "ps.summary.json").read_text())
+    assert not sb3_logs.exists(), "the example left SB3's default logger on: a directory per learn() call"
 
     total_sent = 0
     for lines in outs:
