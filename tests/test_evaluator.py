@@ -2,7 +2,9 @@
 CartPole episodes: it scores the PS's checkpoint deterministically, skips a checkpoint it has
 already scored, and scores the final one when stopped."""
 
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -16,7 +18,8 @@ from olaf.hosts.global_model import GlobalModel  # noqa: E402
 from olaf.plan.workload import PPOConfig, PPOTaskSpec  # noqa: E402
 from olaf.rundir.jsonl import read_jsonl  # noqa: E402
 from olaf.rundir.records import EvalRecord  # noqa: E402
-from olaf.training.evaluator import EvalSchedule, evaluate_checkpoints  # noqa: E402
+from olaf.priority import autogroups  # noqa: E402
+from olaf.training.evaluator import EvalSchedule, Evaluator, evaluate_checkpoints  # noqa: E402
 
 SPEC = PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(hidden=(4,)))
 
@@ -58,3 +61,22 @@ def test_without_a_checkpoint_nothing_is_scored(tmp_path):
     assert read_jsonl(tmp_path / "e.jsonl").records == []
     with pytest.raises(ValueError, match="episodes=0"):
         EvalSchedule(1.0, 0)
+
+
+def test_the_evaluator_process_runs_at_the_workers_priority_in_a_session_of_its_own(tmp_path):
+    """Its share of the cores is then one more worker's (olaf/priority.py), not the harness's."""
+    def seen(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/autogroup") as f:
+            group = int(f.read().split()[-1])
+        return int(fields[3]), int(fields[16]), group  # session id, nice, autogroup nice
+
+    with Evaluator(SPEC, tmp_path, EvalSchedule(every_s=3600, episodes=1), nice=8) as ev:
+        deadline = time.monotonic() + 60  # guards a hang only: the child sets it first thing
+        while (state := seen(ev.pid))[1] != 8:
+            assert time.monotonic() < deadline, f"hang guard: evaluator at {state}"
+            time.sleep(0.01)
+        sid, nice, group = state
+        assert sid == ev.pid and sid != os.getsid(0)
+        assert group == (8 if autogroups() else group)

@@ -35,6 +35,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from olaf.backends import base as backend_base
 from olaf.backends.base import RunMonitor
 from olaf.bmv2 import SwitchStartError, missing_p4_tools
+from olaf.constants import WORKER_NICE
 from olaf.controller import config as cfgmod
 from olaf.controller.controller import OlafController
 from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
@@ -43,6 +44,7 @@ from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
 from olaf.hosts.worker import WorkerConfig
 from olaf.plan.faults import parse_fault
+from olaf.priority import niced, set_session_nice
 from olaf.report.commands import report_run
 from olaf.rundir.atomic import write_json
 from olaf.topologies.faults import FaultInjector
@@ -93,11 +95,16 @@ handle answering ``poll``, ``wait``, ``returncode`` (negative: stopped by the ha
 not a process, ``terminate``/``kill`` (:meth:`OlafNetwork.track`)."""
 
 
-def launch_processes(net: Any, configs: dict[str, WorkerConfig], logs_dir: Path) -> dict[str, Any]:
+def launch_processes(net: Any, configs: dict[str, WorkerConfig], logs_dir: Path,
+                     nice: int = WORKER_NICE) -> dict[str, Any]:
     """The default :data:`WorkerLauncher`: one ``olaf worker`` process per worker, in its Mininet
-    host (output in ``logs/<worker>.out``)."""
-    return {w: net.popen(w, [_olaf_bin(), "worker", *worker_argv(cfg)], logs_dir / f"{w}.out")
-            for w, cfg in configs.items()}
+    host, at nice value ``nice`` — its own and its session's, which it leads (:mod:`olaf.priority`,
+    :data:`olaf.constants.WORKER_NICE`); output in ``logs/<worker>.out``."""
+    procs = {w: net.popen(w, niced([_olaf_bin(), "worker", *worker_argv(cfg)], nice), logs_dir / f"{w}.out")
+             for w, cfg in configs.items()}
+    for p in procs.values():
+        set_session_nice(p.pid, nice)
+    return procs
 
 
 def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progress: bool = True,

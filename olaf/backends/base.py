@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from olaf.configfile import ConfigError
+from olaf.constants import WORKER_NICE
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import shares_hosts
 
@@ -79,6 +80,8 @@ class BackendOptions:
             namespace (a cluster of machines, emulated; docs/ray.md).
         actor_restarts: ray: how often Ray restarts a dead actor (``max_restarts``); its workers
             come back with the same Olaf identity and re-INIT.
+        worker_nice: local, mininet, ray: the workers' (and the evaluator's) nice value, 0..19
+            (:data:`olaf.constants.WORKER_NICE`: the switch and the PS are not starved by training).
     """
 
     console: Console = field(default_factory=Console)
@@ -94,6 +97,7 @@ class BackendOptions:
     workers_per_actor: int = 1
     ray_nodes: bool = False
     actor_restarts: int = 1
+    worker_nice: int = WORKER_NICE
 
 
 @dataclass

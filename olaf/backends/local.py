@@ -53,6 +53,7 @@ from olaf.hosts.task import weights_problem
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.topology import Placement, layout, worker_seed
 from olaf.plan.tx import TxParams
+from olaf.priority import niced
 from olaf.provenance import provenance
 from olaf.rundir.manifest import RunManifest, write_manifest
 
@@ -85,8 +86,9 @@ class LocalRunFailed(RunFailed):
 
 
 def _name(p: subprocess.Popen[Any]) -> str:
-    args = p.args if isinstance(p.args, (list, tuple)) else [p.args]
-    return " ".join(map(str, list(args)[3:5]))
+    args = list(p.args) if isinstance(p.args, (list, tuple)) else [p.args]
+    start = args.index(OLAF[-1]) + 1 if OLAF[-1] in args else 0  # after a `nice -n N` and `python -m olaf.cli`
+    return " ".join(map(str, args[start:start + 2]))
 
 
 def _failed(p: subprocess.Popen[Any], what: str) -> LocalRunFailed:
@@ -154,8 +156,9 @@ class LocalBackend:
         ps = jobconfig.ps_config(job, bind_ip=ps_ip, worker_ips=[w.bind_ip for w in workers], out_dir=hosts_dir)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
-        def popen(args: list[str]) -> subprocess.Popen[str]:
-            return subprocess.Popen(OLAF + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        def popen(args: list[str], nice: int = 0) -> subprocess.Popen[str]:
+            return subprocess.Popen(niced(OLAF + args, nice), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True, env=env)
 
         procs = [popen(["ps", *ps_argv(ps)])]
         tick = threading.Event()
@@ -165,7 +168,7 @@ class LocalBackend:
         t_start = time.monotonic()
         try:
             self._wait_up([ps.log_path], procs, tick)
-            procs += [popen(["worker", *worker_argv(w)]) for w in workers]
+            procs += [popen(["worker", *worker_argv(w)], self.options.worker_nice) for w in workers]
             self._wait_up([w.log_path for w in workers], procs, tick)
             t0 = time.time_ns() + 1_000_000_000
             for gi, g in enumerate(plan.groups):

@@ -15,6 +15,7 @@ runs leave out (``backends.mininet.unset``).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
@@ -144,13 +145,14 @@ class MininetBackend:
         """
         import time  # noqa: PLC0415
 
-        from olaf.topologies.emulation import run_once  # noqa: PLC0415 (Mininet on first use)
+        from olaf.topologies.emulation import launch_processes, run_once  # noqa: PLC0415 (Mininet on first use)
 
         spec = run_spec(plan, self.options)
         out.mkdir(parents=True, exist_ok=True)
         t = time.monotonic()
         summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
-                           progress=self.options.progress, quiet=self.options.quiet, monitor=monitor)
+                           progress=self.options.progress, quiet=self.options.quiet, monitor=monitor,
+                           launch=partial(launch_processes, nice=self.options.worker_nice))
         m = read_manifest(out)
         status = "incomplete" if m.incomplete else "stopped" if m.stopped_early_s is not None else "ok"
         return RunResult(self.name, out, status, time.monotonic() - t, summary)

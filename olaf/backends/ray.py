@@ -41,6 +41,7 @@ from olaf.hosts.worker import Worker, WorkerConfig
 from olaf.netns import host_netns_path, join_netns
 from olaf.paths import build_dir
 from olaf.plan.plan import RunPlan
+from olaf.priority import lower_priority, set_session_nice
 from olaf.rl.extra import RAY_VERSION
 from olaf.rundir.atomic import write_json
 from olaf.rundir.manifest import read_manifest
@@ -79,10 +80,13 @@ class WorkerHost:
     its log, INITs again (the PS answers with the global model) and generates until the run's end;
     the report counts the restart and the gap (``summary.json`` ``workers.restarts``)."""
 
-    def __init__(self, assignments: Optional[list[Assignment]] = None) -> None:
+    def __init__(self, assignments: Optional[list[Assignment]] = None, nice: int = 0) -> None:
         self._stops: dict[str, threading.Event] = {}
         self._codes: dict[str, int] = {}
+        self._nice = nice
         self.restarted = False
+        if nice and os.getsid(0) == os.getpid():  # a session of its own: lower its autogroup too
+            set_session_nice(os.getpid(), nice)
         if assignments:
             import ray  # noqa: PLC0415 (inside the actor)
 
@@ -92,12 +96,13 @@ class WorkerHost:
 
     def start(self, name: str, netns: Optional[str], cfg: WorkerConfig, log_path: str) -> None:
         """Run worker ``name`` (``cfg``) in a new thread joined to ``netns`` (None: the actor's own,
-        e.g. on a Ray node that runs inside the worker's host); a failure's traceback goes to
-        ``log_path`` and its code is 1 (0: its schedule ended or it was stopped)."""
+        e.g. on a Ray node that runs inside the worker's host) at the actor's nice value; a failure's
+        traceback goes to ``log_path`` and its code is 1 (0: its schedule ended or it was stopped)."""
         stop = threading.Event()
 
         def body() -> None:
             try:
+                lower_priority(self._nice)
                 if netns is not None:
                     join_netns(netns)
                 Worker(cfg, stop).run()
@@ -532,10 +537,11 @@ class RayLauncher:
     With ``nodes`` (``--ray-nodes``) it first lays out a Ray cluster of one node per Mininet host
     (:class:`RayNodes`) and places each actor on the node of its workers' host; ``placement``
     then records, for ``<run>/ray_nodes.json``, the management address of every node and the node
-    each worker ran on (as the actor itself reports it)."""
+    each worker ran on (as the actor itself reports it). Each worker's thread runs at nice value
+    ``nice`` (:data:`olaf.constants.WORKER_NICE`); RLlib's EnvRunners and learner keep Ray's priority."""
 
-    def __init__(self, ray: Any, per_actor: int, nodes: bool = False, restarts: int = 0) -> None:
-        self.ray, self.per_actor, self.nodes, self.restarts = ray, per_actor, nodes, restarts
+    def __init__(self, ray: Any, per_actor: int, nodes: bool = False, restarts: int = 0, nice: int = 0) -> None:
+        self.ray, self.per_actor, self.nodes, self.restarts, self.nice = ray, per_actor, nodes, restarts, nice
         self.cluster: Optional[RayNodes] = None
         self.placement: dict[str, Any] = {}
 
@@ -574,7 +580,7 @@ class RayLauncher:
                 log.write_text("")
                 netns = None if self.cluster is not None else str(host_netns_path(net.host(name).pid))
                 assignments.append((name, netns, configs[name], str(log)))
-            actor = cls.remote(assignments)
+            actor = cls.remote(assignments, self.nice)
             node_lost = None if self.cluster is None else partial(self.cluster.lost, net.node_of.get(members[0], members[0]))
             codes = ActorCodes(self.ray, actor, node_lost)
             ip_ref = actor.node_ip.remote()
@@ -627,7 +633,8 @@ class RayBackend(MininetBackend):
         if not nodes:
             ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
                      _node_ip_address="127.0.0.1", runtime_env={"env_vars": ACTOR_ENV}, logging_level="ERROR")
-        launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes, restarts=self.options.actor_restarts)
+        launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes, restarts=self.options.actor_restarts,
+                               nice=self.options.worker_nice)
         try:
             summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
                                progress=self.options.progress, quiet=self.options.quiet, monitor=monitor,

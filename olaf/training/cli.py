@@ -19,7 +19,7 @@ from olaf import backends
 from olaf.backends.base import BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
-from olaf.constants import IPV4_MAX_LEN
+from olaf.constants import IPV4_MAX_LEN, WORKER_NICE
 from olaf.hosts.modes import Mode
 from olaf.plan.workload import DEFAULT_ENV, LEARNERS, NETS, PPOConfig, PPOTaskSpec, TrainJob
 from olaf.topologies.spec import QUEUES
@@ -120,6 +120,9 @@ def train_options(f):
               help="--backend ray: how often Ray restarts a dead actor; its workers come back with the same Olaf "
                    "identity and INIT again (the report counts restarts and their gap).")
 @click.option("--pcap", is_flag=True, help="mininet, ray: capture every switch port into <run>/pcap/.")
+@click.option("--worker-nice", default=WORKER_NICE, show_default=True, type=click.IntRange(0, 19),
+              help="Nice value of the workers and the evaluator (0 = the harness's priority): the switch and the "
+                   "PS, which share the machine's cores with them, are then not starved (docs/training.md).")
 @click.option("--mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=None,
               help="IPv4 MTU the hosts chunk their updates for, at most the backend's (e.g. 1500 over loopback: SB3's "
                    "network as 28 chunks) [default: the backend's: local 65535, mininet 1500].")
@@ -155,7 +158,8 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
 
     options = BackendOptions(console=Console(), build=build, quiet=False, progress=True, report=True, plots=True,
                              bmv2_log_level=kw.pop("bmv2_log_level"), workers_per_actor=per_actor,
-                             ray_nodes=ray_nodes, pcap=pcap, actor_restarts=restarts)
+                             ray_nodes=ray_nodes, pcap=pcap, actor_restarts=restarts,
+                             worker_nice=kw.pop("worker_nice"))
     runner = backends.get(backend, options)
     mtu = job_mtu(kw.pop("mtu"), runner.mtu, runner.max_mtu)
     plan = build_plan(**kw, mtu=mtu)

@@ -26,6 +26,7 @@ from typing import Any, Optional
 from olaf.hosts.checkpoint import CheckpointError, read_checkpoint
 from olaf.hosts.jobconfig import ps_checkpoint
 from olaf.plan.workload import SOLVED_EPISODES, PPOTaskSpec
+from olaf.priority import lower_priority
 from olaf.rundir.jsonl import JsonlLog
 from olaf.rundir.records import EvalRecord
 
@@ -91,8 +92,10 @@ def evaluate_checkpoints(spec: PPOTaskSpec, checkpoint: Path, log_path: Path, sc
         log.close()
 
 
-def _main(spec: PPOTaskSpec, checkpoint: Path, log_path: Path, schedule: EvalSchedule, stop: Any) -> None:
+def _main(spec: PPOTaskSpec, checkpoint: Path, log_path: Path, schedule: EvalSchedule, stop: Any,
+          nice: int) -> None:
     os.environ["OMP_NUM_THREADS"] = "1"
+    lower_priority(nice, own_session=True)  # out of the harness's autogroup: one more worker's share
     evaluate_checkpoints(spec, checkpoint, log_path, schedule, stop)
 
 
@@ -103,14 +106,16 @@ class Evaluator:
         spec: the workers' task (environment and network).
         hosts_dir: the run's ``hosts/`` (``ps.checkpoint.npz`` is read, ``evaluator.jsonl`` written).
         schedule: when and how much.
+        nice: the process's nice value: the workers' (its share of the cores is then one more
+            worker's, as without a priority; :data:`olaf.constants.WORKER_NICE`).
     """
 
-    def __init__(self, spec: PPOTaskSpec, hosts_dir: Path, schedule: EvalSchedule) -> None:
+    def __init__(self, spec: PPOTaskSpec, hosts_dir: Path, schedule: EvalSchedule, nice: int = 0) -> None:
         ctx = multiprocessing.get_context("spawn")
         self._stop = ctx.Event()
         self.log_path = hosts_dir / EVAL_LOG
         self._proc = ctx.Process(target=_main, name="olaf-evaluator", daemon=True,
-                                 args=(spec, ps_checkpoint(hosts_dir), self.log_path, schedule, self._stop))
+                                 args=(spec, ps_checkpoint(hosts_dir), self.log_path, schedule, self._stop, nice))
 
     def __enter__(self) -> "Evaluator":
         self._proc.start()
@@ -118,6 +123,11 @@ class Evaluator:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The evaluator process's pid (None before :meth:`__enter__`)."""
+        return self._proc.pid
 
     def close(self, timeout_s: Optional[float] = 600.0) -> None:
         """Ask for the final evaluation and wait for it (``timeout_s`` guards against a hang:

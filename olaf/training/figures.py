@@ -47,6 +47,7 @@ from rich.console import Console
 
 from olaf.backends.base import BackendOptions
 from olaf.configfile import ConfigError
+from olaf.constants import WORKER_NICE
 from olaf.experiments.metrics import iteration_curve
 from olaf.experiments.stats import Estimate, estimate
 from olaf.experiments.sweep import Sweep
@@ -445,5 +446,6 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
     arms(fig, rate_list)  # the rate checks, before anything starts
     options = BackendOptions(console=Console(), build=build, quiet=True, progress=False, report=True, plots=True,
                              bmv2_log_level=base.pop("bmv2_log_level", "warn"),
-                             workers_per_actor=base.pop("workers_per_actor", 1))
+                             workers_per_actor=base.pop("workers_per_actor", 1),
+                             worker_nice=base.pop("worker_nice", WORKER_NICE))
     compare(fig, base, rate_list, seeds, out or results / f"train-{fig}", options, backend=base.pop("backend"))
