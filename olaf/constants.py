@@ -136,13 +136,12 @@ SOCKET_RCVBUF = 4 << 20
 chunked model's ACK answers pile up there (K slices each; a 9000 B slice takes about 12 KiB of
 buffer), and Linux's default of 208 KiB lost half of the slices of K = 61 answers through BMv2."""
 WORKER_NICE = 10
-"""Nice value of the emulated workers' processes (and threads in a Ray actor) and of the evaluator
-(``nice(2)``, 0..19; 0 = the harness's own). On one machine the workers' training is CPU-bound and
-outnumbers the cores many times over, while the switch (BMv2), the PS and the harness need little
-CPU but need it at once: at equal priority, 27 PPO workers on 2 cores held the SB3-size model's
-chunks 295 ms (median) between a worker's send and the PS's reception through BMv2, so a worker's
-answer came back after its next iteration had started. In a deployment the switch and the PS do
-not share cores with workers; a lower priority for the workers emulates that (docs/training.md)."""
+"""Nice value of the emulated workers (processes, or threads in a Ray actor; a Mininet host's
+worker also its session's autogroup) and of the evaluator, 0..19; 0 = the harness's own.
+Training is CPU-bound and outnumbers the cores many times over, while the switch (BMv2), the PS
+and the harness need little CPU but need it at once; at equal priority BMv2 held the SB3-size
+model's chunks 0.6 s (median) between ingress and the PS port, at 10 7.4 ms (:mod:`olaf.priority`,
+docs/training.md "The workers run below the network")."""
 ACCESS_QUEUE_DEPTH = 16 * MAX_CHUNKS
 """Egress queue depth of every switch port except the one toward the PS, packets (BMv2's
 default is 64). The PRE writes a whole ACK answer — K slices — into each worker port of the
