@@ -16,9 +16,9 @@ pytestmark = pytest.mark.train
 from olaf.hosts.checkpoint import write_checkpoint  # noqa: E402
 from olaf.hosts.global_model import GlobalModel  # noqa: E402
 from olaf.plan.workload import PPOConfig, PPOTaskSpec  # noqa: E402
+from olaf.priority import autogroups  # noqa: E402
 from olaf.rundir.jsonl import read_jsonl  # noqa: E402
 from olaf.rundir.records import EvalRecord  # noqa: E402
-from olaf.priority import autogroups  # noqa: E402
 from olaf.training.evaluator import EvalSchedule, Evaluator, evaluate_checkpoints  # noqa: E402
 
 SPEC = PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(hidden=(4,)))
