@@ -23,7 +23,10 @@ OLAF = str(Path(sys.executable).parent / "olaf")
 
 
 def ray_processes() -> list[str]:
-    return subprocess.run(["pgrep", "-af", "raylet|gcs_server"], capture_output=True, text=True).stdout.splitlines()
+    """Ray's running processes; an exited one not yet reaped by its parent (``<defunct>``, a zombie
+    that holds no resource and is gone at the parent's next wait) is not one."""
+    return [line for line in subprocess.run(["pgrep", "-af", "raylet|gcs_server"], capture_output=True,
+                                            text=True).stdout.splitlines() if not line.endswith("<defunct>")]
 
 
 def log_records(log: Path) -> list[dict]:
