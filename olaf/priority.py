@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import Optional
 
 AUTOGROUP_ENABLED = "/proc/sys/kernel/sched_autogroup_enabled"
 
@@ -46,6 +47,18 @@ def autogroups() -> bool:
             return f.read().strip() == "1"
     except OSError:
         return False
+
+
+def session_nice(pid: int) -> Optional[int]:
+    """The nice value of process ``pid``'s autogroup (``/proc/<pid>/autogroup`` reads
+    ``/autogroup-<id> nice <n>``); None without autogroups or without the process."""
+    if not autogroups():
+        return None
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def set_session_nice(pid: int, nice: int) -> bool:

@@ -125,6 +125,8 @@ class Backend(Protocol):
 
     name: str
     description: str
+    options: BackendOptions
+    """How to run (each backend reads the options it knows)."""
     mtu: int
     """IPv4 MTU of the links between workers and PS by default, bytes: an update that does not fit
     it travels in K chunks (:meth:`RunPlan.chunking <olaf.plan.plan.RunPlan.chunking>`)."""
