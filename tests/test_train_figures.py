@@ -71,3 +71,12 @@ def test_eval_and_delivery_table_per_arm():
     md = F._eval_markdown("fig8", rows, "LunarLander-v3")
     assert "| fifo-6pps | -225.0 ± " in md and "first evaluation ≥ 200 (s)" in md and "| 37.5 ± " in md
     assert F.eval_delivery_rows(["ideal"], {("ideal", 1): info([])}, 200.0) == []
+
+
+@pytest.mark.parametrize(("seed", "seeds", "want"), [(1, 2, [1, 2]), (2, 1, [2]), (3, 2, [3, 4])])
+def test_figure_seeds_start_at_the_jobs_seed(seed, seeds, want):
+    # `olaf train --seed S compare fig8 --seeds N` runs seeds S..S+N-1: a later run adds seeds to an earlier one
+    sweep, jobs = F.figure_sweep("fig8", {"env": "CartPole-v1", "target": None, "budget_s": 60.0, "seed": seed},
+                                 [6, 3], seeds)
+    assert sweep.seeds == want
+    assert [a.label for a in jobs] == ["ideal", "olaf-6pps", "fifo-6pps", "olaf-3pps", "fifo-3pps"]

@@ -123,13 +123,17 @@ def _iterations_to(curve: list[tuple[float, float]], target: float) -> Optional[
 
 def figure_sweep(fig: str, base: dict[str, Any], rates: list[int], seeds: int) -> tuple[Sweep, list[Arm]]:
     """Figure ``fig`` as a sweep: the base job's plan (``olaf train``'s options ``base``,
-    :func:`olaf.training.job.build_plan`) over the figure's arms and seeds 1..``seeds``. fig8 compares
-    rewards at the end of equal budgets: its jobs do not stop at the target."""
+    :func:`olaf.training.job.build_plan`) over the figure's arms and ``seeds`` seeds from the base
+    job's seed (``olaf train --seed S``: S..S + seeds − 1; default 1), so that a later invocation can
+    add seeds to an earlier one. fig8 compares rewards at the end of equal budgets: its jobs do not
+    stop at the target."""
     from olaf.training.job import build_plan  # noqa: PLC0415
 
     plan = build_plan(**base, stop_at_target=fig != "fig8")
     jobs = arms(fig, rates, plan.root_switch)
-    return Sweep(plan, [a.settings for a in jobs], list(range(1, seeds + 1)), labels=[a.label for a in jobs]), jobs
+    first = plan.seed
+    return Sweep(plan, [a.settings for a in jobs], list(range(first, first + seeds)),
+                 labels=[a.label for a in jobs]), jobs
 
 
 def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: Path, options: BackendOptions,
@@ -416,7 +420,8 @@ def _plot(path: Path, fig: str, jobs, curves, target: float, by_iteration: bool)
 @click.argument("fig", type=click.Choice(FIGURES))
 @click.option("--rates", default=None, help="Bottleneck rates, updates/s (K chunk packets each), comma-separated (fig7, fig8) "
                                             "[default: fig8 6,3; fig7 6,4,3; --quick halves nothing].")
-@click.option("--seeds", default=1, show_default=True, type=click.IntRange(1, 20), help="Repetitions per job.")
+@click.option("--seeds", default=1, show_default=True, type=click.IntRange(1, 20),
+              help="Repetitions per job, with seeds `olaf train --seed` S, S+1, ... (default S = 1).")
 @click.option("--quick", is_flag=True, help="CartPole-v1, 2 clusters x 2 workers, 120 s per job.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="[default: results/train-FIG]")
 @click.pass_obj
