@@ -10,8 +10,9 @@ queue, and writes one SHA-256 per run file to a JSON file:
 * ``switch_counters.json``, ``hosts/*.summary.json`` (every counter);
 * ``deliveries.csv`` and the host logs ``hosts/*.jsonl`` (every generation, ACK and PS
   reception with its simulated time);
-* from ``run.json``: the simulation's events, packets and end time and the chunk accounting
-  (``backend_info``, without the wall times of set-up and event loop).
+* from ``run.json``: the simulation's packets and end time and the chunk accounting
+  (``backend_info``, without its cost: the wall times of set-up and event loop and the number of
+  ns-3 events, which a faster link model lowers without changing what is simulated).
 
 ``compare A B`` prints every run and file whose digest differs (exit status 1 if any does, or if
 the two files cover different runs).
@@ -46,8 +47,9 @@ SCALE_CLUSTERS = 20
 """Clusters of the records-off scale scenario (bench/sim_scale.py's network, 10 workers each)."""
 SCALE_DURATION_S = 10.0
 """Simulated seconds of the records-off scale scenario."""
-WALL_TIMES = ("wall_s", "setup_s")
-"""Keys of ``run.json``'s ``backend_info.sim`` that are wall times (left out of the digest)."""
+COST_KEYS = ("wall_s", "setup_s", "events")
+"""Keys of ``run.json``'s ``backend_info.sim`` that measure the simulation's cost, not its result
+(left out of the digest)."""
 
 
 def committed_specs(root: Path) -> list[Path]:
@@ -74,7 +76,7 @@ def digest_run(run_dir: Path) -> dict[str, str]:
                             or (rel.startswith("hosts/") and p.suffix in (".json", ".jsonl"))):
             d[rel] = _sha(p.read_bytes())
     info = json.loads((run_dir / "run.json").read_text())["backend_info"]
-    sim = {k: v for k, v in info.get("sim", {}).items() if k not in WALL_TIMES}
+    sim = {k: v for k, v in info.get("sim", {}).items() if k not in COST_KEYS}
     d["run.json:backend_info"] = _sha(_canon({**{k: v for k, v in info.items() if k != "sim"}, "sim": sim}))
     return d
 

@@ -42,6 +42,7 @@ SOURCES = (
     EXTERN / "olaf_wire.cpp",
     EXTERN / "olaf_queue_ns3.cpp",
     CPP / "fate_ledger.cpp",
+    CPP / "olaf_link.cpp",
     CPP / "olaf_switch.cpp",
     CPP / "olaf_hosts.cpp",
     CPP / "sim_api.cpp",

@@ -20,9 +20,15 @@ using ns3::Ptr;
 
 namespace {
 
-// Q-format conversion of olaf/fixedpoint.py: round half to even, saturate to int32.
-int32_t to_fixed(double v, int frac_bits) {
-  const double x = std::nearbyint(std::ldexp(v, frac_bits));  // FE_TONEAREST: half to even
+// Q-format conversion of olaf/fixedpoint.py: v · 2^frac_bits (`scale`), rounded half to even,
+// saturated to int32. The product by a power of two is exact (as ldexp); adding and subtracting
+// 1.5 · 2^52 rounds a double of magnitude < 2^51 to an integer under the default rounding mode
+// (half to even, as std::nearbyint, without its call), and leaves a larger one (or ±inf, NaN)
+// beyond int32, where the saturation below decides. The simulated workers convert every element
+// of every chunk they send, so this is on the simulation's hottest path.
+int32_t to_fixed(double v, double scale) {
+  constexpr double kRound = 6755399441055744.0;    // 1.5 · 2^52
+  const double x = (v * scale + kRound) - kRound;  // ISO C++: neither reassociated nor contracted
   if (!(x > static_cast<double>(INT32_MIN))) return INT32_MIN;
   if (x > static_cast<double>(INT32_MAX)) return INT32_MAX;
   return static_cast<int32_t>(x);
@@ -46,7 +52,9 @@ OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_params, uint32_t chun
       sent_seq_(kSentMemory, 0),
       sent_gen_ts_(kSentMemory, 0),
       buf_(w::update_datagram_len(chunk_len)),
-      grads_(chunk_len) {
+      grads_(chunk_len),
+      grad_scale_(std::ldexp(1.0, p.grad_frac_bits)),
+      reward_scale_(std::ldexp(1.0, p.reward_frac_bits)) {
   direction_.resize(num_params);
   for (double &d : direction_) d = content_rng_.uniform(-1.0, 1.0);
 }
@@ -106,7 +114,7 @@ void OlafWorker::Generate() {
     h.num_chunks = static_cast<uint16_t>(num_chunks_);
     h.seq = seq_;
     h.count = 1;
-    h.reward_sum = to_fixed(mean_reward, p_.reward_frac_bits);
+    h.reward_sum = to_fixed(mean_reward, reward_scale_);
     h.gen_ts = static_cast<uint64_t>(now);
     w::write_ipv4_udp(buf_.data(), p_.ip, p_.ps_ip, p_.src_port, k::UPDATE_PORT,
                       buf_.size() - w::kOlafOffset);
@@ -116,9 +124,8 @@ void OlafWorker::Generate() {
       // Chunk c carries elements [c·L, min((c+1)·L, P)), zero-padded to L (olaf/chunks.py).
       const uint32_t start = c * chunk_len_;
       for (uint32_t i = 0; i < chunk_len_; i++)
-        grads_[i] = start + i < num_params_
-                        ? to_fixed(mean_x * direction_[start + i], p_.grad_frac_bits)
-                        : 0;
+        grads_[i] =
+            start + i < num_params_ ? to_fixed(mean_x * direction_[start + i], grad_scale_) : 0;
       h.chunk = static_cast<uint16_t>(c);
       w::write_update(buf_.data(), h, grads_.data(), chunk_len_);
       auto pkt = ns3::Create<ns3::Packet>(buf_.data(), buf_.size());

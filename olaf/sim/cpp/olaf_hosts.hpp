@@ -98,6 +98,7 @@ class OlafWorker : public ns3::Application {
   size_t answered_n_ = 0, answered_next_ = 0;
   std::vector<uint8_t> buf_;
   std::vector<int32_t> grads_;
+  double grad_scale_, reward_scale_;  // 2^frac_bits of the gradient and reward formats
   std::vector<GenRecord> gens_;
   std::vector<AckRecord> acks_;
   WorkerCounters counters_;

@@ -41,23 +41,21 @@ OlafSwitch::OlafSwitch(Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_g
   buf_.resize(std::max(w::update_datagram_len(num_grads), w::ack_datagram_len(num_grads)) + 64);
 }
 
-void OlafSwitch::AttachPort(Ptr<ns3::NetDevice> dev) {
+void OlafSwitch::AttachPort(Ptr<OlafLinkDevice> dev) {
   NS_ABORT_MSG_UNLESS(static_cast<size_t>(dev->GetIfIndex()) == ports_.size(),
                       "ports must be attached in device order");
   ports_.push_back(dev);
   broadcast_.push_back(dev->GetBroadcast());
   dev->SetReceiveCallback(ns3::MakeCallback(&OlafSwitch::Receive, this));
-  dev->TraceConnectWithoutContext("MacTxDrop", ns3::MakeCallback(&OlafSwitch::OnTxDrop, this));
+  dev->SetTxDropCallback(ns3::MakeCallback(&OlafSwitch::OnTxDrop, this));
 }
 
 void OlafSwitch::SetQueuePort(int port) {
   NS_ABORT_MSG_UNLESS(port >= 0 && static_cast<size_t>(port) < ports_.size(), "no port " << port);
   NS_ABORT_MSG_UNLESS(queue_port_ < 0, "the queue port is set once");
   queue_port_ = port;
-  ports_[port]->TraceConnectWithoutContext("PhyTxBegin",
-                                           ns3::MakeCallback(&OlafSwitch::OnTxBegin, this));
-  ports_[port]->TraceConnectWithoutContext("PhyTxEnd",
-                                           ns3::MakeCallback(&OlafSwitch::OnTxEnd, this));
+  ports_[port]->SetTxBeginCallback(ns3::MakeCallback(&OlafSwitch::OnTxBegin, this));
+  ports_[port]->SetTxEndCallback(ns3::MakeCallback(&OlafSwitch::OnTxEnd, this));
 }
 
 void OlafSwitch::AddRoute(uint32_t prefix, int prefix_len, int port) {
@@ -121,7 +119,8 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
     auto g = groups_.find(cluster);
     if (g != groups_.end()) {
       traffic_[k::TRAFFIC_ACK_MULTICAST]++;
-      // Replicas toward another switch share the unchanged bytes (copy-on-write).
+      // Replicas toward another switch share the unchanged bytes
+      // (copy-on-write).
       Ptr<ns3::Packet> unchanged;
       for (const Replica &r : g->second)
         if (r.rewrite_ip == 0 && !unchanged) unchanged = ns3::Create<ns3::Packet>(b, len);
@@ -157,7 +156,8 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
       const bool queued = queue_->Enqueue(ns3::Create<ns3::OlafQueueDiscItem>(Build(b, len, *p)));
       const olaf::EnqueueResult &r = queue_->GetLastEnqueue();
       if (r.error != olaf::Error::kNone) {
-        // num_chunks other than this switch's K: malformed[chunk]; else the extern refused it.
+        // num_chunks other than this switch's K: malformed[chunk]; else the
+        // extern refused it.
         malformed_[r.error == olaf::Error::kBadChunk ? k::MALFORMED_CHUNK : k::MALFORMED_EXTERN]++;
         ledger_->Dropped(bundle);
       } else {
@@ -182,7 +182,8 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
       if (queued) Pump();
       return true;
     } else {
-      traffic_[k::TRAFFIC_BYPASS]++;  // a known worker's update not headed for the queue port
+      traffic_[k::TRAFFIC_BYPASS]++;  // a known worker's update not headed for
+                                      // the queue port
     }
   } else if (c.kind == w::Kind::kOther) {
     traffic_[k::TRAFFIC_BYPASS]++;
@@ -191,9 +192,9 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   return true;
 }
 
-void OlafSwitch::OnTxBegin(Ptr<const ns3::Packet>) { queue_port_busy_ = true; }
+void OlafSwitch::OnTxBegin() { queue_port_busy_ = true; }
 
-void OlafSwitch::OnTxEnd(Ptr<const ns3::Packet>) {
+void OlafSwitch::OnTxEnd() {
   queue_port_busy_ = false;
   // After the device has taken the next packet of its own queue, if any.
   ns3::Simulator::ScheduleNow(&OlafSwitch::Pump, this);

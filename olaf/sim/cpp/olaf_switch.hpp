@@ -1,7 +1,8 @@
-// A simulated Olaf switch: the P4 pipeline of p4src/olaf.p4 over ns-3
-// point-to-point devices, with the OlafQueueDisc (p4src/extern/olaf_queue_ns3.hpp)
-// on the port toward the PS. Tables are written by olaf/sim (the controller's
-// role); counters mirror the P4 counters (docs/dataplane.md).
+// A simulated Olaf switch: the P4 pipeline of p4src/olaf.p4 over point-to-point
+// devices (olaf_link.hpp), with the OlafQueueDisc
+// (p4src/extern/olaf_queue_ns3.hpp) on the port toward the PS. Tables are
+// written by olaf/sim (the controller's role); counters mirror the P4 counters
+// (docs/dataplane.md).
 //
 // Ingress, as in p4src/olaf.p4: malformed Olaf messages are counted and
 // dropped; INIT updates and updates from unknown sources are forwarded
@@ -34,6 +35,7 @@
 #include "ns3/net-device.h"
 #include "ns3/node.h"
 #include "ns3/simple-ref-count.h"
+#include "olaf_link.hpp"
 #include "olaf_queue_ns3.hpp"
 #include "sim_api.hpp"
 
@@ -45,8 +47,9 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   OlafSwitch(ns3::Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads,
              uint32_t num_chunks, FateLedger *ledger);
 
-  // Registers a device of this switch's node as the next port (index = ifIndex).
-  void AttachPort(ns3::Ptr<ns3::NetDevice> dev);
+  // Registers a device of this switch's node as the next port (index =
+  // ifIndex).
+  void AttachPort(ns3::Ptr<OlafLinkDevice> dev);
   void SetQueuePort(int port);
   void AddRoute(uint32_t prefix, int prefix_len, int port);
   void AddWorker(uint32_t ip, uint16_t worker_id, uint16_t cluster_id);
@@ -71,8 +74,8 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   void Send(int port, ns3::Ptr<ns3::Packet> p);
   // A packet of the len bytes at b carrying the bundle of `from` (if any).
   ns3::Ptr<ns3::Packet> Build(const uint8_t *b, size_t len, const ns3::Packet &from) const;
-  void OnTxBegin(ns3::Ptr<const ns3::Packet> p);
-  void OnTxEnd(ns3::Ptr<const ns3::Packet> p);
+  void OnTxBegin();
+  void OnTxEnd();
   void OnTxDrop(ns3::Ptr<const ns3::Packet> p);
   void Pump();
 
@@ -81,7 +84,7 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   uint32_t num_grads_;
   FateLedger *ledger_;
   std::vector<int64_t> segment_bundle_;  // bundle of each segment's waiting update, -1: none
-  std::vector<ns3::Ptr<ns3::NetDevice>> ports_;
+  std::vector<ns3::Ptr<OlafLinkDevice>> ports_;
   std::vector<ns3::Address> broadcast_;  // each port's broadcast address (the frames' destination)
   int queue_port_ = -1;
   bool queue_port_busy_ = false;

@@ -1,5 +1,5 @@
-// Simulation behind sim_api.hpp: ns-3 nodes, point-to-point links, the Olaf
-// switches and hosts, one run.
+// Simulation behind sim_api.hpp: ns-3 nodes, point-to-point links
+// (olaf_link.hpp), the Olaf switches and hosts, one run.
 
 #include "sim_api.hpp"
 
@@ -8,12 +8,10 @@
 
 #include "fate_ledger.hpp"
 #include "ns3/core-module.h"
-#include "ns3/drop-tail-queue.h"
 #include "ns3/mac48-address.h"
 #include "ns3/network-module.h"
-#include "ns3/point-to-point-channel.h"
-#include "ns3/point-to-point-net-device.h"
 #include "olaf_hosts.hpp"
+#include "olaf_link.hpp"
 #include "olaf_switch.hpp"
 
 namespace olaf::sim {
@@ -47,18 +45,15 @@ struct Simulation::Impl {
     return const_cast<Impl *>(this)->at(i, kind, what);
   }
 
-  Ptr<ns3::PointToPointNetDevice> Device(NodeEntry &n, double rate_bps, uint32_t queue_packets) {
-    auto dev = ns3::CreateObject<ns3::PointToPointNetDevice>();
+  Ptr<OlafLinkDevice> Device(NodeEntry &n, double rate_bps, uint32_t queue_packets) {
+    auto dev = ns3::CreateObject<OlafLinkDevice>();
     dev->SetAddress(ns3::Mac48Address::Allocate());
-    dev->SetDataRate(ns3::DataRate(static_cast<uint64_t>(rate_bps)));
-    dev->SetQueue(ns3::CreateObjectWithAttributes<ns3::DropTailQueue<ns3::Packet>>(
-        "MaxSize",
-        ns3::QueueSizeValue(ns3::QueueSize(ns3::QueueSizeUnit::PACKETS, queue_packets))));
+    dev->Configure(ns3::DataRate(static_cast<uint64_t>(rate_bps)), queue_packets);
     n.node->AddDevice(dev);
     return dev;
   }
 
-  void Attach(NodeEntry &n, Ptr<ns3::NetDevice> dev) {
+  void Attach(NodeEntry &n, Ptr<OlafLinkDevice> dev) {
     switch (n.kind) {
       case Kind::kSwitch:
         n.sw->AttachPort(dev);
@@ -83,7 +78,8 @@ Simulation::Simulation(uint64_t seed, uint32_t num_params, uint32_t chunk_len, u
   if (num_params < 1 || chunk_len < 1 || chunk_len > 0xFFFF || num_chunks < 1 ||
       num_chunks > 0xFFFF || num_chunks != (uint64_t{num_params} + chunk_len - 1) / chunk_len)
     throw std::invalid_argument(
-        "Simulation: need P >= 1, 1 <= L <= 65535, K = ceil(P / L) <= 65535; got P=" +
+        "Simulation: need P >= 1, 1 <= L <= 65535, K = "
+        "ceil(P / L) <= 65535; got P=" +
         std::to_string(num_params) + " L=" + std::to_string(chunk_len) +
         " K=" + std::to_string(num_chunks));
   impl_->num_params = num_params;
@@ -144,8 +140,7 @@ uint32_t Simulation::Connect(int a, int b, const LinkParams &l) {
   Impl::NodeEntry &nb = impl_->nodes[b];
   auto da = impl_->Device(na, l.up_bps, l.device_queue_packets);
   auto db = impl_->Device(nb, l.down_bps, l.device_queue_packets);
-  auto ch = ns3::CreateObjectWithAttributes<ns3::PointToPointChannel>(
-      "Delay", ns3::TimeValue(ns3::NanoSeconds(l.delay_ns)));
+  auto ch = ns3::CreateObject<OlafLinkChannel>(ns3::NanoSeconds(l.delay_ns));
   da->Attach(ch);
   db->Attach(ch);
   impl_->Attach(na, da);
