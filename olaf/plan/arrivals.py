@@ -34,6 +34,7 @@ after update ``k − 1`` (the first one gap after the start).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from olaf.plan.topology import worker_seed
+from olaf.plan.topology import SEED_CACHE, worker_seed
 
 NS_PER_MS = 1_000_000
 
@@ -60,6 +61,7 @@ class TraceFileError(ValueError):
     file and what is wrong."""
 
 
+@functools.lru_cache(maxsize=SEED_CACHE)
 def start_phase_ns(run_seed: int, worker_id: int, cycle_ms: float) -> int:
     """The start phase of worker ``worker_id`` in a run seeded ``run_seed``: U[0, ``cycle_ms``)
     ms drawn from its own stream (module docstring), in ns (rounded)."""

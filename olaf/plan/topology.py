@@ -19,6 +19,7 @@ workers of an edge switch on 1, 2, …, then its uplink (multihop) or the PS (to
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
@@ -61,6 +62,12 @@ def switch_mac(k: int) -> str:
     return f"00:00:00:00:{k:02x}:00"
 
 
+SEED_CACHE = 1 << 17
+"""Worker seeds and start phases remembered per process (a run of the simulation asks for each
+worker's several times; 62,500 workers is a deployment's maximum)."""
+
+
+@functools.lru_cache(maxsize=SEED_CACHE)
 def worker_seed(run_seed: int, worker_id: int) -> int:
     """The seed of worker ``worker_id``'s own draws (jitter, transmission control) in a run
     seeded ``run_seed``, on every backend: NumPy's ``SeedSequence([run_seed, worker_id])`` (32 bits),

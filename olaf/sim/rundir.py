@@ -169,14 +169,14 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerS
     c = ns.GetWorkerCounters(idx)
     t0 = worker_start_ns(s, w)  # its group's start and its start phase, as a real worker's go record
     k = run.chunking.num_chunks
-    start = WorkerStart(ev="start", role="worker", t_ns=0, name=name, start_at_ns=round(g.start_ms * 1e6),
-                        start_file=None, bind=w.ip,
-                        ps=f"{PS_IP}:{UPDATE_PORT}", cluster_id=w.cluster_id, worker_id=w.worker_id,
-                        seed=worker_seed(s.seed, w.worker_id), backend=BACKEND, group=g.name,
-                        schedule=worker_schedule_of(s, w).describe(),
-                        task=None, num_chunks=k if k > 1 else None,
-                        tx={**s.tc.model_dump(), "enabled": s.transmission_control})
     if s.records:
+        start = WorkerStart(ev="start", role="worker", t_ns=0, name=name, start_at_ns=round(g.start_ms * 1e6),
+                            start_file=None, bind=w.ip,
+                            ps=f"{PS_IP}:{UPDATE_PORT}", cluster_id=w.cluster_id, worker_id=w.worker_id,
+                            seed=worker_seed(s.seed, w.worker_id), backend=BACKEND, group=g.name,
+                            schedule=worker_schedule_of(s, w).describe(),
+                            task=None, num_chunks=k if k > 1 else None,
+                            tx={**s.tc.model_dump(), "enabled": s.transmission_control})
         gens = records(ns.Gens(idx), _layout('GEN_FIELDS'))
         acks = records(ns.Acks(idx), _layout('ACK_FIELDS'))
         # one time-ordered log, as a real worker writes it
