@@ -16,18 +16,19 @@
 // even when nothing waits behind it, and adds and strips a PPP header, copies
 // the packet and calls eight trace sources per hop. In this simulation most
 // links carry one frame at a time (a worker's update, an ACK replica toward a
-// worker), so half of all events were TransmitCompletes that found an empty
+// worker), so a third of all events were TransmitCompletes that found an empty
 // queue. This device schedules TransmitComplete only when it has work: when a
 // frame waits behind the one on the wire, or when a listener asked to hear the
 // end of each transmission (SetTxEndCallback: the switch's queue port, whose
 // egress pumps the OlafQueue). Frames start, end, arrive and drop at the same
 // simulated times as on ns-3's device: the departure of a frame that waits is
 // scheduled at the same time as ns-3's TransmitComplete. The one difference:
-// ns-3 orders same-time events by insertion; the deferred TransmitComplete is
-// inserted later than ns-3's would be, so a frame offered to a full FIFO in the
-// very nanosecond its predecessor's transmission ends, by an event inserted
-// after that transmission began, is dropped here and queued by ns-3.
-// bench/sim_identity.py checks every committed spec's runs unchanged.
+// ns-3 orders same-time events by insertion, and the deferred TransmitComplete
+// is inserted when the first frame starts to wait, later than ns-3's (at the
+// start of the transmission). A frame offered to a full FIFO in the very
+// nanosecond the transmission ends, by an event inserted between those two
+// moments, is dropped here and queued by ns-3. bench/sim_identity.py checks
+// every committed spec's runs unchanged.
 
 #ifndef OLAF_SIM_OLAF_LINK_HPP_
 #define OLAF_SIM_OLAF_LINK_HPP_
