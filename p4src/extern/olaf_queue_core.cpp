@@ -111,6 +111,7 @@ Queue::Queue(const Config &config, Discipline discipline)
   cluster_status_.assign(keys, -1);
   replace_status_.resize(keys);
   last_seen_ns_.resize(config.num_clusters);
+  active_.assign(config.num_clusters, 0);
   counters_.per_cluster.resize(config.num_clusters);
   counters_.departures.assign(config.num_clusters, 0);
   counters_.lost.assign(config.num_clusters, 0);
@@ -125,7 +126,10 @@ bool Queue::configure(uint32_t queue_size, bool reward_filter, int64_t reward_th
   config_.queue_size = queue_size;
   config_.reward_filter = reward_filter;
   config_.reward_threshold = reward_threshold;
-  config_.activity_window_ns = activity_window_ns;
+  if (activity_window_ns != config_.activity_window_ns) {
+    config_.activity_window_ns = activity_window_ns;
+    recount();
+  }
   if (max_sojourn_ns) config_.max_sojourn_ns = *max_sojourn_ns;
   return true;
 }
@@ -147,7 +151,7 @@ EnqueueResult Queue::enqueue(const Update &n, uint64_t now_ns) {
   now_ns_ = now_ns;
   expire(now_ns);
   const int c = n.cluster_id;
-  last_seen_ns_[c] = now_ns;
+  see(c, now_ns);
   const size_t k = key(n);
 
   const int seg = cluster_status_[k];
@@ -309,14 +313,52 @@ DequeueResult Queue::dequeue_token(uint32_t token, uint64_t now_ns) {
   return r;
 }
 
+void Queue::see(int cluster, uint64_t now_ns) {
+  retire(now_ns);
+  if (last_seen_ns_[cluster] != now_ns) {
+    last_seen_ns_[cluster] = now_ns;
+    sightings_.emplace_back(now_ns, cluster);
+  }
+  if (!active_[cluster]) {
+    active_[cluster] = 1;
+    active_count_++;
+  }
+}
+
+void Queue::retire(uint64_t now_ns) {
+  while (!sightings_.empty() && now_ns - sightings_.front().first > config_.activity_window_ns) {
+    const auto [t, c] = sightings_.front();
+    sightings_.pop_front();
+    if (last_seen_ns_[c] == t) {  // its last sighting: the cluster leaves the window
+      active_[c] = 0;
+      active_count_--;
+    }
+  }
+}
+
+void Queue::recount() {
+  sightings_.clear();
+  std::fill(active_.begin(), active_.end(), 0);
+  active_count_ = 0;
+  std::vector<std::pair<uint64_t, int>> seen;
+  for (size_t c = 0; c < last_seen_ns_.size(); c++) {
+    const auto &s = last_seen_ns_[c];
+    if (s && now_ns_ - *s <= config_.activity_window_ns) seen.emplace_back(*s, static_cast<int>(c));
+  }
+  std::sort(seen.begin(), seen.end());
+  for (const auto &[t, c] : seen) {
+    sightings_.emplace_back(t, c);
+    active_[c] = 1;
+    active_count_++;
+  }
+}
+
 Status Queue::status(uint64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
   expire(now_ns_);
-  uint32_t active = 0;
-  for (const auto &s : last_seen_ns_)
-    if (s && now_ns_ - *s <= config_.activity_window_ns) active++;
+  retire(now_ns_);
   const uint32_t k = config_.num_chunks;
-  return Status{(occupancy() + k - 1) / k, active, config_.queue_size / k};
+  return Status{(occupancy() + k - 1) / k, active_count_, config_.queue_size / k};
 }
 
 std::string Queue::check_invariants() const {

@@ -33,6 +33,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "olaf_constants.hpp"
@@ -204,6 +205,12 @@ class Queue {
   Departure free_head();
   void reclaim_head(bool lost);
   uint32_t expire(uint64_t now_ns);
+  // The active-cluster count of status(): a cluster is active while its last sighting is within
+  // the activity window. Each cluster's sightings (one per distinct time) wait in time order
+  // and retire as they leave the window, so status() costs O(1) amortised, not O(clusters).
+  void see(int cluster, uint64_t now_ns);
+  void retire(uint64_t now_ns);
+  void recount();  // the window changed: rebuild from last_seen_ns_
 
   Config config_;
   Discipline discipline_;
@@ -216,6 +223,9 @@ class Queue {
   std::vector<int> cluster_status_;                    // per key; -1: no unlocked update waiting
   std::vector<ReplaceStatus> replace_status_;          // per key
   std::vector<std::optional<uint64_t>> last_seen_ns_;  // per cluster
+  std::deque<std::pair<uint64_t, int>> sightings_;     // (time, cluster), within the window
+  std::vector<uint8_t> active_;                        // per cluster: seen within the window
+  uint32_t active_count_ = 0;
   int locked_ = -1;
   uint64_t now_ns_ = 0;
   uint32_t next_token_ = 0;

@@ -52,6 +52,13 @@ void OlafLinkDevice::Attach(Ptr<OlafLinkChannel> ch) {
   ch->Attach(this);
 }
 
+void OlafLinkDevice::SetPeer(OlafLinkDevice *peer, uint32_t peer_node, ns3::Time delay) {
+  peer_ = peer;
+  peer_node_ = peer_node;
+  delay_ = delay;
+  remote_ = peer->GetAddress();
+}
+
 Ptr<ns3::Channel> OlafLinkDevice::GetChannel() const { return channel_; }
 
 void OlafLinkDevice::SetAddress(ns3::Address address) {
@@ -74,7 +81,7 @@ ns3::Address OlafLinkDevice::GetMulticast(ns3::Ipv6Address) const {
 }
 
 bool OlafLinkDevice::Send(Ptr<ns3::Packet> packet, const ns3::Address &, uint16_t protocol) {
-  if (!channel_) {
+  if (!peer_) {
     if (!drop_cb_.IsNull()) drop_cb_(packet);
     return false;
   }
@@ -106,13 +113,20 @@ bool OlafLinkDevice::SendFrom(Ptr<ns3::Packet>, const ns3::Address &, const ns3:
 
 void OlafLinkDevice::TransmitStart(Frame f) {
   if (!begin_cb_.IsNull()) begin_cb_();
-  const ns3::Time tx = rate_.CalculateBytesTxTime(f.packet->GetSize() + PppBytes());
+  const uint32_t bytes = f.packet->GetSize() + PppBytes();
+  if (bytes != last_bytes_) {
+    last_bytes_ = bytes;
+    last_tx_ = rate_.CalculateBytesTxTime(bytes);
+  }
+  const ns3::Time tx = last_tx_;
   busy_until_ = ns3::Simulator::Now() + tx;
   if (eager_ || size_ > 0) {
     complete_pending_ = true;
     ns3::Simulator::Schedule(tx, &OlafLinkDevice::TransmitComplete, this);
   }
-  channel_->TransmitStart(std::move(f.packet), f.protocol, this, tx);
+  // The frame reaches the peer `delay` after its last bit (ns-3's PointToPointChannel).
+  ns3::Simulator::ScheduleWithContext(peer_node_, tx + delay_, &OlafLinkDevice::Receive, peer_,
+                                      std::move(f.packet), f.protocol);
 }
 
 void OlafLinkDevice::TransmitComplete() {
@@ -127,16 +141,13 @@ void OlafLinkDevice::TransmitComplete() {
 }
 
 void OlafLinkDevice::Receive(Ptr<ns3::Packet> p, uint16_t protocol) {
-  if (!remote_known_) {
-    remote_ = channel_->Peer(this)->GetAddress();
-    remote_known_ = true;
-  }
   if (!rx_cb_.IsNull()) rx_cb_(this, p, protocol, remote_);
 }
 
 void OlafLinkDevice::DoDispose() {
   node_ = nullptr;
   channel_ = nullptr;
+  peer_ = nullptr;
   fifo_.clear();
   drop_cb_ = {};
   begin_cb_ = {};
@@ -155,19 +166,14 @@ ns3::TypeId OlafLinkChannel::GetTypeId() {
 
 void OlafLinkChannel::Attach(Ptr<OlafLinkDevice> dev) {
   if (n_ == 2) throw std::logic_error("OlafLinkChannel: a point-to-point link joins two devices");
-  node_id_[n_] = dev->GetNode() ? dev->GetNode()->GetId() : 0;
   dev_[n_++] = dev;
-}
-
-void OlafLinkChannel::TransmitStart(Ptr<ns3::Packet> p, uint16_t protocol,
-                                    const OlafLinkDevice *src, ns3::Time tx_time) {
-  const int to = dev_[0] == src ? 1 : 0;
-  ns3::Simulator::ScheduleWithContext(node_id_[to], tx_time + delay_, &OlafLinkDevice::Receive,
-                                      dev_[to], std::move(p), protocol);
-}
-
-Ptr<OlafLinkDevice> OlafLinkChannel::Peer(const OlafLinkDevice *dev) const {
-  return dev_[0] == dev ? dev_[1] : dev_[0];
+  if (n_ == 2) {
+    const auto node_id = [](const Ptr<OlafLinkDevice> &d) {
+      return d->GetNode() ? d->GetNode()->GetId() : 0;
+    };
+    dev_[0]->SetPeer(PeekPointer(dev_[1]), node_id(dev_[1]), delay_);
+    dev_[1]->SetPeer(PeekPointer(dev_[0]), node_id(dev_[0]), delay_);
+  }
 }
 
 Ptr<ns3::NetDevice> OlafLinkChannel::GetDevice(std::size_t i) const {

@@ -68,8 +68,11 @@ class OlafLinkDevice : public ns3::NetDevice {
     end_cb_ = cb;
     eager_ = true;
   }
-  // Delivered by the channel `delay` after the frame's last bit left the peer.
+  // Delivered `delay` after the frame's last bit left the peer.
   void Receive(ns3::Ptr<ns3::Packet> p, uint16_t protocol);
+  // The other end of the link (OlafLinkChannel::Attach): its device, node id and
+  // the propagation delay. Kept here so that a transmission reads no other object.
+  void SetPeer(OlafLinkDevice *peer, uint32_t peer_node, ns3::Time delay);
 
   // ns3::NetDevice
   void SetIfIndex(const uint32_t index) override { if_index_ = index; }
@@ -79,7 +82,7 @@ class OlafLinkDevice : public ns3::NetDevice {
   ns3::Address GetAddress() const override { return address_; }
   bool SetMtu(const uint16_t mtu) override;
   uint16_t GetMtu() const override { return mtu_; }
-  bool IsLinkUp() const override { return channel_ != nullptr; }
+  bool IsLinkUp() const override { return peer_ != nullptr; }
   void AddLinkChangeCallback(ns3::Callback<void> callback) override {}
   bool IsBroadcast() const override { return true; }
   ns3::Address GetBroadcast() const override;
@@ -112,10 +115,15 @@ class OlafLinkDevice : public ns3::NetDevice {
 
   ns3::Ptr<ns3::Node> node_;
   ns3::Ptr<OlafLinkChannel> channel_;
+  OlafLinkDevice *peer_ = nullptr;  // the channel holds both devices
+  uint32_t peer_node_ = 0;
+  ns3::Time delay_;
   ns3::Mac48Address address_;
   uint32_t if_index_ = 0;
   uint16_t mtu_ = 1500;
   ns3::DataRate rate_;
+  uint32_t last_bytes_ = 0;  // the last frame's bytes (PPP included) and its
+  ns3::Time last_tx_;        // serialisation time: frames come in few sizes
   // The FIFO of waiting frames: a ring of queue_packets slots.
   std::vector<Frame> fifo_;
   size_t head_ = 0, size_ = 0;
@@ -126,7 +134,6 @@ class OlafLinkDevice : public ns3::NetDevice {
   ns3::Callback<void> begin_cb_, end_cb_;
   ns3::NetDevice::ReceiveCallback rx_cb_;
   ns3::Address remote_;  // the peer's address (the receive callback's `from`)
-  bool remote_known_ = false;
 };
 
 class OlafLinkChannel : public ns3::Channel {
@@ -134,13 +141,9 @@ class OlafLinkChannel : public ns3::Channel {
   static ns3::TypeId GetTypeId();
   explicit OlafLinkChannel(ns3::Time delay = ns3::Time()) : delay_(delay) {}
 
-  // Joins a device (two per channel). Throws std::logic_error for a third.
+  // Joins a device (two per channel; the second makes each the other's peer).
+  // Throws std::logic_error for a third.
   void Attach(ns3::Ptr<OlafLinkDevice> dev);
-  // Schedules the frame's arrival at the other device: tx_time + delay from
-  // now.
-  void TransmitStart(ns3::Ptr<ns3::Packet> p, uint16_t protocol, const OlafLinkDevice *src,
-                     ns3::Time tx_time);
-  ns3::Ptr<OlafLinkDevice> Peer(const OlafLinkDevice *dev) const;
 
   // ns3::Channel
   std::size_t GetNDevices() const override { return n_; }
@@ -149,7 +152,6 @@ class OlafLinkChannel : public ns3::Channel {
  private:
   ns3::Time delay_;
   ns3::Ptr<OlafLinkDevice> dev_[2];
-  uint32_t node_id_[2] = {0, 0};
   std::size_t n_ = 0;
 };
 
