@@ -305,6 +305,29 @@ def activity_window() -> TraceBuilder:
 
 
 @curated
+def activity_window_resighting() -> TraceBuilder:
+    b = TraceBuilder("activity_window_resighting",
+                     "A cluster seen twice in one nanosecond counts once and leaves the window once; "
+                     "a cluster seen again after it left counts again; a shorter window takes effect at once.",
+                     small_config(segments=4, num_clusters=4, activity_window_ns=10_000))
+    b.enqueue(make_update(0, 1, grads=[0] * 4), dt_ns=1000)
+    b.enqueue(make_update(0, 2, grads=[0] * 4), dt_ns=0)   # same cluster, same time
+    b.enqueue(make_update(1, 1, grads=[0] * 4), dt_ns=2000)
+    b.status(dt_ns=0, expect=(2, 2))
+    b.status(dt_ns=8000, expect=(2, 2))    # t = 11000: cluster 0 seen 10000 ns ago, still inside
+    b.status(dt_ns=1, expect=(2, 1))       # cluster 0 leaves (once), cluster 1 stays
+    b.enqueue(make_update(0, 3, grads=[0] * 4), dt_ns=0)   # cluster 0 again
+    b.status(dt_ns=0, expect=(2, 2))
+    b.configure(activity_window_ns=5_000)
+    b.status(dt_ns=0, expect=(2, 1))       # cluster 1 seen 8001 ns ago: outside the shorter window
+    b.status(dt_ns=5001, expect=(2, 0))
+    b.enqueue(make_update(2, 1, grads=[0] * 4), dt_ns=0)
+    b.status(dt_ns=0, expect=(3, 1))
+    b.drain()
+    return b
+
+
+@curated
 def fifo_baseline() -> TraceBuilder:
     b = TraceBuilder("fifo_baseline",
                      "The FIFO baseline appends every update while there is room and tail-drops "
