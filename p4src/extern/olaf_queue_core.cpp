@@ -111,7 +111,6 @@ Queue::Queue(const Config &config, Discipline discipline)
   cluster_status_.assign(keys, -1);
   replace_status_.resize(keys);
   last_seen_ns_.resize(config.num_clusters);
-  active_.assign(config.num_clusters, 0);
   counters_.per_cluster.resize(config.num_clusters);
   counters_.departures.assign(config.num_clusters, 0);
   counters_.lost.assign(config.num_clusters, 0);
@@ -315,13 +314,12 @@ DequeueResult Queue::dequeue_token(uint32_t token, uint64_t now_ns) {
 
 void Queue::see(int cluster, uint64_t now_ns) {
   retire(now_ns);
-  if (last_seen_ns_[cluster] != now_ns) {
-    last_seen_ns_[cluster] = now_ns;
+  std::optional<uint64_t> &last = last_seen_ns_[cluster];
+  // Inactive: never seen, or its last sighting has just retired.
+  if (!last || now_ns - *last > config_.activity_window_ns) active_count_++;
+  if (last != now_ns) {
+    last = now_ns;
     sightings_.emplace_back(now_ns, cluster);
-  }
-  if (!active_[cluster]) {
-    active_[cluster] = 1;
-    active_count_++;
   }
 }
 
@@ -329,28 +327,19 @@ void Queue::retire(uint64_t now_ns) {
   while (!sightings_.empty() && now_ns - sightings_.front().first > config_.activity_window_ns) {
     const auto [t, c] = sightings_.front();
     sightings_.pop_front();
-    if (last_seen_ns_[c] == t) {  // its last sighting: the cluster leaves the window
-      active_[c] = 0;
-      active_count_--;
-    }
+    if (last_seen_ns_[c] == t) active_count_--;  // its last sighting: the cluster leaves the window
   }
 }
 
 void Queue::recount() {
-  sightings_.clear();
-  std::fill(active_.begin(), active_.end(), 0);
-  active_count_ = 0;
   std::vector<std::pair<uint64_t, int>> seen;
   for (size_t c = 0; c < last_seen_ns_.size(); c++) {
     const auto &s = last_seen_ns_[c];
     if (s && now_ns_ - *s <= config_.activity_window_ns) seen.emplace_back(*s, static_cast<int>(c));
   }
   std::sort(seen.begin(), seen.end());
-  for (const auto &[t, c] : seen) {
-    sightings_.emplace_back(t, c);
-    active_[c] = 1;
-    active_count_++;
-  }
+  sightings_.assign(seen.begin(), seen.end());
+  active_count_ = static_cast<uint32_t>(seen.size());
 }
 
 Status Queue::status(uint64_t now_ns) {

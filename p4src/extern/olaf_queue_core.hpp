@@ -224,8 +224,7 @@ class Queue {
   std::vector<ReplaceStatus> replace_status_;          // per key
   std::vector<std::optional<uint64_t>> last_seen_ns_;  // per cluster
   std::deque<std::pair<uint64_t, int>> sightings_;     // (time, cluster), within the window
-  std::vector<uint8_t> active_;                        // per cluster: seen within the window
-  uint32_t active_count_ = 0;
+  uint32_t active_count_ = 0;                          // clusters seen within the window
   int locked_ = -1;
   uint64_t now_ns_ = 0;
   uint32_t next_token_ = 0;
