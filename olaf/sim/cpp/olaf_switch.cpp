@@ -119,8 +119,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
     auto g = groups_.find(cluster);
     if (g != groups_.end()) {
       traffic_[k::TRAFFIC_ACK_MULTICAST]++;
-      // Replicas toward another switch share the unchanged bytes
-      // (copy-on-write).
+      // Replicas toward another switch share the unchanged bytes (copy-on-write).
       Ptr<ns3::Packet> unchanged;
       for (const Replica &r : g->second)
         if (r.rewrite_ip == 0 && !unchanged) unchanged = ns3::Create<ns3::Packet>(b, len);
@@ -156,8 +155,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
       const bool queued = queue_->Enqueue(ns3::Create<ns3::OlafQueueDiscItem>(Build(b, len, *p)));
       const olaf::EnqueueResult &r = queue_->GetLastEnqueue();
       if (r.error != olaf::Error::kNone) {
-        // num_chunks other than this switch's K: malformed[chunk]; else the
-        // extern refused it.
+        // num_chunks other than this switch's K: malformed[chunk]; else the extern refused it.
         malformed_[r.error == olaf::Error::kBadChunk ? k::MALFORMED_CHUNK : k::MALFORMED_EXTERN]++;
         ledger_->Dropped(bundle);
       } else {
@@ -182,8 +180,7 @@ bool OlafSwitch::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
       if (queued) Pump();
       return true;
     } else {
-      traffic_[k::TRAFFIC_BYPASS]++;  // a known worker's update not headed for
-                                      // the queue port
+      traffic_[k::TRAFFIC_BYPASS]++;  // a known worker's update not headed for the queue port
     }
   } else if (c.kind == w::Kind::kOther) {
     traffic_[k::TRAFFIC_BYPASS]++;

@@ -1,8 +1,7 @@
 // A simulated Olaf switch: the P4 pipeline of p4src/olaf.p4 over point-to-point
-// devices (olaf_link.hpp), with the OlafQueueDisc
-// (p4src/extern/olaf_queue_ns3.hpp) on the port toward the PS. Tables are
-// written by olaf/sim (the controller's role); counters mirror the P4 counters
-// (docs/dataplane.md).
+// devices (olaf_link.hpp), with the OlafQueueDisc (p4src/extern/olaf_queue_ns3.hpp)
+// on the port toward the PS. Tables are written by olaf/sim (the controller's
+// role); counters mirror the P4 counters (docs/dataplane.md).
 //
 // Ingress, as in p4src/olaf.p4: malformed Olaf messages are counted and
 // dropped; INIT updates and updates from unknown sources are forwarded
@@ -47,8 +46,7 @@ class OlafSwitch : public ns3::SimpleRefCount<OlafSwitch> {
   OlafSwitch(ns3::Ptr<ns3::Node> node, const QueueParams &q, uint32_t num_grads,
              uint32_t num_chunks, FateLedger *ledger);
 
-  // Registers a device of this switch's node as the next port (index =
-  // ifIndex).
+  // Registers a device of this switch's node as the next port (index = ifIndex).
   void AttachPort(ns3::Ptr<OlafLinkDevice> dev);
   void SetQueuePort(int port);
   void AddRoute(uint32_t prefix, int prefix_len, int port);

@@ -1,5 +1,5 @@
-// Simulation behind sim_api.hpp: ns-3 nodes, point-to-point links
-// (olaf_link.hpp), the Olaf switches and hosts, one run.
+// Simulation behind sim_api.hpp: ns-3 nodes, point-to-point links (olaf_link.hpp), the Olaf
+// switches and hosts, one run.
 
 #include "sim_api.hpp"
 
@@ -78,8 +78,7 @@ Simulation::Simulation(uint64_t seed, uint32_t num_params, uint32_t chunk_len, u
   if (num_params < 1 || chunk_len < 1 || chunk_len > 0xFFFF || num_chunks < 1 ||
       num_chunks > 0xFFFF || num_chunks != (uint64_t{num_params} + chunk_len - 1) / chunk_len)
     throw std::invalid_argument(
-        "Simulation: need P >= 1, 1 <= L <= 65535, K = "
-        "ceil(P / L) <= 65535; got P=" +
+        "Simulation: need P >= 1, 1 <= L <= 65535, K = ceil(P / L) <= 65535; got P=" +
         std::to_string(num_params) + " L=" + std::to_string(chunk_len) +
         " K=" + std::to_string(num_chunks));
   impl_->num_params = num_params;
