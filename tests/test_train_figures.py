@@ -80,3 +80,19 @@ def test_figure_seeds_start_at_the_jobs_seed(seed, seeds, want):
                                  [6, 3], seeds)
     assert sweep.seeds == want
     assert [a.label for a in jobs] == ["ideal", "olaf-6pps", "fifo-6pps", "olaf-3pps", "fifo-3pps"]
+
+
+def test_fractional_rates_name_their_arms_and_reach_the_plan():
+    # ½ and ¼ of a job that offers 5.8 updates/s: 3 and 1.5 updates/s (K chunk packets each)
+    sweep, jobs = F.figure_sweep("fig8", {"env": "CartPole-v1", "target": None, "budget_s": 60.0, "seed": 1},
+                                 [3.0, 1.5], 1)
+    assert [a.label for a in jobs] == ["ideal", "olaf-3pps", "fifo-3pps", "olaf-1.5pps", "fifo-1.5pps"]
+    assert [a.settings.get("uplinks.s1.pps") for a in jobs] == [None, 3.0, 3.0, 1.5, 1.5]
+
+
+@pytest.mark.parametrize("rates", ["6,x", "3,0", "3,-1", "inf,3", "nan,1"])
+def test_bad_rates_name_the_option(rates):
+    from click.testing import CliRunner
+
+    r = CliRunner().invoke(F.compare_cmd, ["fig8", "--rates", rates], obj={})
+    assert r.exit_code == 2 and "--rates" in r.output, r.output

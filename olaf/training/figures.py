@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -73,9 +74,15 @@ class Arm:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def arms(fig: str, rates: list[int], root: str = "s1") -> list[Arm]:
+def rate_label(rate: float) -> str:
+    """A bottleneck rate (updates/s) as the arms name it: ``6`` for 6.0, ``1.5`` for 1.5."""
+    return f"{rate:g}"
+
+
+def arms(fig: str, rates: list[float], root: str = "s1") -> list[Arm]:
     """The jobs of figure ``fig`` (one of :data:`FIGURES`); ``root`` is the switch attached to the PS
-    (its uplink is the bottleneck).
+    (its uplink is the bottleneck); ``rates`` in updates/s, named by :func:`rate_label`
+    (``olaf-1.5pps``).
 
     Raises:
         click.BadParameter: fig8 without exactly two rates, fig7 without any.
@@ -85,11 +92,13 @@ def arms(fig: str, rates: list[int], root: str = "s1") -> list[Arm]:
             raise click.BadParameter("fig8 needs two rates HIGH,LOW with HIGH > LOW (the paper's 40 and 20 Gbit/s)",
                                      param_hint="--rates")
         return [Arm("ideal", {})] + [
-            Arm(f"{q}-{r}pps", {f"uplinks.{root}.pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
+            Arm(f"{q}-{rate_label(r)}pps", {f"uplinks.{root}.pps": r, "queue": q})
+            for r in rates for q in ("olaf", "fifo")]
     if fig == "fig7":
         if not rates:
             raise click.BadParameter("fig7 needs at least one rate", param_hint="--rates")
-        return [Arm(f"{q}-{r}pps", {f"uplinks.{root}.pps": r, "queue": q}) for r in rates for q in ("olaf", "fifo")]
+        return [Arm(f"{q}-{rate_label(r)}pps", {f"uplinks.{root}.pps": r, "queue": q})
+                for r in rates for q in ("olaf", "fifo")]
     if fig == "fig2":
         return [Arm(m, {"job.mode": m}) for m in ("async", "async_with_aggr", "sync")]
     if fig == "fig3":
@@ -121,7 +130,7 @@ def _iterations_to(curve: list[tuple[float, float]], target: float) -> Optional[
     return next((x for x, y in curve if y >= target), None)
 
 
-def figure_sweep(fig: str, base: dict[str, Any], rates: list[int], seeds: int) -> tuple[Sweep, list[Arm]]:
+def figure_sweep(fig: str, base: dict[str, Any], rates: list[float], seeds: int) -> tuple[Sweep, list[Arm]]:
     """Figure ``fig`` as a sweep: the base job's plan (``olaf train``'s options ``base``,
     :func:`olaf.training.job.build_plan`) over the figure's arms and ``seeds`` seeds from the base
     job's seed (``olaf train --seed S``: S..S + seeds − 1; default 1), so that a later invocation can
@@ -136,7 +145,7 @@ def figure_sweep(fig: str, base: dict[str, Any], rates: list[int], seeds: int) -
                  labels=[a.label for a in jobs]), jobs
 
 
-def compare(fig: str, base: dict[str, Any], rates: list[int], seeds: int, out: Path, options: BackendOptions,
+def compare(fig: str, base: dict[str, Any], rates: list[float], seeds: int, out: Path, options: BackendOptions,
             backend: str = BACKEND) -> dict[str, Any]:
     """Run figure ``fig``'s jobs through the sweep engine (:func:`olaf.experiments.runner.run_sweep`)
     into ``out/runs/`` and write its files into ``out``; returns the table's data.
@@ -314,13 +323,14 @@ def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict
                                                    if lab == a.label)
         rows.append(row)
     if fig in ("fig7", "fig8"):
-        for rate in rates:
+        for rate_ups in rates:
+            rate = rate_label(rate_ups)
             o = next(r for r in rows if r["arm"] == f"olaf-{rate}pps")
             f_ = next(r for r in rows if r["arm"] == f"fifo-{rate}pps")
             if fig == "fig8":
                 om, fm = o["final_reward"].mean, f_["final_reward"].mean
                 gain = None if om is None or fm is None or fm == 0 else 100 * (om - fm) / abs(fm)
-                paper = PAPER_FIG8["high" if rate == max(rates) else "low"]
+                paper = PAPER_FIG8["high" if rate == rate_label(max(rates)) else "low"]
                 rows.append({"arm": f"Olaf over FIFO at {rate} pps (%)", "gain_pct": gain, "paper_pct": paper})
             seeds = sorted({s for (lab, s) in results if lab == f"olaf-{rate}pps"})
             sp = [_time_to(results[(f"fifo-{rate}pps", s)]) / _time_to(results[(f"olaf-{rate}pps", s)])
@@ -329,12 +339,13 @@ def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict
             fifo_all = all(results[(f"fifo-{rate}pps", s)]["reached"] for s in seeds)
             # FIFO not reaching it: the speedup is at least the ratio; Olaf not reaching it: no bound
             bound = "" if olaf_all and fifo_all else "≥ " if olaf_all else None
-            rows.append({"arm": f"speedup FIFO/Olaf at {rate} pps (time to target)", "rate_pps": rate,
+            rows.append({"arm": f"speedup FIFO/Olaf at {rate} pps (time to target)", "rate_pps": rate_ups,
                          "speedup": estimate(sp) if bound is not None else estimate([]), "bound": bound or ""})
     return rows
 
 
 def _markdown(fig, base, rates, seeds, target, rows) -> str:
+    rate_text = ", ".join(map(rate_label, rates))
     head = {"fig8": "Fig. 8 (§8.2): mean per-worker reward, ideal vs Olaf vs FIFO",
             "fig7": "Fig. 7 (§8.2): time-to-reward speedup of Olaf over FIFO",
             "fig2": "Fig. 2 (§2.1): training modes", "fig3": "Fig. 3 (§2.1): number of workers"}[fig]
@@ -342,7 +353,7 @@ def _markdown(fig, base, rates, seeds, target, rows) -> str:
              f"Generated by `olaf train compare {fig}`: {base['env']}, "
              + ("N clusters of 1 worker" if fig == "fig3" else
                 f"{base['clusters']} clusters × {base['workers_per_cluster']} workers") + f", target {target:g}, budget "
-             f"{base['budget_s']:g} s, {seeds} seed(s)" + (f", bottleneck rates {rates} packets/s" if fig in
+             f"{base['budget_s']:g} s, {seeds} seed(s)" + (f", bottleneck rates {rate_text} updates/s" if fig in
                                                             ("fig7", "fig8") else "") + "; ours: mean ± 95 % CI.", ""]
     lines += ["| job | final mean worker reward | time to target (s) | reached | "
               + ("iterations to target |" if fig in ("fig2", "fig3") else "paper |"),
@@ -434,12 +445,12 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
     """
 
     try:
-        rate_list = [int(r) for r in rates.split(",")] if rates else ([6, 3] if fig == "fig8" else [6, 4, 3])
+        rate_list = [float(r) for r in rates.split(",")] if rates else ([6.0, 3.0] if fig == "fig8" else [6.0, 4.0, 3.0])
     except ValueError:
-        raise click.BadParameter(f"{rates!r}: comma-separated updates/s, e.g. 6,3", param_hint="--rates") from None
-    if any(r < 1 for r in rate_list):
-        raise click.BadParameter("rates must be >= 1 packet/s (0 is the ideal arm, which fig8 has anyway)",
-                                 param_hint="--rates")
+        raise click.BadParameter(f"{rates!r}: comma-separated updates/s, e.g. 6,3 or 3,1.5", param_hint="--rates") from None
+    if not all(0 < r < math.inf for r in rate_list):
+        raise click.BadParameter(f"{rates!r}: every rate must be a finite number of updates/s > 0 (no bottleneck is "
+                                 "the ideal arm, which fig8 has anyway)", param_hint="--rates")
     base = dict(obj)
     build, results = base.pop("build"), base.pop("results")
     for k in ("queue", "rate_pps"):
