@@ -49,8 +49,6 @@ OlafWorker::OlafWorker(const WorkerParams &p, uint32_t num_params, uint32_t chun
       content_rng_(p.seed, 2),
       tc_(TxParams{p.tc, p.tc_delta_t_ms, p.tc_v_per_s, p.tc_q_max, p.tc_reading},
           Xoshiro256(p.seed, 3)),
-      sent_seq_(kSentMemory, 0),
-      sent_gen_ts_(kSentMemory, 0),
       buf_(w::update_datagram_len(chunk_len)),
       grads_(chunk_len),
       grad_scale_(std::ldexp(1.0, p.grad_frac_bits)),
@@ -142,8 +140,10 @@ void OlafWorker::Generate() {
     rec.chunks_sent = taken;
     if (taken > 0) {
       counters_.sent++;
-      sent_seq_[seq_ % kSentMemory] = seq_;
-      sent_gen_ts_[seq_ % kSentMemory] = h.gen_ts;
+      const size_t slot = seq_ % kSentMemory;
+      if (slot >= sent_.size()) sent_.resize(slot + 1, Sent{0, 0, 0});
+      sent_[slot] =
+          Sent{seq_, static_cast<uint32_t>(h.gen_ts), static_cast<uint32_t>(h.gen_ts >> 32)};
       rec.sent = 1;
       rec.seq = seq_;
       rec.reward = mean_reward;
@@ -161,6 +161,14 @@ void OlafWorker::Generate() {
   t_due_ += gap;
   if (p_.duration_ns > 0 && t_due_ >= p_.start_ns + p_.duration_ns) return;
   next_ = ns3::Simulator::Schedule(ns3::NanoSeconds(t_due_ - now), &OlafWorker::Generate, this);
+}
+
+bool OlafWorker::IsOwn(uint32_t seq, uint64_t gen_ts) const {
+  const size_t slot = seq % kSentMemory;
+  if (seq == 0 || slot >= sent_.size()) return false;
+  const Sent &s = sent_[slot];
+  return s.seq == seq && s.gen_ts_lo == static_cast<uint32_t>(gen_ts) &&
+         s.gen_ts_hi == static_cast<uint32_t>(gen_ts >> 32);
 }
 
 bool OlafWorker::FirstSlice(uint16_t worker_id, uint32_t seq, uint64_t gen_ts) {
@@ -202,8 +210,7 @@ bool OlafWorker::Receive(Ptr<ns3::NetDevice>, Ptr<const ns3::Packet> p, uint16_t
   } else {
     tc_.on_status(valid, a.active_clusters, a.queue_size);
   }
-  const bool own = sent_seq_[a.seq % kSentMemory] == a.seq && a.seq != 0 &&
-                   sent_gen_ts_[a.seq % kSentMemory] == a.gen_ts;
+  const bool own = IsOwn(a.seq, a.gen_ts);
   if (own) {
     counters_.acks_own++;
     counters_.learned_cluster_id = a.cluster_id;
