@@ -9,8 +9,12 @@ one user of it; ``docs/client.md`` is the guide, with a complete Stable-Baseline
 What it does for a caller:
 
 * **INIT** (:meth:`OlafClient.init`): sends the initial weights (flag INIT, ``seq`` 0; paper
-  §2.1) and repeats them every ``init_retry_s`` until every slice of the global model has come
-  back in an ACK at least once (the model is *acked*).
+  §2.1) as K INIT chunks and repeats, until every slice of the global model has come back in an
+  ACK at least once (the model is *acked*), only the chunks whose slices have not come back, with
+  exponential back-off (:func:`init_retry_interval_s`: ``init_retry_s``, twice that, … up to
+  ``init_retry_max_s``; RFC 8085 §3.1.3 asks a UDP sender's retransmissions to back off). A
+  fixed period with every chunk would flood a slow bottleneck: 27 workers' INITs of K = 28
+  chunks are 756 packets, 18 s of a 42-packet/s link, repeated every second.
 * **Push** (:meth:`OlafClient.push`): folds the caller's update direction and mean episode
   reward into the experience collected since the last sent update (sample-weighted mean
   direction, episode-weighted mean reward: :class:`olaf.hosts.learning.Experience`), asks
@@ -61,6 +65,7 @@ are Q15.16 on the wire (range [−32768, 32768), resolution 2⁻¹⁶).
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import threading
 import time
@@ -88,6 +93,23 @@ SENT_MEMORY = 4096
 """Sent ``(seq, gen_ts)`` pairs (and answered updates) remembered to recognise own ACKs."""
 RECV_POLL_S = 0.05
 """The receive thread's socket timeout: how soon it notices :meth:`OlafClient.close`."""
+INIT_RETRY_S = 1.0
+"""The first INIT repetition's delay, s (:func:`init_retry_interval_s`)."""
+INIT_RETRY_MAX_S = 30.0
+"""The longest delay between INIT repetitions, s (the back-off's cap)."""
+
+
+def init_retry_interval_s(n: int, first_s: float = INIT_RETRY_S, max_s: float = INIT_RETRY_MAX_S) -> float:
+    """Delay before INIT repetition ``n`` (n ≥ 1) after the previous INIT, s:
+    ``min(first_s · 2^(n−1), max_s)`` (binary exponential back-off, RFC 8085 §3.1.3).
+
+    Raises:
+        ValueError: ``n < 1``.
+    """
+    if n < 1:
+        raise ValueError(f"n={n!r}: INIT repetitions are numbered from 1")
+    return min(first_s * 2.0 ** min(n - 1, 64), max_s)
+
 
 _log = logging.getLogger(__name__)
 
@@ -224,7 +246,9 @@ class ClientStats:
         sent, skipped: pushes sent / not sent (transmission control, ``no_episode``, ``send_error``).
         skipped_by_reason: ``skipped`` by :attr:`PushResult.reason`.
         chunks_sent: update datagrams sent (K per sent update, less send errors).
-        init_sent: INITs sent (each K datagrams).
+        init_sent: INITs sent: the first and its repetitions (a repetition carries only the
+            chunks whose slices had not come back).
+        init_chunks_sent: INIT datagrams sent (K for the first INIT, fewer for a repetition).
         send_errors, recv_errors: datagrams whose ``sendto`` / ``recvmsg`` failed.
         socket_drops: datagrams (ACK slices) the kernel dropped because the socket's receive buffer
             was full (``SO_RXQ_OVFL``, :mod:`olaf.udpsock`): lost on this host, after the network.
@@ -253,6 +277,7 @@ class ClientStats:
     skipped_by_reason: dict[str, int]
     chunks_sent: int
     init_sent: int
+    init_chunks_sent: int
     send_errors: int
     recv_errors: int
     socket_drops: int
@@ -285,7 +310,7 @@ class ClientEvents:
     """
 
     def init_sent(self, t_ns: int, retry: bool) -> None:
-        """An INIT (all K chunks) was sent at ``t_ns`` (``retry``: a repetition)."""
+        """An INIT was sent at ``t_ns`` (``retry``: a repetition, of the chunks whose slices had not come back)."""
 
     def ack(self, t_ns: int, ack: Ack, own: bool) -> None:
         """An ACK of this deployment's model size arrived at ``t_ns`` (``own``: it answers this client's update)."""
@@ -311,7 +336,10 @@ class OlafClient:
         rng: the random stream of transmission control's draws (a seed or a numpy Generator).
         cluster_id, worker_id: header values (uint16, 0 if None); an Olaf switch overwrites them
             from its tables, and the client learns the stamped ones from its own ACKs.
-        init_retry_s: INIT repetition period, s (> 0), until the model is acked.
+        init_retry_s: delay of the first INIT repetition, s (> 0); each later one waits twice
+            as long as the one before, up to ``init_retry_max_s`` (:func:`init_retry_interval_s`).
+        init_retry_max_s: the longest delay between INIT repetitions, s (≥ ``init_retry_s``;
+            equal: a fixed period).
         background: receive ACKs in a daemon thread (default); False: only inside the waits
             (module docstring, "Threading").
         on_weights: called with the global model (float32, shape ``(P,)``, a copy) each time an
@@ -329,7 +357,8 @@ class OlafClient:
 
     def __init__(self, ps: Any, *, num_params: int, bind: Any = ("0.0.0.0", ACK_PORT), mtu: Optional[int] = MTU,
                  tx: Optional[TxParams] = None, rng: Union[int, np.random.Generator, None] = None,
-                 cluster_id: Optional[int] = None, worker_id: Optional[int] = None, init_retry_s: float = 1.0,
+                 cluster_id: Optional[int] = None, worker_id: Optional[int] = None, init_retry_s: float = INIT_RETRY_S,
+                 init_retry_max_s: float = INIT_RETRY_MAX_S,
                  background: bool = True, on_weights: Optional[Callable[[np.ndarray], None]] = None,
                  events: Optional[ClientEvents] = None, stop: Optional[threading.Event] = None) -> None:
         self.ps = endpoint(ps, "ps", UPDATE_PORT)
@@ -342,15 +371,18 @@ class OlafClient:
         self.chunking = Chunking.single(self.num_params) if mtu is None else Chunking.for_model(self.num_params, int(mtu))
         if tx is not None and not isinstance(tx, TxParams):
             raise ValueError(f"tx={tx!r} must be an olaf.plan.tx.TxParams (or None: transmission control off)")
-        if not init_retry_s > 0:
+        if not 0 < init_retry_s < math.inf:
             raise ValueError(f"init_retry_s={init_retry_s!r} must be > 0 seconds")
+        if not init_retry_s <= init_retry_max_s < math.inf:
+            raise ValueError(f"init_retry_max_s={init_retry_max_s!r} must be finite and >= init_retry_s "
+                             f"({init_retry_s!r} s; equal for a fixed INIT period)")
         self.cluster_id = _uint16_or_none(cluster_id, "cluster_id")
         self.worker_id = _uint16_or_none(worker_id, "worker_id")
         if on_weights is not None and not callable(on_weights):
             raise ValueError(f"on_weights={on_weights!r} must be callable (weights) -> None")
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._tc = TransmissionControl(tx or TxParams(), gen)
-        self._retry_ns = int(init_retry_s * 1e9)
+        self._retry_s = (float(init_retry_s), float(init_retry_max_s))
         self._on_weights = on_weights
         self._events = events or ClientEvents()
         self._stop = stop or threading.Event()
@@ -380,6 +412,8 @@ class OlafClient:
         self._init_raw: Optional[list[int]] = None
         self._init_gen_ts = 0
         self._last_init_ns = 0
+        self._init_rounds = 0  # INITs sent (the first and its repetitions)
+        self._next_init_ns = 0  # when the next INIT repetition is due
 
         self._sock = udp_socket(SOCKET_RCVBUF)
         try:
@@ -418,7 +452,7 @@ class OlafClient:
                 raise RuntimeError("init() was already called on this client; its INIT repeats until the model is acked")
             self._init_raw = pack_q724(w)[0]
             self._init_gen_ts = self._last_init_ns = time.time_ns()
-            self._send_init(retry=False)
+            self._send_init(retry=False, now=self._init_gen_ts)
         if wait_s is not None:
             return self.wait_for_model(wait_s)
         return self.model_acked
@@ -621,7 +655,8 @@ class OlafClient:
                 aom = (time.time_ns() - int(self._slice_gen_ts.min())) / 1e6
             return ClientStats(
                 pushes=c["pushes"], sent=c["sent"], skipped=c["skipped"], skipped_by_reason=dict(self._skipped),
-                chunks_sent=c["chunks_sent"], init_sent=c["init_sent"], send_errors=c["send_errors"],
+                chunks_sent=c["chunks_sent"], init_sent=c["init_sent"],
+                init_chunks_sent=c["init_chunks_sent"], send_errors=c["send_errors"],
                 recv_errors=c["recv_errors"], socket_drops=c["socket_drops"], acks=c["acks"], acks_own=c["acks_own"],
                 acks_others=c["acks"] - c["acks_own"] - c["acks_wrong_size"], acks_wrong_size=c["acks_wrong_size"],
                 acks_malformed=c["acks_malformed"], acks_foreign=c["acks_foreign"], ack_events=c["ack_events"],
@@ -661,10 +696,11 @@ class OlafClient:
         return Update(cluster_id=self.cluster_id or 0, worker_id=self.worker_id or 0, seq=seq, count=1,
                       reward_sum=reward_sum, gen_ts=gen_ts)
 
-    def _send(self, u: Update, raw: list[int], init: bool) -> int:
-        """Send ``u`` with the model vector ``raw`` (Q7.24, ``(P,)``) as its K chunks; return the
-        chunks sent (a chunk whose send fails is counted in ``send_errors``). Lock held: an own
-        ACK is recognised even if it is back before the last chunk leaves."""
+    def _send(self, u: Update, raw: list[int], init: bool, only: Optional[np.ndarray] = None) -> int:
+        """Send ``u`` with the model vector ``raw`` (Q7.24, ``(P,)``) as its K chunks (``only``: a
+        ``(K,)`` bool mask, just those chunks); return the chunks sent (a chunk whose send fails is
+        counted in ``send_errors``). Lock held: an own ACK is recognised even if it is back before
+        the last chunk leaves."""
         self._sent[u.seq] = u.gen_ts
         if len(self._sent) > SENT_MEMORY:
             self._sent.popitem(last=False)
@@ -672,6 +708,8 @@ class OlafClient:
             self._track_own(u.seq)
         sent = 0
         for i, part in enumerate(self.chunking.split(raw)):
+            if only is not None and not only[i]:
+                continue
             c = u.with_(grads=part, chunk=i, num_chunks=self.chunking.num_chunks)
             try:
                 self._sock.sendto(encode_update(c, init=init), self.ps)
@@ -684,17 +722,24 @@ class OlafClient:
                 self._own_slices.pop(u.seq, None)
         return sent
 
-    def _send_init(self, retry: bool) -> None:
+    def _send_init(self, retry: bool, now: int) -> None:
+        """Send the INIT (a repetition: only the chunks whose slices have not come back) and
+        schedule the next repetition (lock held)."""
         assert self._init_raw is not None
-        if self._send(self._header(0, 0, self._init_gen_ts), self._init_raw, init=True):
+        n = self._send(self._header(0, 0, self._init_gen_ts), self._init_raw, init=True,
+                       only=~self._have if retry else None)
+        if n:
             self._c["init_sent"] += 1
+            self._c["init_chunks_sent"] += n
+        self._init_rounds += 1
+        self._last_init_ns = now
+        self._next_init_ns = now + int(init_retry_interval_s(self._init_rounds, *self._retry_s) * 1e9)
         self._events.init_sent(time.time_ns(), retry)
 
     def _retry_init(self, now: int) -> None:
         """Repeat the INIT if it is due (lock held)."""
-        if self._init_raw is not None and not self.model_acked and now - self._last_init_ns >= self._retry_ns:
-            self._send_init(retry=True)
-            self._last_init_ns = now
+        if self._init_raw is not None and not self.model_acked and now >= self._next_init_ns:
+            self._send_init(retry=True, now=now)
 
     def _track_own(self, seq: int) -> None:
         """Start counting the ACK slices of sent update ``seq`` (the oldest leaves the memory
@@ -821,7 +866,7 @@ class OlafClient:
                 return
             wait = min(left, 100_000_000)
             if self._init_raw is not None and not self.model_acked:
-                wait = min(wait, max(self._last_init_ns + self._retry_ns - now, 0))
+                wait = min(wait, max(self._next_init_ns - now, 0))
             self._sock.settimeout(max(wait, 1) / 1e9)
             self._receive_one()
 

@@ -22,7 +22,7 @@ from olaf.chunks import ChunkingError
 from olaf.client import OlafClient, as_vector
 from olaf.hosts.ps import ParameterServer, PsConfig
 from olaf.plan.tx import TxParams
-from olaf.wire import ACK_PORT, UPDATE_PORT, QueueStatus, encode_ack, parse_ack
+from olaf.wire import ACK_PORT, UPDATE_PORT, QueueStatus, encode_ack, parse_ack, parse_update
 
 P = 10
 MTU = 20 + 8 + 38 + 4 * 4
@@ -197,6 +197,9 @@ def test_bad_arguments_name_the_field_and_the_fix():
         ({"num_params": 4, "mtu": 60}, "mtu=60 B leaves no room"),
         ({"num_params": 10**9}, "needs K = .* chunks .* allows K <= 65535"),
         ({"num_params": 4, "init_retry_s": 0}, "init_retry_s=0 must be > 0"),
+        ({"num_params": 4, "init_retry_s": 2.0, "init_retry_max_s": 1.0}, "init_retry_max_s=1.0 must be finite and >= "
+         "init_retry_s"),
+        ({"num_params": 4, "init_retry_max_s": float("inf")}, "init_retry_max_s=inf must be finite"),
         ({"num_params": 4, "worker_id": 70_000}, "worker_id=70000 must be None or an integer in 0..65535"),
         ({"num_params": 4, "tx": {"enabled": True}}, "tx=.* must be an olaf.plan.tx.TxParams"),
         ({"num_params": 4, "bind": (ip(1), 70_000)}, "bind=.*port must be an integer in 1..65535"),
@@ -295,3 +298,82 @@ def test_acks_the_kernel_drops_for_a_full_receive_buffer_are_counted():
             c.poll(0.05)
         st = c.stats()
         assert st.socket_drops > 0 and st.acks_foreign > 1 and st.socket_drops + st.acks_foreign == 201
+
+
+@pytest.mark.parametrize(("n", "want"), [(1, 0.1), (2, 0.2), (3, 0.4), (4, 0.5), (50, 0.5), (5000, 0.5)])
+def test_init_repetitions_back_off_exponentially_to_the_cap(n, want):
+    from olaf.client import init_retry_interval_s
+
+    assert init_retry_interval_s(n, 0.1, 0.5) == pytest.approx(want)
+
+
+def test_init_repetition_numbers_start_at_one():
+    from olaf.client import init_retry_interval_s
+
+    with pytest.raises(ValueError, match="numbered from 1"):
+        init_retry_interval_s(0)
+
+
+def test_init_repeats_only_the_chunks_whose_slices_have_not_come_back():
+    """A peer at the PS's address answers the INIT's slices one at a time: the repetitions after an
+    answer carry only the chunks still unanswered, and the INIT stops once every slice has come back.
+
+    On loopback a datagram is in the peer's socket queue when ``sendto`` returns, and the client
+    sends INITs and takes ACKs under one lock: once its counters show an answer taken, every INIT
+    sent before is already queued at the peer (drained), and every later one is a repetition sent
+    after the answer."""
+    ip = loopback_net()
+    peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    peer.bind((ip(100), UPDATE_PORT))
+    peer.settimeout(HANG_S)
+
+    def next_chunk() -> tuple[int, int]:
+        u = parse_update(peer.recvfrom(65535)[0])
+        assert u.seq == 0  # an INIT
+        return u.chunk, u.gen_ts
+
+    def drain() -> list[int]:
+        peer.setblocking(False)
+        out = []
+        try:
+            while True:
+                out.append(parse_update(peer.recvfrom(65535)[0]).chunk)
+        except BlockingIOError:
+            return out
+        finally:
+            peer.settimeout(HANG_S)
+
+    def answer(c: OlafClient, chunk: int, gen_ts: int, acks: int) -> None:
+        n = min(4, P - 4 * chunk)
+        peer.sendto(encode_ack(cluster_id=0, worker_id=0, seq=0, count=1, global_reward=0, gen_ts=gen_ts,
+                               weights=[chunk] * n, chunk=chunk, num_chunks=3), (ip(1), ACK_PORT))
+        deadline = time.monotonic() + HANG_S
+        while c.stats().acks < acks:
+            assert time.monotonic() < deadline, "the client never took the answer"
+            time.sleep(0.001)
+        drain()
+
+    try:
+        with OlafClient((ip(100), UPDATE_PORT), num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU,
+                        init_retry_s=0.02, init_retry_max_s=0.05) as c:
+            c.init(np.zeros(P))
+            first = [next_chunk() for _ in range(3)]
+            assert sorted(ch for ch, _ in first) == [0, 1, 2]
+            gen_ts = first[0][1]
+            answer(c, 1, gen_ts, acks=1)
+            later = [next_chunk()[0] for _ in range(4)]  # two repetitions after the answer
+            assert sorted(set(later)) == [0, 2] and later.count(0) == later.count(2) == 2
+            answer(c, 0, gen_ts, acks=2)
+            assert [next_chunk()[0] for _ in range(2)] == [2, 2]
+            answer(c, 2, gen_ts, acks=3)
+            assert c.wait_for_model(HANG_S)
+            rounds = c.stats().init_sent
+            r = c.push(np.ones(P), 1.0)
+            assert r.sent
+            u = parse_update(peer.recvfrom(65535)[0])  # the next datagram is the update: no INIT since
+            assert (u.seq, u.gen_ts) == (r.seq, r.gen_ts)
+            st = c.stats()
+    finally:
+        peer.close()
+    assert st.init_sent == rounds
+    assert 3 + 2 * 2 + 2 <= st.init_chunks_sent < 3 * st.init_sent  # the repetitions were partial

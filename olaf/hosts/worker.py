@@ -16,8 +16,10 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    into the run), or now, plus its schedule's start phase (``phase_ns``); a ``go``
    record gives ``t0`` (never earlier than the moment the worker got there);
 2. sends an **INIT** update (flag INIT, ``seq`` 0) carrying its initial
-   weights (paper §2.1) and repeats it every ``init_retry_ms`` until an ACK
-   carrying the global weights arrives;
+   weights (paper §2.1) and repeats the chunks whose slices have not come back,
+   first after ``init_retry_ms`` and then with exponential back-off
+   (:func:`olaf.client.init_retry_interval_s`), until every slice of the global
+   weights has arrived;
 3. when an update is due (:mod:`olaf.hosts.schedule`: one gap after the
    previous one was due, or after it was generated if that was later still;
    generation stops at ``t0 + duration``) first takes the ACKs that arrived,
@@ -164,7 +166,8 @@ class WorkerConfig(OutputFiles):
         start_at_ns: ``t0`` (CLOCK_REALTIME ns), None = start now.
         start_file: wait until this file exists, then take ``t0`` from it (an
             integer, CLOCK_REALTIME ns; empty = now); replaces ``start_at_ns``.
-        init_retry_ms: INIT repetition period until the model is acknowledged.
+        init_retry_ms: delay of the first INIT repetition, ms; later ones back off
+            exponentially (:func:`olaf.client.init_retry_interval_s`) until the model is acknowledged.
         linger_ms: time to keep receiving ACKs after the last generation.
         out_dir, name: log ``out_dir/name.jsonl``, summary ``out_dir/name.summary.json``.
         resume: a restarted incarnation of the same worker (its Ray actor was restarted): it
@@ -485,8 +488,8 @@ class Worker:
     def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""
         st = self.client.stats()
-        keys = ["sent", "skipped", "init_sent", "send_errors", "acks", "acks_own", "acks_malformed", "acks_foreign",
-                "acks_wrong_size", "recv_errors", "socket_drops", "saturated_elements", "saturated_updates"]
+        keys = ["sent", "skipped", "init_sent", "init_chunks_sent", "send_errors", "acks", "acks_own", "acks_malformed",
+                "acks_foreign", "acks_wrong_size", "recv_errors", "socket_drops", "saturated_elements", "saturated_updates"]
         return WorkerSummary(**{
             "role": "worker",
             "name": self.cfg.name,

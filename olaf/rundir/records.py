@@ -370,6 +370,8 @@ class WorkerSummary(Record):
     sent: Count
     skipped: Count
     init_sent: Count
+    init_chunks_sent: Count = Field(default=0, description="INIT datagrams: K for the first INIT, the missing "
+                                    "slices' chunks for a repetition")
     send_errors: Count
     acks: Count
     acks_own: Count
