@@ -96,3 +96,20 @@ def test_bad_rates_name_the_option(rates):
 
     r = CliRunner().invoke(F.compare_cmd, ["fig8", "--rates", rates], obj={})
     assert r.exit_code == 2 and "--rates" in r.output, r.output
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_a_bad_bottleneck_rate_names_rate_pps(value):
+    from click.testing import CliRunner
+
+    from olaf.training.cli import train_cmd
+
+    r = CliRunner().invoke(train_cmd, ["--rate-pps", value, "compare", "fig8"])
+    assert r.exit_code == 2 and "--rate-pps" in r.output, r.output
+
+
+def test_a_fractional_bottleneck_rate_reaches_the_plan():
+    from olaf.training.job import build_plan
+
+    plan = build_plan(env="CartPole-v1", target=None, budget_s=60.0, rate_pps=1.5)
+    assert plan.uplinks[plan.root_switch].pps == 1.5

@@ -102,8 +102,9 @@ def train_options(f):
 @click.group("train", invoke_without_command=True)
 @train_options
 @click.option("--queue", default="olaf", show_default=True, type=click.Choice(QUEUES))
-@click.option("--rate-pps", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Bottleneck toward the PS, updates/s: K chunk packets each (0 = none: the ideal reference).")
+@click.option("--rate-pps", default=0.0, show_default=True, type=FiniteFloat(min=0),
+              help="Bottleneck toward the PS, updates/s, fractions allowed: K chunk packets each "
+                   "(0 = none: the ideal reference).")
 @click.option("--ideal", is_flag=True, help="The ideal reference job: no bottleneck (the same as --rate-pps 0).")
 @click.option("--target", type=FiniteFloat(), help="Mean worker reward that ends the job [default: per env].")
 @click.option("--budget-s", default=1800.0, show_default=True, type=FiniteFloat(min=0, min_open=True),

@@ -118,7 +118,7 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                budget_s: float, mtu: int = MTU,
                stop_at_target: bool = True, topo: str = "tor", clusters: int = 9, workers_per_cluster: int = 3,
                workers_per_host: int = 1,
-               queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: int = 0, tc: bool = False,
+               queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: float = 0, tc: bool = False,
                seed: int = 1, n_steps: int = PPOConfig.n_steps, n_envs: int = PPOConfig.n_envs,
                ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
                ps_gate: Optional[bool] = TrainJob.ps_gate, ps_lr_final: Optional[float] = None,
