@@ -70,6 +70,7 @@ import socket
 import threading
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Optional, Union
 
@@ -696,9 +697,9 @@ class OlafClient:
         return Update(cluster_id=self.cluster_id or 0, worker_id=self.worker_id or 0, seq=seq, count=1,
                       reward_sum=reward_sum, gen_ts=gen_ts)
 
-    def _send(self, u: Update, raw: list[int], init: bool, only: Optional[np.ndarray] = None) -> int:
-        """Send ``u`` with the model vector ``raw`` (Q7.24, ``(P,)``) as its K chunks (``only``: a
-        ``(K,)`` bool mask, just those chunks); return the chunks sent (a chunk whose send fails is
+    def _send(self, u: Update, raw: list[int], init: bool, order: Optional[Sequence[int]] = None) -> int:
+        """Send ``u`` with the model vector ``raw`` (Q7.24, ``(P,)``) as its K chunks (``order``: just
+        these chunk indices, in this order); return the chunks sent (a chunk whose send fails is
         counted in ``send_errors``). Lock held: an own ACK is recognised even if it is back before
         the last chunk leaves."""
         self._sent[u.seq] = u.gen_ts
@@ -707,9 +708,9 @@ class OlafClient:
         if not init:
             self._track_own(u.seq)
         sent = 0
-        for i, part in enumerate(self.chunking.split(raw)):
-            if only is not None and not only[i]:
-                continue
+        parts = self.chunking.split(raw)
+        for i in range(len(parts)) if order is None else order:
+            part = parts[i]
             c = u.with_(grads=part, chunk=i, num_chunks=self.chunking.num_chunks)
             try:
                 self._sock.sendto(encode_update(c, init=init), self.ps)
@@ -723,11 +724,18 @@ class OlafClient:
         return sent
 
     def _send_init(self, retry: bool, now: int) -> None:
-        """Send the INIT (a repetition: only the chunks whose slices have not come back) and
-        schedule the next repetition (lock held)."""
+        """Send the INIT (a repetition: only the chunks whose slices have not come back, starting
+        at a different one each time) and schedule the next repetition (lock held).
+
+        The rotation: behind a full tail-drop queue the last datagrams of a burst are the ones
+        dropped, so a repetition always in index order could lose the same high chunks every time.
+        """
         assert self._init_raw is not None
-        n = self._send(self._header(0, 0, self._init_gen_ts), self._init_raw, init=True,
-                       only=~self._have if retry else None)
+        order = None
+        if retry:
+            missing = np.flatnonzero(~self._have)
+            order = np.roll(missing, -(self._init_rounds % len(missing))).tolist()
+        n = self._send(self._header(0, 0, self._init_gen_ts), self._init_raw, init=True, order=order)
         if n:
             self._c["init_sent"] += 1
             self._c["init_chunks_sent"] += n

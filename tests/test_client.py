@@ -316,7 +316,9 @@ def test_init_repetition_numbers_start_at_one():
 
 def test_init_repeats_only_the_chunks_whose_slices_have_not_come_back():
     """A peer at the PS's address answers the INIT's slices one at a time: the repetitions after an
-    answer carry only the chunks still unanswered, and the INIT stops once every slice has come back.
+    answer carry only the chunks still unanswered, each starting at another of them (behind a
+    tail-drop queue the end of a burst is what is lost), and the INIT stops once every slice has
+    come back.
 
     On loopback a datagram is in the peer's socket queue when ``sendto`` returns, and the client
     sends INITs and takes ACKs under one lock: once its counters show an answer taken, every INIT
@@ -363,6 +365,7 @@ def test_init_repeats_only_the_chunks_whose_slices_have_not_come_back():
             answer(c, 1, gen_ts, acks=1)
             later = [next_chunk()[0] for _ in range(4)]  # two repetitions after the answer
             assert sorted(set(later)) == [0, 2] and later.count(0) == later.count(2) == 2
+            assert later[0] != later[2]  # each repetition starts at another missing chunk
             answer(c, 0, gen_ts, acks=2)
             assert [next_chunk()[0] for _ in range(2)] == [2, 2]
             answer(c, 2, gen_ts, acks=3)
