@@ -412,7 +412,6 @@ class OlafClient:
         self._last_global_reward: Optional[float] = None
         self._init_raw: Optional[list[int]] = None
         self._init_gen_ts = 0
-        self._last_init_ns = 0
         self._init_rounds = 0  # INITs sent (the first and its repetitions)
         self._next_init_ns = 0  # when the next INIT repetition is due
 
@@ -452,7 +451,7 @@ class OlafClient:
             if self._init_raw is not None:
                 raise RuntimeError("init() was already called on this client; its INIT repeats until the model is acked")
             self._init_raw = pack_q724(w)[0]
-            self._init_gen_ts = self._last_init_ns = time.time_ns()
+            self._init_gen_ts = time.time_ns()
             self._send_init(retry=False, now=self._init_gen_ts)
         if wait_s is not None:
             return self.wait_for_model(wait_s)
@@ -740,7 +739,6 @@ class OlafClient:
             self._c["init_sent"] += 1
             self._c["init_chunks_sent"] += n
         self._init_rounds += 1
-        self._last_init_ns = now
         self._next_init_ns = now + int(init_retry_interval_s(self._init_rounds, *self._retry_s) * 1e9)
         self._events.init_sent(time.time_ns(), retry)
 

@@ -94,7 +94,8 @@ class OlafWorker : public ns3::Application {
   // it). Seq counts up from 1, so the memory grows one entry per sent update up to
   // kSentMemory entries: a worker holds only what it has sent (10⁴ workers that each send
   // 600 updates hold 7 KB each, not 48 KB). An index not yet grown to was never written.
-  // gen_ts is split into two 32-bit words so that an entry is 12 bytes in one cache line.
+  // gen_ts is split into two 32-bit words: an entry is 12 contiguous bytes (the two arrays
+  // it replaces kept seq and gen_ts 16 KB apart).
   struct Sent {
     uint32_t seq, gen_ts_lo, gen_ts_hi;
   };
