@@ -11,10 +11,13 @@ What it does for a caller:
 * **INIT** (:meth:`OlafClient.init`): sends the initial weights (flag INIT, ``seq`` 0; paper
   §2.1) as K INIT chunks and repeats, until every slice of the global model has come back in an
   ACK at least once (the model is *acked*), only the chunks whose slices have not come back, with
-  exponential back-off (:func:`init_retry_interval_s`: ``init_retry_s``, twice that, … up to
-  ``init_retry_max_s``; RFC 8085 §3.1.3 asks a UDP sender's retransmissions to back off). A
-  fixed period with every chunk would flood a slow bottleneck: 27 workers' INITs of K = 28
-  chunks are 756 packets, 18 s of a 42-packet/s link, repeated every second.
+  randomised exponential back-off (:func:`init_retry_delay_s`: ``init_retry_s``, twice that, …
+  up to ``init_retry_max_s``, each stretched by a random factor in [1, 1.5); RFC 8085 §3.1.3 asks
+  a UDP sender's retransmissions to back off, RFC 7252 §4.8 randomises them so). A fixed period
+  with every chunk would flood a slow bottleneck: 27 workers' INITs of K = 28 chunks are 756
+  packets, 18 s of a 42-packet/s link, repeated every second. Without the random factor the
+  workers that started together repeat together, in the same order every time, and a tail-drop
+  queue loses the same workers' chunks at the end of each burst.
 * **Push** (:meth:`OlafClient.push`): folds the caller's update direction and mean episode
   reward into the experience collected since the last sent update (sample-weighted mean
   direction, episode-weighted mean reward: :class:`olaf.hosts.learning.Experience`), asks
@@ -97,7 +100,10 @@ RECV_POLL_S = 0.05
 INIT_RETRY_S = 1.0
 """The first INIT repetition's delay, s (:func:`init_retry_interval_s`)."""
 INIT_RETRY_MAX_S = 30.0
-"""The longest delay between INIT repetitions, s (the back-off's cap)."""
+"""The longest delay between INIT repetitions before the random factor, s (the back-off's cap)."""
+INIT_RETRY_RANDOM_FACTOR = 1.5
+"""Each INIT repetition's delay is its back-off interval times a factor drawn uniformly from
+[1, INIT_RETRY_RANDOM_FACTOR) (:func:`init_retry_delay_s`; CoAP's ``ACK_RANDOM_FACTOR``, RFC 7252 §4.8)."""
 
 
 def init_retry_interval_s(n: int, first_s: float = INIT_RETRY_S, max_s: float = INIT_RETRY_MAX_S) -> float:
@@ -110,6 +116,20 @@ def init_retry_interval_s(n: int, first_s: float = INIT_RETRY_S, max_s: float = 
     if n < 1:
         raise ValueError(f"n={n!r}: INIT repetitions are numbered from 1")
     return min(first_s * 2.0 ** min(n - 1, 64), max_s)
+
+
+def init_retry_delay_s(n: int, u: float, first_s: float = INIT_RETRY_S, max_s: float = INIT_RETRY_MAX_S) -> float:
+    """Delay before INIT repetition ``n`` (n ≥ 1) for the uniform draw ``u`` ∈ [0, 1), s:
+    :func:`init_retry_interval_s` times ``1 + (INIT_RETRY_RANDOM_FACTOR − 1) · u``, so in
+    [interval, 1.5 · interval) (RFC 7252 §4.8). Workers that started together then repeat at
+    different times and in a different order each time.
+
+    Raises:
+        ValueError: ``n < 1`` or ``u`` outside [0, 1).
+    """
+    if not 0.0 <= u < 1.0:
+        raise ValueError(f"u={u!r}: the draw must be in [0, 1)")
+    return init_retry_interval_s(n, first_s, max_s) * (1.0 + (INIT_RETRY_RANDOM_FACTOR - 1.0) * u)
 
 
 _log = logging.getLogger(__name__)
@@ -334,7 +354,8 @@ class OlafClient:
             message per update whatever P (K = 1, loopback or jumbo links only).
         tx: transmission-control parameters (:class:`olaf.plan.tx.TxParams`; default: off, every
             update is sent).
-        rng: the random stream of transmission control's draws (a seed or a numpy Generator).
+        rng: the random stream of transmission control's draws (a seed or a numpy Generator);
+            the INIT repetitions' random delays draw from a stream spawned from it.
         cluster_id, worker_id: header values (uint16, 0 if None); an Olaf switch overwrites them
             from its tables, and the client learns the stamped ones from its own ACKs.
         init_retry_s: delay of the first INIT repetition, s (> 0); each later one waits twice
@@ -413,6 +434,13 @@ class OlafClient:
         self._init_raw: Optional[list[int]] = None
         self._init_gen_ts = 0
         self._init_rounds = 0  # INITs sent (the first and its repetitions)
+        # the INIT repetitions' random factors and first rotation: a stream of their own, spawned
+        # from ``rng`` (so transmission control's draws are the same with or without repetitions)
+        try:
+            self._init_rng = gen.spawn(1)[0]
+        except TypeError:  # a Generator whose bit generator has no SeedSequence to spawn from
+            self._init_rng = np.random.default_rng()
+        self._init_offset = 0  # where the repetitions' rotation of the missing chunks starts (drawn at init())
         self._next_init_ns = 0  # when the next INIT repetition is due
 
         self._sock = udp_socket(SOCKET_RCVBUF)
@@ -452,6 +480,7 @@ class OlafClient:
                 raise RuntimeError("init() was already called on this client; its INIT repeats until the model is acked")
             self._init_raw = pack_q724(w)[0]
             self._init_gen_ts = time.time_ns()
+            self._init_offset = int(self._init_rng.integers(self.chunking.num_chunks))
             self._send_init(retry=False, now=self._init_gen_ts)
         if wait_s is not None:
             return self.wait_for_model(wait_s)
@@ -724,7 +753,8 @@ class OlafClient:
 
     def _send_init(self, retry: bool, now: int) -> None:
         """Send the INIT (a repetition: only the chunks whose slices have not come back, starting
-        at a different one each time) and schedule the next repetition (lock held).
+        at a different one each time, from a random first one) and schedule the next repetition
+        after :func:`init_retry_delay_s` (lock held).
 
         The rotation: behind a full tail-drop queue the last datagrams of a burst are the ones
         dropped, so a repetition always in index order could lose the same high chunks every time.
@@ -733,13 +763,14 @@ class OlafClient:
         order = None
         if retry:
             missing = np.flatnonzero(~self._have)
-            order = np.roll(missing, -(self._init_rounds % len(missing))).tolist()
+            order = np.roll(missing, -((self._init_offset + self._init_rounds) % len(missing))).tolist()
         n = self._send(self._header(0, 0, self._init_gen_ts), self._init_raw, init=True, order=order)
         if n:
             self._c["init_sent"] += 1
             self._c["init_chunks_sent"] += n
         self._init_rounds += 1
-        self._next_init_ns = now + int(init_retry_interval_s(self._init_rounds, *self._retry_s) * 1e9)
+        delay = init_retry_delay_s(self._init_rounds, float(self._init_rng.random()), *self._retry_s)
+        self._next_init_ns = now + int(delay * 1e9)
         self._events.init_sent(time.time_ns(), retry)
 
     def _retry_init(self, now: int) -> None:

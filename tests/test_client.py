@@ -308,10 +308,29 @@ def test_init_repetitions_back_off_exponentially_to_the_cap(n, want):
 
 
 def test_init_repetition_numbers_start_at_one():
-    from olaf.client import init_retry_interval_s
+    from olaf.client import init_retry_delay_s, init_retry_interval_s
 
     with pytest.raises(ValueError, match="numbered from 1"):
         init_retry_interval_s(0)
+    with pytest.raises(ValueError, match="numbered from 1"):
+        init_retry_delay_s(0, 0.5)
+
+
+@pytest.mark.parametrize(("n", "u", "want"), [(1, 0.0, 0.1), (1, 0.5, 0.125), (3, 0.5, 0.5), (9, 0.0, 0.5),
+                                              (9, 0.999, 0.74975)])
+def test_init_repetition_delays_are_the_back_off_times_a_random_factor_below_one_and_a_half(n, u, want):
+    from olaf.client import INIT_RETRY_RANDOM_FACTOR, init_retry_delay_s
+
+    assert INIT_RETRY_RANDOM_FACTOR == 1.5
+    assert init_retry_delay_s(n, u, 0.1, 0.5) == pytest.approx(want)
+
+
+@pytest.mark.parametrize("u", [-0.1, 1.0, float("nan")])
+def test_init_repetition_draws_outside_the_unit_interval_are_refused(u):
+    from olaf.client import init_retry_delay_s
+
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\)"):
+        init_retry_delay_s(1, u)
 
 
 def test_init_repeats_only_the_chunks_whose_slices_have_not_come_back():

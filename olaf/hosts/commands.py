@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 import click
 
 from olaf.chunks import ChunkingError
+from olaf.client import INIT_RETRY_MAX_S, INIT_RETRY_RANDOM_FACTOR, INIT_RETRY_S
 from olaf.clitypes import FiniteFloat
 from olaf.constants import ACK_PORT, IPV4_MAX_LEN, MAX_G, MTU, SOCKET_RCVBUF, UPDATE_PORT
 from olaf.hosts.addr import parse_hostport
@@ -174,8 +175,11 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               help="Cluster id written in the header (an Olaf switch overwrites it); also tells the report "
                    "which cluster this worker belongs to.")
 @click.option("--worker-id", type=click.IntRange(0, 0xFFFF), help="Worker id written in the header (as --cluster-id).")
-@click.option("--init-retry-ms", type=FiniteFloat(min=0, min_open=True), default=1000.0, show_default=True,
-              help="Repeat the INIT update this often until the PS acknowledges a model.")
+@click.option("--init-retry-ms", type=FiniteFloat(min=0, min_open=True), default=INIT_RETRY_S * 1000,
+              show_default=True,
+              help="First delay before the INIT's missing chunks are sent again, ms; later repetitions back off "
+                   f"exponentially up to {INIT_RETRY_MAX_S:g} s, each delay times a random factor in "
+                   f"[1, {INIT_RETRY_RANDOM_FACTOR:g}), until every slice of the global model has come back.")
 @click.option("--linger-ms", type=FiniteFloat(min=0), default=500.0, show_default=True,
               help="Keep receiving ACKs this long after the last update.")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,

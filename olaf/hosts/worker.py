@@ -17,8 +17,8 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    record gives ``t0`` (never earlier than the moment the worker got there);
 2. sends an **INIT** update (flag INIT, ``seq`` 0) carrying its initial
    weights (paper §2.1) and repeats the chunks whose slices have not come back,
-   first after ``init_retry_ms`` and then with exponential back-off
-   (:func:`olaf.client.init_retry_interval_s`), until every slice of the global
+   first after ``init_retry_ms`` and then with randomised exponential back-off
+   (:func:`olaf.client.init_retry_delay_s`), until every slice of the global
    weights has arrived;
 3. when an update is due (:mod:`olaf.hosts.schedule`: one gap after the
    previous one was due, or after it was generated if that was later still;
@@ -110,7 +110,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from olaf.client import ClientEvents, OlafClient
+from olaf.client import INIT_RETRY_S, ClientEvents, OlafClient
 from olaf.fixedpoint import INT32_MIN, reward_from_fixed
 from olaf.hosts.learning import Task, task_factory, task_kinds
 from olaf.hosts.runlog import OutputFiles, StartFileError, wait_for_start_file, wait_until
@@ -166,8 +166,9 @@ class WorkerConfig(OutputFiles):
         start_at_ns: ``t0`` (CLOCK_REALTIME ns), None = start now.
         start_file: wait until this file exists, then take ``t0`` from it (an
             integer, CLOCK_REALTIME ns; empty = now); replaces ``start_at_ns``.
-        init_retry_ms: delay of the first INIT repetition, ms; later ones back off
-            exponentially (:func:`olaf.client.init_retry_interval_s`) until the model is acknowledged.
+        init_retry_ms: delay of the first INIT repetition before its random factor, ms; later
+            ones back off exponentially (:func:`olaf.client.init_retry_delay_s`) until the model
+            is acknowledged.
         linger_ms: time to keep receiving ACKs after the last generation.
         out_dir, name: log ``out_dir/name.jsonl``, summary ``out_dir/name.summary.json``.
         resume: a restarted incarnation of the same worker (its Ray actor was restarted): it
@@ -192,7 +193,7 @@ class WorkerConfig(OutputFiles):
     worker_id: Optional[int] = None
     start_at_ns: Optional[int] = None
     start_file: Optional[Path] = None
-    init_retry_ms: float = 1000.0
+    init_retry_ms: float = INIT_RETRY_S * 1000
     linger_ms: float = 500.0
     out_dir: Path = Path(".")
     name: str = "worker"
