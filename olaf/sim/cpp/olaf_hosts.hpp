@@ -14,9 +14,9 @@
 // Experience). The learning task itself is not simulated: a generation's
 // reward is U(-1, 0) and its gradient x·b with x ~ U(-1, 1) and b a fixed
 // per-worker direction with elements in [-1, 1] (synthetic, but real bytes that
-// the switches aggregate). Every ACK slice restarts the Δ̂ timer and updates
-// the status, so Δ̂ counts from the last ACK slice to arrive (the last slice of
-// the latest update answered; docs/simulation.md "Chunks").
+// the switches aggregate). The ACK event (Δ̂ restarts) is the first ACK slice
+// answering an update, as on the real hosts (olaf/hosts/worker.py,
+// docs/hosts.md); every slice updates the status.
 //
 // OlafPs (olaf/hosts/ps.py): answers every update chunk with an ACK slice to the
 // chunk's source IPv4 address, UDP 50101, carrying the chunk's ids, seq, count,
