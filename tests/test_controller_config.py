@@ -164,7 +164,7 @@ def test_workers_sharing_an_address_get_a_key_and_an_ack_port_each(tmp_path):
     (lambda c: c["hosts"]["w2"].update(mac="00:00:0a:00:01:02"), "hosts.w2.ip", "share those too"),
     (lambda c: c["hosts"]["w2"].update(port=2), "hosts.w2.ip", "share those too"),
     (lambda c: c["hosts"]["ps"].update(ip="10.0.1.1"), "hosts.w1.ip", "only workers may share"),
-    (lambda c: c["hosts"]["w2"].update(udp_port=0), "hosts.w2.udp_port", ""),
+    (lambda c: c["hosts"]["w2"].update(udp_port=0), "hosts.w2.udp_port", "greater than or equal to 1"),
 ])
 def test_a_shared_address_is_refused_unless_each_worker_is_its_own_five_tuple(mutate, field, needle):
     c = shared_address()
