@@ -50,6 +50,14 @@ train-deps: $(TRAIN_STAMP) ## Install the train and rllib extras (torch CPU, Gym
 test: $(STAMP) $(TRAIN_STAMP) $(MININET_LINK) ## Every test tier this machine can run (installs what is missing first); says which it skipped and why
 	$(PY) -m pytest
 
+# The Mininet, training and Ray tiers (Ray's tests are marked mininet and train) beside LOAD
+# CPU-bound processes that the session starts and stops itself (tests/conftest.py, --competing-load):
+# nothing may pass only on an idle machine (docs/reliability.md "Under load").
+LOAD ?= 2
+.PHONY: test-under-load
+test-under-load: $(STAMP) $(TRAIN_STAMP) $(MININET_LINK) ## The Mininet, training and Ray tiers beside LOAD (2) CPU-bound processes
+	$(PY) -m pytest -m "mininet or train" --competing-load $(LOAD)
+
 # The tiers (pytest markers, pyproject.toml; tests/tiers.py): test-quick leaves out all of them.
 QUICK_MARKERS := not p4 and not mininet and not ns3 and not rtl and not train and not slow
 .PHONY: test-quick

@@ -44,8 +44,12 @@ meanwhile ACKs must be taken off the socket (K slices per update per worker of t
 would otherwise fill the kernel's receive buffer), stamped with their real arrival time (``Δ̂``
 is the time since the last ACK event, not since the caller got round to reading it) and INITs
 must be repeated. The caller only *reads* what the thread collected, between its iterations.
-Every piece of shared state is guarded by one lock; the counters of :meth:`OlafClient.stats`
-are a consistent snapshot. With ``background=False`` there is no thread: datagrams are received
+The thread keeps only what adoption needs, the newest slice of every chunk (memory bounded by K
+slices however many answers arrive during an iteration: a slice replaced before it was adopted is
+counted in ``slices_superseded``, apart from what the kernel dropped, ``socket_drops``), so a
+caller busy for any length of time loses no answer to a full receive buffer
+(``docs/reliability.md``). Every piece of shared state is guarded by one lock; the counters of
+:meth:`OlafClient.stats` are a consistent snapshot. With ``background=False`` there is no thread: datagrams are received
 only inside :meth:`OlafClient.wait_until` (and the ``wait_for_*``/:meth:`OlafClient.poll`
 helpers) — for a single-threaded process that owns its timeline, as ``olaf worker`` does.
 
@@ -85,7 +89,7 @@ from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed,
 from olaf.hosts.learning import Experience, Generation
 from olaf.hosts.txcontrol import Decision, TransmissionControl
 from olaf.plan.tx import TxParams
-from olaf.udpsock import ANC_SPACE, dropped, udp_socket
+from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_socket
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
 
@@ -273,6 +277,10 @@ class ClientStats:
         send_errors, recv_errors: datagrams whose ``sendto`` / ``recvmsg`` failed.
         socket_drops: datagrams (ACK slices) the kernel dropped because the socket's receive buffer
             was full (``SO_RXQ_OVFL``, :mod:`olaf.udpsock`): lost on this host, after the network.
+        slices_superseded: ACK slices with weights replaced by a newer slice of the same chunk
+            before :meth:`~OlafClient.adopt` took them (not lost: the newer one holds the PS's later weights).
+        rcvbuf_bytes: the receive buffer the kernel granted the socket, bytes (:func:`olaf.udpsock.rcvbuf_granted`).
+        rcvbuf_advice: None, or (when the kernel granted less than asked for) the cap and how to lift it.
         acks: ACK datagrams decoded (from the PS's address).
         acks_own: ACKs answering this client's own sent updates (INIT included).
         acks_others: ACKs of the right model size answering other workers' updates (multicast to the cluster).
@@ -302,6 +310,9 @@ class ClientStats:
     send_errors: int
     recv_errors: int
     socket_drops: int
+    slices_superseded: int
+    rcvbuf_bytes: int
+    rcvbuf_advice: Optional[str]
     acks: int
     acks_own: int
     acks_others: int
@@ -369,6 +380,7 @@ class OlafClient:
             from the receive thread (or inside a wait), without the lock held. Exceptions are
             logged and counted, never raised into the receive loop.
         events: protocol event hooks (:class:`ClientEvents`).
+        rcvbuf: the socket's receive buffer to ask for, bytes (≥ 1; :func:`olaf.udpsock.udp_socket`).
         stop: an event that ends any wait early when set (e.g. from a signal handler).
 
     Raises:
@@ -382,7 +394,8 @@ class OlafClient:
                  cluster_id: Optional[int] = None, worker_id: Optional[int] = None, init_retry_s: float = INIT_RETRY_S,
                  init_retry_max_s: float = INIT_RETRY_MAX_S,
                  background: bool = True, on_weights: Optional[Callable[[np.ndarray], None]] = None,
-                 events: Optional[ClientEvents] = None, stop: Optional[threading.Event] = None) -> None:
+                 events: Optional[ClientEvents] = None, stop: Optional[threading.Event] = None,
+                 rcvbuf: int = SOCKET_RCVBUF) -> None:
         self.ps = endpoint(ps, "ps", UPDATE_PORT)
         self.bind = endpoint(bind, "bind", ACK_PORT)
         if not isinstance(num_params, (int, np.integer)) or isinstance(num_params, bool) or num_params < 1:
@@ -400,6 +413,8 @@ class OlafClient:
                              f"({init_retry_s!r} s; equal for a fixed INIT period)")
         self.cluster_id = _uint16_or_none(cluster_id, "cluster_id")
         self.worker_id = _uint16_or_none(worker_id, "worker_id")
+        if not isinstance(rcvbuf, (int, np.integer)) or isinstance(rcvbuf, bool) or rcvbuf < 1:
+            raise ValueError(f"rcvbuf={rcvbuf!r} must be a positive integer number of bytes")
         if on_weights is not None and not callable(on_weights):
             raise ValueError(f"on_weights={on_weights!r} must be callable (weights) -> None")
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -443,12 +458,13 @@ class OlafClient:
         self._init_offset = 0  # where the repetitions' rotation of the missing chunks starts (drawn at init())
         self._next_init_ns = 0  # when the next INIT repetition is due
 
-        self._sock = udp_socket(SOCKET_RCVBUF)
+        self._sock = udp_socket(int(rcvbuf))
         try:
             self._sock.bind(self.bind)
         except OSError:
             self._sock.close()
             raise
+        self._rcvbuf = (int(rcvbuf), rcvbuf_granted(self._sock))  # asked for, granted
         self._thread: Optional[threading.Thread] = None
         if background:
             self._sock.settimeout(RECV_POLL_S)
@@ -686,7 +702,9 @@ class OlafClient:
                 pushes=c["pushes"], sent=c["sent"], skipped=c["skipped"], skipped_by_reason=dict(self._skipped),
                 chunks_sent=c["chunks_sent"], init_sent=c["init_sent"],
                 init_chunks_sent=c["init_chunks_sent"], send_errors=c["send_errors"],
-                recv_errors=c["recv_errors"], socket_drops=c["socket_drops"], acks=c["acks"], acks_own=c["acks_own"],
+                recv_errors=c["recv_errors"], socket_drops=c["socket_drops"],
+                slices_superseded=c["slices_superseded"], rcvbuf_bytes=self._rcvbuf[1],
+                rcvbuf_advice=rcvbuf_advice(*self._rcvbuf), acks=c["acks"], acks_own=c["acks_own"],
                 acks_others=c["acks"] - c["acks_own"] - c["acks_wrong_size"], acks_wrong_size=c["acks_wrong_size"],
                 acks_malformed=c["acks_malformed"], acks_foreign=c["acks_foreign"], ack_events=c["ack_events"],
                 saturated_elements=c["saturated_elements"], saturated_updates=c["saturated_updates"],
@@ -843,6 +861,8 @@ class OlafClient:
         if ack.weights:
             values = unpack_q724(ack.weights)
             start, stop = c.bounds(ack.chunk)
+            if ack.chunk in self._new:  # the newest slice is what adoption needs
+                self._c["slices_superseded"] += 1
             self._new[ack.chunk] = values
             self._global[start:stop] = values
             self._slice_gen_ts[ack.chunk] = max(int(self._slice_gen_ts[ack.chunk]), ack.gen_ts)

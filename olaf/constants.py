@@ -131,10 +131,12 @@ MAX_CHUNKS = 64
 """Chunks per update K the BMv2 extern keeps per-key state for (key = (cluster, chunk)): 1..MAX_CHUNKS.
 64 holds RLlib's default network (137,477 parameters) in jumbo frames (62 chunks)."""
 SOCKET_RCVBUF = 4 << 20
-"""UDP receive buffer of the PS's and every worker's socket, bytes (the kernel caps it at
-``net.core.rmem_max``). A worker reads its socket only between PPO iterations; meanwhile a
-chunked model's ACK answers pile up there (K slices each; a 9000 B slice takes about 12 KiB of
-buffer), and Linux's default of 208 KiB lost half of the slices of K = 61 answers through BMv2."""
+"""UDP receive buffer asked for by the PS's and every worker's socket, bytes (at least; the kernel
+caps it at ``net.core.rmem_max`` unless the process has ``CAP_NET_ADMIN``, and doubles it:
+:mod:`olaf.udpsock`). A worker's receive thread drains its socket during iterations too; the
+buffer holds what arrives while that thread waits for a core: a 9000 B ACK slice takes 16.3 KiB
+of it, so 4 MiB (8 MiB granted) holds about 500 of them. Linux's default of 208 KiB lost half of
+the slices of K = 61 answers through BMv2 when the worker read only between iterations."""
 WORKER_NICE = 10
 """Nice value of the emulated workers (processes, or threads in a Ray actor; a Mininet host's
 worker also its session's autogroup) and of the evaluator, 0..19; 0 = the harness's own.

@@ -1,9 +1,21 @@
 """Fixtures shared by several test modules, and the test tiers (tests/tiers.py): every test of a
 tier this machine cannot run is skipped with the reason, and the session ends with one line per
-tier saying what ran, what was skipped and why."""
+tier saying what ran, what was skipped and why.
+
+``--competing-load N`` runs the session beside N CPU-bound processes (``make test-under-load``,
+``docs/reliability.md`` "Under load"): a user's machine is busy (a compile, another job), and no
+test may pass only on an idle one. Each process is a busy loop in a session of its own (an
+autogroup of its own, as a compile started from another terminal), at nice 0; they start before
+the first test and are killed when the session ends. Every test's hang guard (pytest-timeout) is
+stretched by ``(cores + N) / cores``, the share of the cores the tests lose to them.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,12 +25,59 @@ from p4_tier import build_p4
 from tiers import REQUIREMENTS, SKIP_REASON, TIERS, require
 
 TIER_STATS = pytest.StashKey[dict]()
+LOAD = pytest.StashKey[list]()
+LOAD_HELD = pytest.StashKey[bool]()
+BUSY_LOOP = "while True: pass"
 
 # Hypothesis without its timing checks (a 200 ms deadline per example, "data generation too
 # slow"): on a loaded machine they fail tests that are correct. A test's own settings keep
 # what they set and take these for the rest.
 settings.register_profile("olaf", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("olaf")
+
+
+# -- competing load -------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--competing-load", type=int, default=0, metavar="N",
+                     help="run the session beside N CPU-bound processes (make test-under-load); "
+                          "hang guards are stretched by (cores + N) / cores")
+
+
+def _load_scale(config: pytest.Config) -> float:
+    """How much longer a test may take beside the competing processes: ``(cores + N) / cores``."""
+    cores = os.cpu_count() or 1
+    return (cores + max(config.getoption("--competing-load"), 0)) / cores
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    n = session.config.getoption("--competing-load")
+    if n < 0:
+        raise pytest.UsageError(f"--competing-load={n}: the number of CPU-bound processes must be >= 0")
+    session.config.stash[LOAD] = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], start_new_session=True)
+                                  for _ in range(n)]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    load = session.config.stash.get(LOAD, [])
+    session.config.stash[LOAD_HELD] = all(p.poll() is None for p in load)  # the load lasted the whole session
+    for p in load:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    scale = _load_scale(config)
+    if scale == 1.0:
+        return
+    default = float(config.getini("timeout") or 0)
+    for item in items:
+        m = item.get_closest_marker("timeout")
+        guard = float(m.args[0] if m and m.args else m.kwargs.get("timeout", default) if m else default)
+        if guard > 0:
+            item.add_marker(pytest.mark.timeout(guard * scale), append=False)
 
 
 # -- tiers ----------------------------------------------------------------------------------------
@@ -95,6 +154,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             skipped[t] += 1
             reasons[t].add(reason[m.end():] if m and m.group("tier") == t else reason)
     terminalreporter.write_sep("=", "test tiers")
+    load = config.stash.get(LOAD, [])
+    if load:
+        terminalreporter.write_line(f"under load: {len(load)} competing CPU-bound processes on {os.cpu_count()} cores "
+                                    f"(hang guards x{_load_scale(config):.2f}); all still running at the end: "
+                                    f"{config.stash.get(LOAD_HELD, False)}")
     for t in [*TIERS, "untiered"]:
         selected, deselected = stats["selected"].get(t, 0), stats["deselected"].get(t, 0)
         if not (selected or deselected or modules.get(t)):

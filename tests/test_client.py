@@ -399,3 +399,65 @@ def test_init_repeats_only_the_chunks_whose_slices_have_not_come_back():
         peer.close()
     assert st.init_sent == rounds
     assert 3 + 2 * 2 + 2 <= st.init_chunks_sent < 3 * st.init_sent  # the repetitions were partial
+
+
+def _busy(until: threading.Event, guard_s: float) -> int:
+    """Pure-Python work (the GIL held but for the interpreter's switch interval) until ``until``
+    is set, as a training iteration that never calls the client; returns the rounds done."""
+    deadline = time.monotonic() + guard_s
+    rounds = 0
+    while not until.is_set():
+        assert time.monotonic() < deadline, "the sender never finished: the busy caller's socket was not drained"
+        sum(i * i for i in range(2000))
+        rounds += 1
+    return rounds
+
+
+def test_a_busy_caller_loses_no_answer_and_keeps_the_newest_slice_per_chunk(ps):
+    """While the caller computes without calling the client (an iteration), the real PS answers 300
+    updates (900 ACK slices) into a receive buffer that holds a few: the receive thread takes them
+    all off the socket (no kernel drop), keeps only the newest slice of each chunk (the other 897
+    counted as superseded, apart from drops) and hands the PS's final weights over at adoption.
+
+    Deterministic: the updates (sent from the client's address, so the PS answers the client) go
+    out one at a time, each after the client holds every slice of the previous answer; the socket
+    never queues more than one answer, and the sender stalls (the test fails on its guard) unless
+    the thread drains the socket during the busy loop."""
+    from olaf.update import Update
+    from olaf.wire import encode_update
+
+    ip, ps_addr, out = ps
+    n_updates, k = 300, 3
+    with OlafClient(ps_addr, num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU, rcvbuf=4096) as c:
+        assert c.init(np.zeros(P), wait_s=HANG_S)
+        assert c.adopt(np.zeros(P)).slices == k
+        assert c.stats().rcvbuf_bytes < 64 * 1024   # a few small datagrams (Linux's minimum is ~4.6 kB)
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sender.bind((ip(1), 0))                     # the client's address: the PS answers to its ACK port
+        done = threading.Event()
+        base = c.stats().acks
+
+        def send_all() -> None:
+            try:
+                for i in range(1, n_updates + 1):
+                    u = Update(cluster_id=0, worker_id=7, seq=i, count=1, reward_sum=0, gen_ts=time.time_ns())
+                    for chunk, part in enumerate(c.chunking.split([1 << 16] * P)):  # +2⁻⁸ per element and update
+                        sender.sendto(encode_update(u.with_(grads=part, chunk=chunk, num_chunks=k)), ps_addr)
+                    deadline = time.monotonic() + HANG_S
+                    while c.stats().acks < base + k * i:   # the whole answer is off the socket
+                        assert time.monotonic() < deadline
+                        time.sleep(0.0002)
+            finally:
+                done.set()
+
+        t = threading.Thread(target=send_all)
+        t.start()
+        _busy(done, guard_s=6 * HANG_S)
+        t.join()
+        sender.close()
+        st = c.stats()
+        assert st.acks == base + k * n_updates and st.socket_drops == 0
+        assert st.slices_superseded == k * n_updates - k   # one slice per chunk kept for adoption
+        a = c.adopt(np.zeros(P))
+        assert a.slices == k
+        np.testing.assert_allclose(a.weights, np.full(P, LR * n_updates * 2.0 ** -8), atol=1e-6)

@@ -213,3 +213,39 @@ def test_socket_buffer_drops_are_counted(tmp_path):
     sender.close()
     s = json.loads((tmp_path / "ps.summary.json").read_text())
     assert s["socket_drops"] >= 400 and s["socket_drops"] + s["datagrams"] >= 500, s
+
+
+def test_a_burst_of_one_update_from_every_worker_fits_the_job_ps_buffer(tmp_path):
+    """A job's PS asks for a receive buffer that holds one update of every worker at once
+    (``olaf.hosts.jobconfig.ps_config``: 27 workers × K = 28 chunks of Stable-Baselines3's network
+    at MTU 1500). The whole burst queues while the PS is held, then every chunk is received: none
+    is dropped by the kernel. Where the kernel caps the buffer (``net.core.rmem_max`` without
+    ``CAP_NET_ADMIN``) the PS's summary says so and how to lift the cap instead."""
+    from olaf.chunks import Chunking
+    from olaf.constants import ELEMENT_LEN, UPDATE_HEADER_LEN
+    from olaf.udpsock import rcvbuf_for
+
+    ip = loopback_net()
+    chunking = Chunking.for_model(9797, 1500)
+    workers, k, length = 27, chunking.num_chunks, chunking.chunk_len
+    rcvbuf = rcvbuf_for(workers * k, UPDATE_HEADER_LEN + ELEMENT_LEN * length)
+    ps = ParameterServer(PsConfig(bind_ip=ip(100), out_dir=tmp_path, flush_s=0, rcvbuf=rcvbuf, num_params=9797))
+    if ps.rcvbuf_bytes < 2 * rcvbuf:
+        s = ps.summary(0, 0, "signal")
+        ps.sock.close()
+        assert "net.core.rmem_max" in s["rcvbuf_advice"] and str(rcvbuf) in s["rcvbuf_advice"]
+        pytest.skip(f"the kernel caps receive buffers at net.core.rmem_max: {s['rcvbuf_advice']}")
+    senders = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(workers)]
+    for n, s in enumerate(senders):
+        s.bind((ip(n + 1), 0))
+        u = upd(1, grads=(0,) * length)
+        for chunk in range(k):
+            s.sendto(encode_update(u.with_(chunk=chunk, num_chunks=k)), (ip(100), UPDATE_PORT))
+    with running(ps.run):
+        assert ps.ready.wait(5)
+        wait_datagrams(ps, workers * k)
+        summary = final_summary(ps, tmp_path)
+    for s in senders:
+        s.close()
+    assert summary["datagrams"] == workers * k and summary["socket_drops"] == 0
+    assert summary["rcvbuf_bytes"] >= 2 * rcvbuf and summary["rcvbuf_advice"] is None

@@ -205,3 +205,45 @@ def test_bad_log_lines_and_gen_ts_are_counted_not_fatal(run_dir):
     assert s["ps"]["bad_gen_ts"] == 2
     assert s["clusters"]["0"]["aom_avg_ms"] == good["clusters"]["0"]["aom_avg_ms"]
     assert s["clusters"]["0"]["aom_avg_ms"] >= 0
+
+
+def test_socket_drops_are_named_per_host_with_the_buffer_and_the_fix(run_dir):
+    """A worker whose kernel dropped ACK slices for a full receive buffer is named in the report
+    (summary.json and the console) with the buffer it was granted and what to change; hosts
+    without drops, and hosts without a summary, are not."""
+    from olaf.rundir.records import WorkerSummary
+
+    def worker_summary(name, drops, advice):
+        return WorkerSummary(
+            role="worker", name=name, task="ppo", bind="10.0.0.1", cluster_id=0, worker_id=None,
+            learned_cluster_id=0, learned_worker_id=1, t0_ns=0, gen_end_ns=70 * MS, t_stop_ns=80 * MS,
+            stop_reason="schedule_end", generated=6, sent=5, skipped=1, init_sent=1, send_errors=0, acks=50,
+            acks_own=20, acks_malformed=0, acks_wrong_size=0, recv_errors=0, socket_drops=drops,
+            slices_superseded=40, rcvbuf_bytes=425_984, rcvbuf_advice=advice, model_acked=True, last_seq=5,
+            last_global_reward=None).dump()
+
+    capped = ("the kernel granted a 425,984-byte receive buffer of the 8,388,608 asked for (net.core.rmem_max = "
+              "212992): raise it with `sysctl -w net.core.rmem_max=4194304` or run as root (SO_RCVBUFFORCE)")
+    (run_dir / "hosts" / "a.summary.json").write_text(json.dumps(worker_summary("a", 921, capped)))
+    (run_dir / "hosts" / "b.summary.json").write_text(json.dumps(worker_summary("b", 0, None)))
+    s = summarize(load_run(run_dir))
+    assert s["socket_drops"] == {"a": {"drops": 921, "rcvbuf_bytes": 425_984, "advice": capped,
+                                       "slices_superseded": 40}}
+    r = CliRunner().invoke(main, ["report", str(run_dir), "--no-plots"])
+    assert r.exit_code == 0, r.output
+    assert "a: the kernel dropped 921 datagrams for a full socket receive buffer (425,984 B)" in r.output
+    assert "sysctl -w net.core.rmem_max=4194304" in " ".join(r.output.split())
+
+
+def test_rcvbuf_advice_and_truesize_by_hand(monkeypatch):
+    from olaf import udpsock
+
+    assert [udpsock.datagram_truesize(n) for n in (1472, 8972, 0)] == [2048 + 256, 16384 + 256, 1024 + 256]
+    assert udpsock.rcvbuf_for(756, 1430) == max(udpsock.SOCKET_RCVBUF, 756 * 2304)
+    assert udpsock.rcvbuf_for(2000, 8972) == 2000 * 16640
+    assert udpsock.rcvbuf_advice(1 << 22, 1 << 23) is None   # granted: twice what was asked for
+    monkeypatch.setattr(udpsock, "rmem_max", lambda: 212992)
+    advice = udpsock.rcvbuf_advice(1 << 22, 425_984)
+    assert "425,984-byte" in advice and "net.core.rmem_max = 212992" in advice and "rmem_max=4194304" in advice
+    with pytest.raises(ValueError, match="rcvbuf"):
+        udpsock.udp_socket(0)

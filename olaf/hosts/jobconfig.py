@@ -3,7 +3,8 @@ processes (Mininet, local) starts, from the job's parts.
 
 One place decides how a training job (:class:`~olaf.plan.workload.TrainJob`) changes a host:
 the PS takes its step, ``γ``, gating and mode (sync rounds wait for every worker of the job),
-and the model's size and MTU (the chunks K its workers send, :mod:`olaf.chunks`);
+and the model's size and MTU (the chunks K its workers send, :mod:`olaf.chunks`) and a receive
+buffer that holds one update of every worker at once (:func:`olaf.udpsock.rcvbuf_for`);
 a worker runs the ``ppo`` task and waits ``ack_wait_ms`` for the ACK's weights. Without a job
 the workers run the ``bandit`` task with ``num_weights`` weights. The PS trusts the job's
 workers only, and the first worker's INIT (:mod:`olaf.hosts.trust`).
@@ -15,7 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from olaf.constants import ACK_PORT
+from olaf.chunks import Chunking
+from olaf.constants import ACK_PORT, ELEMENT_LEN, UPDATE_HEADER_LEN
 from olaf.hosts.modes import Mode, ModeParams
 from olaf.hosts.ps import PsConfig
 from olaf.hosts.schedule import ScheduleSpec
@@ -24,6 +26,7 @@ from olaf.hosts.trust import TrustPolicy
 from olaf.hosts.worker import WorkerConfig
 from olaf.plan.tx import TxParams
 from olaf.plan.workload import TrainJob
+from olaf.udpsock import rcvbuf_for
 
 EVAL_CHECKPOINT_S = 5.0
 """The PS of a job whose global model is evaluated writes its checkpoint this often, s (or at the
@@ -49,10 +52,13 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
                        sync_workers=len(worker_ips) if job.mode == Mode.SYNC.value else None,
                        round_timeout_ms=job.round_timeout_ms)
     checkpoint_s = None if job.eval_every_s is None else min(job.eval_every_s, EVAL_CHECKPOINT_S)
+    chunking = Chunking.for_model(job.num_params, job.task.mtu)
+    datagram = UPDATE_HEADER_LEN + ELEMENT_LEN * chunking.chunk_len  # one update chunk's UDP payload
+    rcvbuf = rcvbuf_for(len(worker_ips) * chunking.num_chunks, datagram)
     return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, lr=job.ps_lr, step=job.ps_step, gate=job.ps_gate,
                     lr_final=job.ps_lr_final, lr_decay_updates=job.ps_lr_decay_updates,
                     modes=modes, trust=trust, checkpoint_s=checkpoint_s, num_params=job.num_params,
-                    mtu=job.task.mtu)
+                    mtu=job.task.mtu, rcvbuf=rcvbuf)
 
 
 def worker_config(job: Optional[TrainJob], *, ps_ip: str, bind_ip: str, schedule: ScheduleSpec, num_weights: int,

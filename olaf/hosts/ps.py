@@ -48,7 +48,8 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models o
 Summary ``<name>.summary.json``: counters (``datagrams``, ``updates``,
 ``inits``, ``malformed`` and ``malformed_reasons``, ``untrusted`` and ``untrusted_reasons``,
 ``init_source`` (INITs of allowed workers other than ``init_from``, answered but not used),
-``socket_drops`` (datagrams the kernel dropped for a full receive buffer, ``SO_RXQ_OVFL``), outcomes, ``acks_sent``,
+``socket_drops`` (datagrams the kernel dropped for a full receive buffer, ``SO_RXQ_OVFL``; ``rcvbuf_bytes`` the
+buffer granted, ``rcvbuf_advice`` how to lift a cap that shrank it), outcomes, ``acks_sent``,
 ``ack_errors``, ``flushes``), per-cluster counts (over all chunks), ``per_chunk`` (cluster →
 chunk → ``chunks`` received, ``worker_updates`` = Σ ``count``, ``acked``, one counter per
 outcome), ``wrong_size_reasons``, ``num_chunks``/``chunk_len``, the final global reward (K > 1:
@@ -86,7 +87,7 @@ from olaf.rundir.records import (
     UntrustedRecord,
     UpdateRecord,
 )
-from olaf.udpsock import ANC_SPACE, dropped, udp_socket
+from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_socket
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
 
 RECV_BUF = 65535
@@ -111,8 +112,10 @@ class PsConfig(OutputFiles):
         duration_s: stop after this many seconds (None: until stopped).
         out_dir, name: log ``out_dir/name.jsonl``, summary ``out_dir/name.summary.json``.
         flush_s: log flush interval, seconds.
-        rcvbuf: socket receive buffer, bytes (the kernel may cap it at
-            ``net.core.rmem_max``).
+        rcvbuf: socket receive buffer to ask for, bytes (:func:`olaf.udpsock.udp_socket`: the kernel
+            caps it at ``net.core.rmem_max`` unless the PS has ``CAP_NET_ADMIN``); a job's PS asks
+            for a burst of one update from every worker (:func:`olaf.hosts.jobconfig.ps_config`).
+            The summary gives what was granted (``rcvbuf_bytes``) and, if less, how to lift the cap.
         trust: what the PS accepts (:mod:`olaf.hosts.trust`).
         checkpoint_s: write ``out_dir/name.checkpoint.npz`` (:mod:`olaf.hosts.checkpoint`) this often,
             seconds, and when the PS stops (None: only when it stops).
@@ -188,6 +191,8 @@ class ParameterServer:
         self.wrong_size_reasons: Counter[str] = Counter()
         self.sock = udp_socket(cfg.rcvbuf)
         self.sock.bind((cfg.bind_ip, cfg.port))
+        self.rcvbuf_bytes = rcvbuf_granted(self.sock)
+        """The receive buffer the kernel granted, bytes (:func:`olaf.udpsock.rcvbuf_granted`)."""
         self.ready = threading.Event()
         """Set once the socket is bound and the log is open (for in-process users)."""
 
@@ -386,6 +391,8 @@ class ParameterServer:
             "t_stop_ns": t_stop,
             "stop_reason": reason,
             **{k: self.counters[k] for k in keys},
+            "rcvbuf_bytes": self.rcvbuf_bytes,
+            "rcvbuf_advice": rcvbuf_advice(self.cfg.rcvbuf, self.rcvbuf_bytes),
             "malformed_reasons": dict(self.malformed_reasons),
             "untrusted_reasons": dict(self.untrusted_reasons),
             "trust": {"allowed_sources": None if self.cfg.trust.allowed_sources is None else

@@ -44,7 +44,9 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    slow or lossy one it goes on training and adopts them after that
    iteration); 0 = no wait; synchronous training (:mod:`olaf.hosts.modes`)
    sets it to the round's cutoff;
-4. meanwhile receives ACKs: with K = 1 any ACK is an *ACK event*; with K > 1 the event is
+4. meanwhile receives ACKs, in its client's receive thread, during an iteration too: a busy
+   worker loses no answer to a full socket buffer; it keeps the newest slice of every chunk for
+   the next adoption (``docs/reliability.md``). With K = 1 any ACK is an *ACK event*; with K > 1 the event is
    the **first** ACK slice answering an update (one ``(worker_id, seq, gen_ts)``, of any worker
    of its cluster: docs/hosts.md "Chunks at the worker" says why the first and not the last).
    An ACK event restarts the ``Δ̂`` timer; ``ack_wait_ms`` waits for the *whole answer*: every
@@ -250,9 +252,11 @@ class Worker:
     """One worker; :meth:`run` blocks until its schedule ends or ``stop`` is set.
 
     The protocol (INIT, packing, chunks, transmission control, ACKs, adoption) is its
-    :class:`~olaf.client.OlafClient` (``self.client``, no receive thread: the worker receives
-    while it waits for the next due time, so ACKs never interleave with an iteration's records);
-    the worker adds the schedule, the task, the log and the summary.
+    :class:`~olaf.client.OlafClient` (``self.client``, with its receive thread: ACKs are taken off
+    the socket while an iteration runs, and adopted only between iterations, paper §8.2); the
+    worker adds the schedule, the task, the log and the summary. Log records are written under one
+    lock (the receive thread writes ``ack`` records, the main thread ``gen`` records), in the order
+    they happen.
     """
 
     def __init__(self, cfg: WorkerConfig, stop: Optional[threading.Event] = None, task: Optional[Task] = None) -> None:
@@ -268,10 +272,11 @@ class Worker:
         self.gen_end: Optional[int] = None
         self._next_idx = 0
         self._t0: Optional[int] = None  # the start of a worker driven from outside (begin)
+        self._log_lock = threading.Lock()  # the receive thread's ack records and the main thread's records
         self.client = OlafClient(
             (cfg.ps_ip, cfg.ps_port), num_params=self.num_weights, bind=(cfg.bind_ip, cfg.ack_port), mtu=cfg.links_mtu,
             tx=cfg.tx, rng=tx_rng, cluster_id=cfg.cluster_id, worker_id=cfg.worker_id,
-            init_retry_s=cfg.init_retry_ms / 1000, background=False, events=_LogEvents(self), stop=self.stop)
+            init_retry_s=cfg.init_retry_ms / 1000, background=True, events=_LogEvents(self), stop=self.stop)
         self.chunking = self.client.chunking
 
     @property
@@ -318,8 +323,9 @@ class Worker:
     # -- main loop -----------------------------------------------------------
 
     def _log_write(self, rec: Record) -> None:
-        assert self._log is not None
-        self._log.write(rec)
+        with self._log_lock:
+            if self._log is not None:  # the receive thread may outlive the log by one datagram
+                self._log.write(rec)
 
     def _wait_for_start(self) -> Optional[tuple[int, int]]:
         """``(requested t0, actual t0)`` once the start has come, None if stopped first.
@@ -460,7 +466,9 @@ class Worker:
         t_stop = time.time_ns()
         summary = self.summary(t0, self.gen_end, t_stop, reason)
         self._log_write(StopRecord(ev="stop", t_ns=t_stop, reason=reason))
-        self._log.close()
+        with self._log_lock:
+            self._log.close()
+            self._log = None
         write_json(self.cfg.summary_path, summary)
         return summary
 
@@ -490,7 +498,8 @@ class Worker:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""
         st = self.client.stats()
         keys = ["sent", "skipped", "init_sent", "init_chunks_sent", "send_errors", "acks", "acks_own", "acks_malformed",
-                "acks_foreign", "acks_wrong_size", "recv_errors", "socket_drops", "saturated_elements", "saturated_updates"]
+                "acks_foreign", "acks_wrong_size", "recv_errors", "socket_drops", "slices_superseded", "rcvbuf_bytes",
+                "rcvbuf_advice", "saturated_elements", "saturated_updates"]
         return WorkerSummary(**{
             "role": "worker",
             "name": self.cfg.name,

@@ -74,6 +74,10 @@ def report_run(run_dir: Path, out_dir: Optional[Path] = None, *, k: Optional[int
         written.append(pl.plot_reward(run, w["t_start_ns"], out_dir / "reward.png"))
         cdf_runs = {_label(run, run_dir): [d for ds in by_cluster.values() for d in ds]}
     console.print(summary_table(summary, title=f"Per-cluster results: {run_dir}"))
+    for host, d in summary["socket_drops"].items():
+        buf = "unknown" if d["rcvbuf_bytes"] is None else f"{d['rcvbuf_bytes']:,} B"
+        console.print(f"[yellow]{host}[/]: the kernel dropped {d['drops']:,} datagrams for a full socket receive "
+                      f"buffer ({buf}): {d['advice']}", markup=True, highlight=False)
     if baseline_dir is not None:
         base, base_summary = _report(baseline_dir, k, reward_target)
         labels = (_label(base, baseline_dir), _label(run, run_dir))

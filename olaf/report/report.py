@@ -72,7 +72,7 @@ from olaf.aom import (
 from olaf.report.accounting import cluster_account, hop_account
 from olaf.report.rundata import RunData, RunDirError, plausible_gen_ts, usable
 from olaf.rundir.atomic import write_json
-from olaf.rundir.records import Outcome, PsSummary, UpdateRecord
+from olaf.rundir.records import Outcome, PsSummary, UpdateRecord, WorkerSummary
 
 NS_PER_MS = 1e6
 
@@ -270,6 +270,7 @@ def summarize(run: RunData, *, k: Optional[int] = None, reward_target: Optional[
         "ps": {"log": str(run.ps_path), "inits": run.ps_inits, "malformed": run.ps_malformed,
                "clean_stop": run.ps_stopped, "bad_gen_ts": bad_gen_ts(run), **_ps_host_losses(run)},
         "bad_records": run.bad_records,
+        "socket_drops": host_socket_drops(run),
         "partial": run.manifest is not None and run.manifest.partial,
         "workers": {"count": len(run.workers), "unattributed": [w.name for w in unattributed],
                     "without_stop_record": [w.name for w in run.workers if not w.stopped],
@@ -324,12 +325,43 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return {"clusters": rows, "overall": ov, "aom_avg_change": (y / x - 1.0) if x and y is not None else None}
 
 
+def _summary_path(log: Path) -> Path:
+    """The host summary beside a host log (``w1.jsonl`` → ``w1.summary.json``)."""
+    return log.with_name(log.name.removesuffix(".jsonl") + ".summary.json")
+
+
+def host_socket_drops(run: RunData) -> dict[str, dict[str, Any]]:
+    """Every host whose kernel dropped datagrams for a full socket receive buffer (``SO_RXQ_OVFL``),
+    by host name: ``drops``, ``rcvbuf_bytes`` (the buffer the kernel granted), ``advice`` (what to
+    change: the kernel's cap and its sysctl when the buffer was capped, else the host was starved of
+    CPU longer than its buffer lasts) and, for a worker, ``slices_superseded`` (newer ACK slices that
+    replaced older ones before adoption: not lost). Hosts without drops, or without a summary (a
+    simulated run's, a killed host's), are left out."""
+    out: dict[str, dict[str, Any]] = {}
+    hosts: list[tuple[str, Path, type[PsSummary] | type[WorkerSummary]]] = [("ps", run.ps_path, PsSummary)]
+    hosts += [(w.name, w.path, WorkerSummary) for w in run.workers]
+    for name, log, model in hosts:
+        try:
+            s = model.model_validate_json(_summary_path(log).read_bytes(), strict=True)
+        except (OSError, ValidationError):
+            continue
+        if not s.socket_drops:
+            continue
+        advice = s.rcvbuf_advice or (
+            f"the buffer was granted in full; the host went without a core for longer than it lasts: "
+            f"give it a larger one ({'--rcvbuf' if name == 'ps' else 'OlafClient(rcvbuf=...)'}) or fewer "
+            f"competing processes")
+        out[name] = {"drops": s.socket_drops, "rcvbuf_bytes": s.rcvbuf_bytes, "advice": advice,
+                     **({"slices_superseded": s.slices_superseded} if isinstance(s, WorkerSummary) else {})}
+    return out
+
+
 def _ps_host_losses(run: RunData) -> dict[str, Any]:
     """What the PS's summary says of datagrams that reached its host but no update record:
     ``socket_drops`` (kernel, full receive buffer), ``untrusted`` by reason and per cluster
     (olaf/hosts/trust.py), and the exact ``malformed`` count (its log keeps only the first of
     each reason). These explain the accounting's ``lost_at_host``. Empty without a summary."""
-    path = run.ps_path.with_name(run.ps_path.name.removesuffix(".jsonl") + ".summary.json")
+    path = _summary_path(run.ps_path)
     try:
         s = PsSummary.model_validate_json(path.read_bytes(), strict=True)
     except (OSError, ValidationError):

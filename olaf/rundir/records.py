@@ -380,6 +380,12 @@ class WorkerSummary(Record):
     acks_wrong_size: Count
     recv_errors: Count
     socket_drops: Count = 0
+    slices_superseded: Count = Field(default=0, description="ACK slices replaced by a newer slice of the same "
+                                     "chunk before the worker adopted them (kept: the newest per chunk)")
+    rcvbuf_bytes: Optional[Count] = Field(default=None, description="receive buffer the kernel granted the "
+                                          "worker's socket, bytes (olaf.udpsock)")
+    rcvbuf_advice: Optional[str] = Field(default=None, description="set when the kernel granted less than "
+                                         "asked for: the cap and how to lift it")
     saturated_elements: Count = 0
     saturated_updates: Count = 0
     model_acked: bool
@@ -426,6 +432,10 @@ class PsSummary(Record):
     untrusted: Count = 0
     init_source: Count = 0
     socket_drops: Count = 0
+    rcvbuf_bytes: Optional[Count] = Field(default=None, description="receive buffer the kernel granted the PS's "
+                                          "socket, bytes (olaf.udpsock)")
+    rcvbuf_advice: Optional[str] = Field(default=None, description="set when the kernel granted less than "
+                                         "asked for: the cap and how to lift it")
     acks_sent: Count
     ack_errors: Count
     flushes: Count = 0
