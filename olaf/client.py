@@ -254,12 +254,20 @@ class PushResult:
     chunks: int = 0
 
 
+AckKey = tuple[int, int, int]
+"""An ACK's ``(worker_id, seq, gen_ts)``: the update it answers (the PS's log has the update's
+record under the same key, so the global model's version an ACK carries can be found there)."""
+
+
 class Adoption(NamedTuple):
     """What :meth:`OlafClient.adopt` hands over: ``weights`` (None if no ACK slice arrived since
-    the previous adoption) and how many of the K slices in it come from ACKs."""
+    the previous adoption), how many of the K slices in it come from ACKs, and ``base``: the key
+    (:data:`AckKey`) of the ACK whose slice 0 the weights hold (None if slice 0 was not among them),
+    from which the staleness of the next update is measured (``docs/training.md`` "Staleness")."""
 
     weights: Optional[np.ndarray]
     slices: int
+    base: Optional[AckKey] = None
 
 
 @dataclass(frozen=True)
@@ -440,6 +448,7 @@ class OlafClient:
         self._answers_complete = 0  # updates whose K ACK slices with weights all arrived
         self._answers_at_send = 0  # _answers_complete when the last update was sent
         self._new: dict[int, np.ndarray] = {}  # ACK slices received since the last adoption, by chunk
+        self._new_key: Optional[AckKey] = None  # the ACK of the newest slice 0 in _new
         self._global = np.zeros(self.num_params)  # the newest value of every slice received
         self._slice_gen_ts = np.zeros(k, dtype=np.int64)  # newest gen_ts reflected in each slice held
         self._have = np.zeros(k, dtype=bool)  # slices received at least once
@@ -607,6 +616,7 @@ class OlafClient:
         """
         with self._lock:
             new, self._new = self._new, {}
+            key, self._new_key = self._new_key, None
         if not new:
             return Adoption(None, 0)
         lazy = callable(current) and not hasattr(current, "parameters")
@@ -618,7 +628,7 @@ class OlafClient:
         for chunk, values in new.items():
             start, stop = self.chunking.bounds(chunk)
             w[start:stop] = values
-        return Adoption(w, len(new))
+        return Adoption(w, len(new), key)
 
     def latest_weights(self, dtype: Any = np.float32) -> Optional[np.ndarray]:
         """The newest global model received: every slice at the value of its latest ACK, shape
@@ -864,6 +874,8 @@ class OlafClient:
             if ack.chunk in self._new:  # the newest slice is what adoption needs
                 self._c["slices_superseded"] += 1
             self._new[ack.chunk] = values
+            if ack.chunk == 0:
+                self._new_key = key
             self._global[start:stop] = values
             self._slice_gen_ts[ack.chunk] = max(int(self._slice_gen_ts[ack.chunk]), ack.gen_ts)
             self._have[ack.chunk] = True

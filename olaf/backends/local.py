@@ -153,7 +153,8 @@ class LocalBackend:
                         start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
                         out_dir=hosts_dir, name=name))
                 cid += 1
-        ps = jobconfig.ps_config(job, bind_ip=ps_ip, worker_ips=[w.bind_ip for w in workers], out_dir=hosts_dir)
+        ps = jobconfig.ps_config(job, bind_ip=ps_ip, worker_ips=[w.bind_ip for w in workers], out_dir=hosts_dir,
+                                 switch=False)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
         def popen(args: list[str], nice: int = 0) -> subprocess.Popen[str]:

@@ -66,6 +66,7 @@ def _ppo_argv(cfg: WorkerConfig) -> list[str]:
         "--ppo-gae-lambda", repr(p.gae_lambda), "--ppo-clip", repr(p.clip_range), "--ppo-ent-coef", repr(p.ent_coef),
         "--ppo-vf-coef", repr(p.vf_coef), "--ppo-max-grad-norm", repr(p.max_grad_norm),
         "--ppo-reward-scale", repr(p.reward_scale), "--arch", p.arch, "--learner", spec.learner,
+        *_opt("--ppo-target-kl", None if p.target_kl is None else repr(p.target_kl)),
     ]
 
 
@@ -81,6 +82,9 @@ def ps_argv(cfg: PsConfig) -> list[str]:
         *_opt("--lr-decay-updates", cfg.lr_decay_updates),
         "--mode", m.mode.value, "--aggr-k", str(m.aggr_k), "--aggr-t-ms", repr(m.aggr_t_ms),
         *_opt("--sync-workers", m.sync_workers), "--round-timeout-ms", repr(m.round_timeout_ms),
+        *_opt("--round-updates", m.round_updates), "--stellaris-decay", repr(m.stellaris_decay),
+        "--beta-min", repr(m.beta_min), *_opt("--staleness-v", cfg.staleness_root),
+        *(["--ack-each-worker"] if cfg.ack_each_worker else []),
         *_opt("--duration", cfg.duration_s),
         "--out-dir", str(cfg.out_dir), "--name", cfg.name, "--flush-ms", repr(cfg.flush_s * 1000),
         "--rcvbuf", str(cfg.rcvbuf),

@@ -25,14 +25,14 @@ from olaf.hosts.task import MAX_NUM_WEIGHTS, TaskParams
 from olaf.hosts.trust import DEFAULT_GEN_TS_SLACK_S, DEFAULT_MAX_ABS_REWARD, TrustPolicy
 from olaf.hosts.worker import TaskFailed, Worker, WorkerConfig
 from olaf.plan.tx import READINGS, TxParams
-from olaf.plan.workload import ARCHS, DEFAULT_ENV, LEARNERS, UPDATE_KINDS, PPOConfig, PPOTaskSpec
+from olaf.plan.workload import ARCHS, DEFAULT_ENV, LEARNERS, STELLARIS_DECAY, UPDATE_KINDS, PPOConfig, PPOTaskSpec
 
 _PPO_DEFAULTS = PPOConfig()
 _PPO_OPTIONS = {  # click parameter name -> PPOConfig field
     "ppo_n_steps": "n_steps", "ppo_n_envs": "n_envs", "ppo_epochs": "n_epochs", "ppo_batch": "batch_size",
     "ppo_lr": "lr", "ppo_gamma": "gamma", "ppo_gae_lambda": "gae_lambda", "ppo_clip": "clip_range",
     "ppo_ent_coef": "ent_coef", "ppo_vf_coef": "vf_coef", "ppo_max_grad_norm": "max_grad_norm",
-    "ppo_reward_scale": "reward_scale", "arch": "arch",
+    "ppo_reward_scale": "reward_scale", "arch": "arch", "ppo_target_kl": "target_kl",
 }
 
 
@@ -145,6 +145,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               show_default=True, help="PPO: gradients are clipped to this global L2 norm.")
 @click.option("--ppo-reward-scale", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.reward_scale,
               show_default=True, help="PPO: rewards are multiplied by this before GAE (reported returns are not).")
+@click.option("--ppo-target-kl", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.target_kl,
+              help="PPO: stop an iteration's epochs once a minibatch's approximate KL exceeds 1.5 x this "
+                   "(Stable-Baselines3's target_kl) [default: never].")
 @click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=0.0, show_default=True,
               help="After each sent update wait at most this long for an ACK with weights before iterating again, "
                    "ms (0: no wait; PPO jobs: 100; sync training: the round cutoff).")
@@ -279,7 +282,9 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default=Mode.ASYNC.value, show_default=True,
               help="Training mode (paper Fig. 2): async = apply and ACK every update at once; async_with_aggr = "
                    "aggregate every --aggr-k updates or --aggr-t-ms, then ACK every cluster; sync = rounds of "
-                   "--sync-workers updates, then ACK every cluster.")
+                   "--sync-workers updates, then ACK every cluster; stellaris = aggregate until the window's mean "
+                   "staleness is at most beta_k = max(--beta-min, delta_max * --stellaris-decay^k) (Stellaris Eq. 3, "
+                   "rounds of --round-updates worker updates), then ACK every cluster.")
 @click.option("--aggr-k", type=click.IntRange(min=1), default=8, show_default=True,
               help="async_with_aggr: worker updates per aggregate.")
 @click.option("--aggr-t-ms", type=FiniteFloat(min=0, min_open=True), default=100.0, show_default=True,
@@ -287,7 +292,19 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
 @click.option("--sync-workers", type=click.IntRange(min=1),
               help="sync: worker updates per round (the number of workers); required with --mode sync.")
 @click.option("--round-timeout-ms", type=FiniteFloat(min=0, min_open=True), default=5000.0, show_default=True,
-              help="sync: close a round this long after its first update even if updates are missing, ms.")
+              help="sync: close a round this long after its first update even if updates are missing; "
+                   "stellaris: flush a window this long after its first update at the latest, ms.")
+@click.option("--round-updates", type=click.IntRange(min=1),
+              help="stellaris: worker updates per round (the number of workers); required with --mode stellaris.")
+@click.option("--stellaris-decay", type=FiniteFloat(min=0, min_open=True, max=1), default=STELLARIS_DECAY,
+              show_default=True, help="stellaris: d of Eq. 3 (1: pure asynchrony after the first round).")
+@click.option("--beta-min", type=FiniteFloat(min=0), default=1.0, show_default=True,
+              help="stellaris: the floor of the staleness threshold beta_k (docs/hosts.md).")
+@click.option("--staleness-v", "staleness_root", type=click.IntRange(min=1),
+              help="Scale each update by 1/staleness^(1/V) (Stellaris Eq. 4; 3 in its evaluation) [default: off].")
+@click.option("--ack-each-worker", is_flag=True,
+              help="Aggregating modes: answer every worker heard from, not one per cluster (no Olaf switch in "
+                   "front to multicast a cluster's ACK: loopback).")
 @click.option("--duration", "duration_s", type=FiniteFloat(min=0, min_open=True),
               help="Stop after this many seconds [default: run until SIGTERM/SIGINT].")
 @click.option("--out-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
@@ -333,9 +350,12 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
     p = params
     try:
         modes = ModeParams(mode=Mode(p["mode"]), aggr_k=p["aggr_k"], aggr_t_ms=p["aggr_t_ms"],
-                           sync_workers=p["sync_workers"], round_timeout_ms=p["round_timeout_ms"])
+                           sync_workers=p["sync_workers"], round_timeout_ms=p["round_timeout_ms"],
+                           round_updates=p["round_updates"], stellaris_decay=p["stellaris_decay"],
+                           beta_min=p["beta_min"])
     except ValueError as e:
-        raise click.UsageError(f"{e} (options --mode, --aggr-k, --aggr-t-ms, --sync-workers)") from None
+        raise click.UsageError(f"{e} (options --mode, --aggr-k, --aggr-t-ms, --sync-workers, --round-updates, "
+                               f"--stellaris-decay, --beta-min)") from None
     for ip in (*p["allow"], *([p["init_from"]] if p["init_from"] else [])):
         try:
             ipaddress.IPv4Address(ip)
@@ -351,6 +371,6 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
                         modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
                         flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust,
                         checkpoint_s=p["checkpoint_s"], resume_from=p["resume_from"], num_params=p["num_params"],
-                        mtu=p["ps_mtu"])
+                        mtu=p["ps_mtu"], staleness_root=p["staleness_root"], ack_each_worker=p["ack_each_worker"])
     except ChunkingError as e:
         raise click.BadParameter(str(e), param_hint="--num-params/--mtu") from None

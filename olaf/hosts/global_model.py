@@ -186,6 +186,11 @@ class GlobalModel:
         """Worker updates applied to slice 0 (Σ ``count``; with ``K = 1``, the schedule's ``k``)."""
         return int(self._applied[0]) if self._applied.size else 0
 
+    def version(self, chunk: int = 0) -> int:
+        """Slice ``chunk``'s version: chunks (updates or aggregates) applied to it so far (0 before
+        any; the version an ACK of the slice carries)."""
+        return int(self._accepted[chunk]) if 0 <= chunk < self._accepted.size else 0
+
     def accepted_per_slice(self) -> list[int]:
         """Chunks applied per slice, length K."""
         return self._accepted.tolist()
@@ -230,9 +235,11 @@ class GlobalModel:
         self._ready[chunk] = True
         return Outcome.INITIALISED
 
-    def apply(self, u: Update) -> Outcome:
-        """Apply the rule to a (possibly aggregated) update chunk: slice ``u.chunk``."""
-        return self.apply_sums(u.reward_sum, u.count, u.grads, u.chunk)
+    def apply(self, u: Update, scale: float = 1.0) -> Outcome:
+        """Apply the rule to a (possibly aggregated) update chunk: slice ``u.chunk``, its direction
+        times ``scale`` (Stellaris Eq. 4's factor, :func:`olaf.hosts.modes.staleness_scale`)."""
+        grads = u.grads if scale == 1.0 else np.asarray(u.grads, dtype=np.float64) * scale
+        return self.apply_sums(u.reward_sum, u.count, grads, u.chunk)
 
     def apply_sums(self, reward_sum: int, count: int, grad_sum: Sequence[int] | np.ndarray,
                    chunk: int = 0) -> Outcome:

@@ -43,14 +43,18 @@ def ps_checkpoint(hosts_dir: Path) -> Path:
 
 
 def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str], out_dir: Path,
-              name: str = PS_NAME) -> PsConfig:
-    """The PS at ``bind_ip`` of a job whose workers (in worker-id order) are at ``worker_ips``."""
+              name: str = PS_NAME, switch: bool = True) -> PsConfig:
+    """The PS at ``bind_ip`` of a job whose workers (in worker-id order) are at ``worker_ips``;
+    ``switch``: an Olaf switch in front multicasts a cluster's ACKs (without one, the aggregating
+    modes answer every worker: :attr:`PsConfig.ack_each_worker`)."""
     trust = TrustPolicy(allowed_sources=frozenset(worker_ips), init_from=worker_ips[0] if worker_ips else None)
     if job is None:
         return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, trust=trust)
     modes = ModeParams(mode=Mode(job.mode), aggr_k=job.aggr_k, aggr_t_ms=job.aggr_t_ms,
                        sync_workers=len(worker_ips) if job.mode == Mode.SYNC.value else None,
-                       round_timeout_ms=job.round_timeout_ms)
+                       round_timeout_ms=job.round_timeout_ms,
+                       round_updates=len(worker_ips) if job.mode == Mode.STELLARIS.value else None,
+                       stellaris_decay=job.stellaris_decay, beta_min=job.beta_min)
     checkpoint_s = None if job.eval_every_s is None else min(job.eval_every_s, EVAL_CHECKPOINT_S)
     chunking = Chunking.for_model(job.num_params, job.task.mtu)
     datagram = UPDATE_HEADER_LEN + ELEMENT_LEN * chunking.chunk_len  # one update chunk's UDP payload
@@ -58,7 +62,8 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
     return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, lr=job.ps_lr, step=job.ps_step, gate=job.ps_gate,
                     lr_final=job.ps_lr_final, lr_decay_updates=job.ps_lr_decay_updates,
                     modes=modes, trust=trust, checkpoint_s=checkpoint_s, num_params=job.num_params,
-                    mtu=job.task.mtu, rcvbuf=rcvbuf)
+                    mtu=job.task.mtu, rcvbuf=rcvbuf, staleness_root=job.ps_staleness_root,
+                    ack_each_worker=not switch)
 
 
 def worker_config(job: Optional[TrainJob], *, ps_ip: str, bind_ip: str, schedule: ScheduleSpec, num_weights: int,

@@ -35,7 +35,9 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models o
   one of :class:`~olaf.hosts.global_model.Outcome`, ``global_reward`` the
   global reward after it (float, null for −∞; K > 1: of the chunk's slice, and ``chunk``,
   ``num_chunks`` are set). ``wrong_size`` updates get no ACK; their ``reason`` names the field.
-  In the aggregating modes an update's outcome is ``buffered``.
+  In the aggregating modes an update's outcome is ``buffered``. ``version`` is the slice's version
+  after the update (chunks applied to it so far: the model its ACK carries), ``staleness`` the PS's
+  estimate δ̂ of a non-INIT update's staleness (:meth:`ParameterServer.staleness`).
 * ``{"ev": "flush", "t_ns", "updates", "count", "reward", "outcome", "global_reward",
   "acks", "by"}`` — a window applied (``by`` = ``size`` or ``time``), ``reward``
   its mean reward, ``acks`` the broadcast ACKs sent.
@@ -73,7 +75,7 @@ from olaf.constants import MTU, SOCKET_RCVBUF
 from olaf.fixedpoint import reward_from_fixed
 from olaf.hosts.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
-from olaf.hosts.modes import Aggregator, Mode, ModeParams
+from olaf.hosts.modes import Aggregator, Mode, ModeParams, staleness_scale
 from olaf.hosts.runlog import OutputFiles
 from olaf.hosts.trust import TrustPolicy
 from olaf.rundir.atomic import write_json
@@ -120,6 +122,12 @@ class PsConfig(OutputFiles):
         checkpoint_s: write ``out_dir/name.checkpoint.npz`` (:mod:`olaf.hosts.checkpoint`) this often,
             seconds, and when the PS stops (None: only when it stops).
         resume_from: a checkpoint to continue from (its weights, optimizer state and ``r_g``).
+        staleness_root: Stellaris Eq. 4's root factor ``v`` (≥ 1): every update's direction is scaled
+            by ``1 / δ̂^(1/v)`` before it is applied or summed (:func:`olaf.hosts.modes.staleness_scale`);
+            None: no scaling.
+        ack_each_worker: in the aggregating modes, a flush answers every worker the PS has heard from
+            (its latest message) instead of one ACK per cluster: for a PS without an Olaf switch in
+            front (loopback), where nothing multicasts a cluster's ACK to its workers.
         num_params: P, the model's parameter count; with ``mtu`` it fixes the chunking (K, L) that
             every worker must use. None: K = 1, the first INIT sets P.
         mtu: IPv4 MTU of the links, bytes (the chunking's; used with ``num_params``).
@@ -147,9 +155,13 @@ class PsConfig(OutputFiles):
     resume_from: Optional[Path] = None
     num_params: Optional[int] = None
     mtu: int = MTU
+    staleness_root: Optional[int] = None
+    ack_each_worker: bool = False
 
     def __post_init__(self) -> None:
         _ = self.chunking  # raises ChunkingError (a ValueError) naming P, K and the limit
+        if self.staleness_root is not None and self.staleness_root < 1:
+            raise ValueError(f"staleness_root={self.staleness_root}: Stellaris' v must be an integer >= 1")
 
     @property
     def chunking(self) -> Optional[Chunking]:
@@ -181,6 +193,11 @@ class ParameterServer:
             except ValueError as e:
                 raise CheckpointError(f"{cfg.resume_from}: {e}") from None
         self.aggregator = None if cfg.modes.mode is Mode.ASYNC else Aggregator(cfg.modes)
+        if self.aggregator is not None and cfg.resume_from is not None:
+            try:
+                self.aggregator.load_state(ck.state, time.time_ns())
+            except ValueError as e:
+                raise CheckpointError(f"{cfg.resume_from}: {e}") from None
         self.counters: Counter[str] = Counter()
         self.malformed_reasons: Counter[str] = Counter()
         self.untrusted_reasons: Counter[str] = Counter()
@@ -189,6 +206,9 @@ class ParameterServer:
         self.per_chunk: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
         """(cluster, chunk) → ``chunks`` received, ``worker_updates`` (Σ count), ``acked``, outcomes."""
         self.wrong_size_reasons: Counter[str] = Counter()
+        self._answered_version: dict[tuple[int, int, int], int] = {}
+        """(cluster_id, worker_id, chunk) → the slice's version in the PS's last ACK answering that
+        worker (the base of its next update's staleness estimate, :meth:`staleness`)."""
         self.sock = udp_socket(cfg.rcvbuf)
         self.sock.bind((cfg.bind_ip, cfg.port))
         self.rcvbuf_bytes = rcvbuf_granted(self.sock)
@@ -252,8 +272,13 @@ class ParameterServer:
         if not self.model.initialised:
             return
         updates, worker_updates = self.updates_at_chunk0()
+        state = self.model.state()
+        if self.aggregator is not None:
+            c = self.model.chunking
+            assert c is not None
+            state.update(self.aggregator.state(c.num_chunks, c.chunk_len))
         try:
-            write_checkpoint(self.cfg.checkpoint_path, self.model.state(), t_ns, updates, worker_updates)
+            write_checkpoint(self.cfg.checkpoint_path, state, t_ns, updates, worker_updates)
             self.counters["checkpoints"] += 1
         except OSError:
             self.counters["checkpoint_errors"] += 1
@@ -263,6 +288,18 @@ class ParameterServer:
         chunk 0 stands for the update when each of its K chunks is a message."""
         msgs = sum(c["chunks"] for (_, k), c in self.per_chunk.items() if k == 0)
         return msgs, sum(c["worker_updates"] for (_, k), c in self.per_chunk.items() if k == 0)
+
+    def staleness(self, cluster_id: int, worker_id: int, chunk: int) -> int:
+        """The PS's estimate δ̂ of the staleness of an update chunk arriving now from worker
+        ``(cluster_id, worker_id)``: slice ``chunk``'s version now minus its version in the PS's last
+        ACK answering that worker (0 if none: the worker's base is the INIT, version 0).
+
+        Exact when the worker starts each iteration from the answer to its previous update (over
+        loopback with ``--ack-wait-ms``); an upper bound when it adopted a newer ACK of a cluster-mate
+        (multicast by a switch) before its iteration; a lower bound when that answer was lost and it
+        went on from an older one. :mod:`olaf.training.staleness` measures the exact δ offline from
+        the workers' ``base`` records."""
+        return self.model.version(chunk) - self._answered_version.get((cluster_id, worker_id, chunk), 0)
 
     def _socket_drops(self, ancdata: list[tuple[int, int, bytes]]) -> None:
         """``socket_drops``: datagrams the kernel dropped because the receive buffer was full
@@ -295,6 +332,7 @@ class ParameterServer:
             return
         full = False
         mismatch = self.model.mismatch(u.num_chunks, len(u.grads))
+        stale = None if init or mismatch is not None else self.staleness(u.cluster_id, u.worker_id, u.chunk)
         if mismatch is not None:
             outcome = Outcome.WRONG_SIZE
             self.wrong_size_reasons[mismatch.value] += 1
@@ -304,10 +342,10 @@ class ParameterServer:
         elif init:
             outcome = self.model.init(u.grads, u.chunk)
         elif self.aggregator is not None and self.model.slice_ready(u.chunk):
-            full = self.aggregator.add(u, src, t_ns)
+            full = self.aggregator.add(u, src, t_ns, stale, staleness_scale(stale, self.cfg.staleness_root))
             outcome = Outcome.BUFFERED
         else:
-            outcome = self.model.apply(u)
+            outcome = self.model.apply(u, staleness_scale(stale, self.cfg.staleness_root))
         if self.aggregator is not None and outcome is not Outcome.WRONG_SIZE:
             self.aggregator.see(u, src)
         self.counters["inits" if init else "updates"] += 1
@@ -328,7 +366,9 @@ class ParameterServer:
                            reward=reward_from_fixed(u.reward_sum) / u.count, init=init, outcome=outcome,
                            global_reward=None if mismatch is not None else self.model.global_reward(u.chunk),
                            **({"chunk": u.chunk, "num_chunks": u.num_chunks} if chunked else {}),
-                           **({"reason": mismatch.value} if mismatch is not None else {}))
+                           **({"reason": mismatch.value} if mismatch is not None else {}),
+                           **({} if mismatch is not None else {"version": self.model.version(u.chunk)}),
+                           **({} if stale is None else {"staleness": stale}))
         log.write(rec)
         if outcome is Outcome.BUFFERED:
             if full:
@@ -344,6 +384,7 @@ class ParameterServer:
         ack = encode_ack(cluster_id=cluster_id, worker_id=worker_id, seq=seq, count=count,
                          global_reward=self.model.global_reward_fixed(chunk), gen_ts=gen_ts,
                          weights=self.model.ack_weights(chunk), chunk=chunk, num_chunks=self.model.num_chunks)
+        self._answered_version[(cluster_id, worker_id, chunk)] = self.model.version(chunk)
         try:
             self.sock.sendto(ack, (dst, self.cfg.ack_port))
             self.counters["acks_sent"] += 1
@@ -354,8 +395,12 @@ class ParameterServer:
 
     def _flush(self, t_ns: int, log: JsonlLog, by: str, chunk: Optional[int] = None) -> None:
         """Apply chunk ``chunk``'s open window (None: the one due first) as one update of its slice
-        and broadcast one ACK of that slice per known cluster (:mod:`olaf.hosts.modes`)."""
+        and broadcast one ACK of that slice per known cluster, or per known worker with
+        ``ack_each_worker`` (:mod:`olaf.hosts.modes`)."""
         assert self.aggregator is not None
+        stellaris = self.cfg.modes.mode is Mode.STELLARIS
+        due = self.aggregator.window if chunk is None else self.aggregator.windows.get(chunk)
+        beta = self.aggregator.beta(due.chunk) if stellaris and due is not None else None
         w = self.aggregator.take(chunk)
         assert w.grad_sum is not None
         outcome = self.model.apply_sums(w.reward_sum, w.count, w.grad_sum, w.chunk)
@@ -364,13 +409,19 @@ class ParameterServer:
         for c in w.clusters:
             self.per_cluster[c][outcome.value] += 1
             self.per_chunk[(c, w.chunk)][f"flush_{outcome.value}"] += 1
-        for c, last in sorted(self.aggregator.known.items()):
-            mine = w.clusters.get(c, last)
+        if self.cfg.ack_each_worker:
+            dests = [(c, last) for (c, _), last in sorted(self.aggregator.workers.items())]
+        else:
+            dests = [(c, w.clusters.get(c, last)) for c, last in sorted(self.aggregator.known.items())]
+        for c, mine in dests:
             self._ack(c, mine.worker_id, mine.seq, mine.count, mine.gen_ts, mine.src, w.chunk)
         log.write(FlushRecord(ev="flush", t_ns=t_ns, updates=w.updates, count=w.count,
                               reward=reward_from_fixed(w.reward_sum) / w.count, outcome=outcome,
-                              global_reward=self.model.global_reward(w.chunk), acks=len(self.aggregator.known), by=by,
-                              **({"chunk": w.chunk} if self.model.num_chunks > 1 else {})))
+                              global_reward=self.model.global_reward(w.chunk), acks=len(dests), by=by,
+                              **({"chunk": w.chunk} if self.model.num_chunks > 1 else {}),
+                              **({"staleness": round(w.mean_staleness, 4)}
+                                 if stellaris and w.mean_staleness is not None else {}),
+                              **({"beta": round(beta, 4)} if beta is not None and beta != float("inf") else {})))
 
     def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`PsSummary`)."""

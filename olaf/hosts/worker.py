@@ -77,12 +77,15 @@ Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`; the records are the models of
   ``folded`` (generations folded in) and ``saturated`` (Q7.24 elements clamped) only when sent;
   ``reward`` the mean reward sent (or of this generation if skipped, null if no
   episode ended); ``adopted`` whether the iteration started from newly received
-  global weights; ``exp_reward`` the bandit's expected reward ``J(w)`` of the
+  global weights; ``base`` the ``[worker_id, seq, gen_ts]`` of the ACK whose slice 0 the worker
+  last adopted (the update's staleness is measured from the global model's version in it:
+  :mod:`olaf.training.staleness`); ``exp_reward`` the bandit's expected reward ``J(w)`` of the
   weights used (null for PPO); the rest is the
   :class:`~olaf.hosts.txcontrol.Decision`. A PPO task adds ``steps``,
   ``episodes``, ``env_steps`` (cumulative) and the iteration's mean
   ``policy_loss``, ``value_loss``, ``entropy``, ``clip_fraction``,
-  ``approx_kl``, ``grad_norm``;
+  ``approx_kl``, ``grad_norm`` and, when it adopted new global weights, ``kl_adopted``
+  (KL of the adopted policy from the previous rollout's, on that rollout's states);
 * ``{"ev": "ack", "t_ns", "cluster_id", "worker_id", "seq", "count", "gen_ts",
   "global_reward", "weights", "own", "status"}`` — ``global_reward`` float or
   null (−∞), ``weights`` the number of weight elements, ``status``
@@ -112,7 +115,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from olaf.client import INIT_RETRY_S, ClientEvents, OlafClient
+from olaf.client import INIT_RETRY_S, AckKey, ClientEvents, OlafClient
 from olaf.fixedpoint import INT32_MIN, reward_from_fixed
 from olaf.hosts.learning import Task, task_factory, task_kinds
 from olaf.hosts.runlog import OutputFiles, StartFileError, wait_for_start_file, wait_until
@@ -272,6 +275,7 @@ class Worker:
         self.gen_end: Optional[int] = None
         self._next_idx = 0
         self._t0: Optional[int] = None  # the start of a worker driven from outside (begin)
+        self._base: Optional[AckKey] = None  # the ACK whose slice 0 the worker last adopted
         self._log_lock = threading.Lock()  # the receive thread's ack records and the main thread's records
         self.client = OlafClient(
             (cfg.ps_ip, cfg.ps_port), num_params=self.num_weights, bind=(cfg.bind_ip, cfg.ack_port), mtu=cfg.links_mtu,
@@ -298,7 +302,9 @@ class Worker:
         Raises:
             FloatingPointError: the task's training produced NaN/inf.
         """
-        adopt, n_slices = self.client.adopt(self.task.current_weights)
+        adopt, n_slices, base = self.client.adopt(self.task.current_weights)
+        if base is not None:
+            self._base = base
         gen = self.task.generate(adopt)
         r = self.client.push_generation(gen)
         d = r.decision
@@ -306,6 +312,7 @@ class Worker:
                                "sent": False, "seq": None,
                                "reward": float(gen.rewards.mean()) if gen.rewards.size else None,
                                "folded": None, "adopted": adopt is not None,
+                               "base": None if self._base is None else list(self._base),
                                "exp_reward": gen.info.get("exp_reward"),
                                "reason": "no_episode" if r.reason == "no_episode" else d.reason,
                                "p_send": d.p_send, "draw": d.draw, "delta_hat_ms": d.delta_hat_ms,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from olaf.constants import MTU
 
@@ -22,6 +22,24 @@ DEFAULT_ENV = "LunarLander-v3"
 SOLVED_EPISODES = 100
 """Episodes of an environment's definition of "solved": the mean return over 100 consecutive
 episodes reaches Gymnasium's ``reward_threshold`` (LunarLander-v3: 200)."""
+SOLVE_CONFIRM_MARGIN = 10.0
+"""A solved evaluation counts only if the next evaluation's mean is at least the threshold less
+this: a single lucky evaluation of an oscillating model is not "solved" (:func:`first_solved`)."""
+
+
+def first_solved(evaluations: Sequence[tuple[int, float]], solve_at: float) -> Optional[int]:
+    """Index of the first evaluation that shows a solved model, given ``(episodes, mean)`` per
+    evaluation in order: at least :data:`SOLVED_EPISODES` episodes with a mean ≥ ``solve_at``, and
+    the next evaluation also of that many episodes with a mean ≥ ``solve_at`` −
+    :data:`SOLVE_CONFIRM_MARGIN`. None if none does (yet: the last one awaits its confirmation)."""
+    for i, (episodes, mean) in enumerate(evaluations[:-1]):
+        n2, m2 = evaluations[i + 1]
+        if episodes >= SOLVED_EPISODES and mean >= solve_at and n2 >= SOLVED_EPISODES and \
+                m2 >= solve_at - SOLVE_CONFIRM_MARGIN:
+            return i
+    return None
+
+
 UPDATE_KINDS = ("delta", "grad")
 """What a PPO update carries (:mod:`olaf.rl.learner`)."""
 ARCHS = ("shared", "separate")
@@ -58,6 +76,10 @@ class PPOConfig:
             head then learns returns of order 1 so the value loss does not drown
             the policy gradient in the shared trunk. Reported episode returns are
             unscaled.
+        target_kl: stop the iteration's epochs early once a minibatch's approximate KL from the
+            rollout policy exceeds ``1.5 · target_kl`` (Stable-Baselines3's ``target_kl``; > 0,
+            None: never). The rollout policy is the global model the worker adopted, so this bounds
+            how far one worker's update moves the policy from the model its data came from.
     """
 
     n_steps: int = 128
@@ -75,6 +97,7 @@ class PPOConfig:
     hidden: tuple[int, ...] = (24,)
     reward_scale: float = 0.01
     arch: str = "shared"
+    target_kl: Optional[float] = None
 
     def __post_init__(self) -> None:
         def need(ok: bool, name: str, rule: str) -> None:
@@ -92,6 +115,8 @@ class PPOConfig:
         need(self.n_epochs >= 1, "n_epochs", "must be >= 1")
         need(self.batch_size >= 1, "batch_size", "must be >= 1")
         need(self.lr > 0, "lr", "must be > 0")
+        need(self.target_kl is None or (math.isfinite(self.target_kl) and self.target_kl > 0), "target_kl",
+             "must be > 0 (or None: no early stop)")
         need(len(self.hidden) >= 1 and min(self.hidden) >= 1, "hidden", "needs at least one layer, each >= 1 wide")
         need(self.reward_scale > 0, "reward_scale", "must be > 0")
         need(self.arch in ARCHS, "arch", f"must be one of {', '.join(ARCHS)}")
@@ -176,6 +201,13 @@ JOB_PS: dict[str, Any] = {"step": "paper", "lr": 0.3, "gate": False}
 """PS settings of the default PPO job (``olaf ps --step … --lr … --no-reward-gate``); why these
 and not paper §2.1's printed ones (reward gating, ``γ`` = 0.001) is measured in ``docs/training.md``."""
 
+MODES = ("async", "async_with_aggr", "sync", "stellaris")
+"""The PS's training modes (:class:`olaf.hosts.modes.Mode`'s values; drift-checked by the tests)."""
+STELLARIS_DECAY = 0.96
+"""``d`` of Stellaris Eq. 3, the value of its evaluation (§VIII-A)."""
+STELLARIS_ROOT = 3
+"""``v`` of Stellaris Eq. 4, the value of its evaluation (§VIII-A)."""
+
 JOB_ACK_WAIT_MS = 100.0
 """``olaf worker --ack-wait-ms`` of the default PPO job (``docs/training.md``)."""
 
@@ -195,8 +227,12 @@ class TrainJob:
             ``γ``, and reward gating (None: the step's default) — paper §2.1, ``docs/hosts.md``.
         ps_lr_final, ps_lr_decay_updates: ``γ`` falls linearly to ``ps_lr_final`` over this many
             worker updates at the PS (None: constant; :mod:`olaf.hosts.global_model`).
-        mode: training mode (paper Fig. 2): ``async``, ``async_with_aggr`` or ``sync``;
-            ``aggr_k``/``aggr_t_ms`` and ``round_timeout_ms`` as ``olaf ps``.
+        mode: training mode (paper Fig. 2): ``async``, ``async_with_aggr`` or ``sync``, or Stellaris'
+            staleness-aware aggregation ``stellaris`` (:mod:`olaf.hosts.modes`); ``aggr_k``/``aggr_t_ms``,
+            ``round_timeout_ms``, ``stellaris_decay`` (``d`` of Eq. 3) and ``beta_min`` as ``olaf ps``
+            (a stellaris round is one update of every worker of the job).
+        ps_staleness_root: the PS scales each update by ``1/δ^(1/v)`` with this ``v`` (Stellaris
+            Eq. 4, :func:`olaf.hosts.modes.staleness_scale`; None: off).
         ack_wait_ms: a worker waits at most this long after each sent update for the ACK's
             weights before its next iteration, ms (sync mode: at least ``round_timeout_ms``).
         target: the job ends when every worker has a reward and their mean reaches this
@@ -227,6 +263,9 @@ class TrainJob:
     aggr_k: int = 8
     aggr_t_ms: float = 100.0
     round_timeout_ms: float = 5000.0
+    stellaris_decay: float = STELLARIS_DECAY
+    beta_min: float = 1.0
+    ps_staleness_root: Optional[int] = None
     ack_wait_ms: float = JOB_ACK_WAIT_MS
     target: float = 0.0
     stop_at_target: bool = True
@@ -265,6 +304,14 @@ class TrainJob:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be finite")
         if self.ack_wait_ms < 0:
             raise ValueError(f"ack_wait_ms={self.ack_wait_ms} must be >= 0")
+        if self.mode not in MODES:
+            raise ValueError(f"mode={self.mode!r} must be one of {', '.join(MODES)}")
+        if not 0 < self.stellaris_decay <= 1:
+            raise ValueError(f"stellaris_decay={self.stellaris_decay!r} must be in (0, 1]")
+        if not (math.isfinite(self.beta_min) and self.beta_min >= 0):
+            raise ValueError(f"beta_min={self.beta_min!r} must be a finite number >= 0")
+        if self.ps_staleness_root is not None and self.ps_staleness_root < 1:
+            raise ValueError(f"ps_staleness_root={self.ps_staleness_root} must be an integer >= 1 (Stellaris' v)")
         if self.mode == "sync" and self.ack_wait_ms < self.round_timeout_ms:
             # a sync worker waits for its round's ACK (docs/training.md)
             object.__setattr__(self, "ack_wait_ms", self.round_timeout_ms)

@@ -11,7 +11,9 @@ environments (:mod:`olaf.rl.rollout`) and a local Adam optimizer. One
    * ``update="delta"`` (default): ``n_epochs`` passes of minibatch PPO over
      the rollout with the local Adam (learning rate ``lr``, each gradient
      clipped to ``max_grad_norm``), as Stable-Baselines3's ``PPO.train``; ``d =
-     θ_E − θ₀``, the sum of the iteration's optimizer steps;
+     θ_E − θ₀``, the sum of the iteration's optimizer steps. With ``target_kl``
+     the passes stop before the step of the first minibatch whose approximate KL
+     exceeds ``1.5·target_kl``, as Stable-Baselines3 does;
    * ``update="grad"``: one gradient of the PPO loss over the whole rollout at
      ``θ₀`` (ratio 1, so the clipped surrogate is the plain policy gradient),
      clipped to ``max_grad_norm``; ``d = −∇_θ L``;
@@ -48,7 +50,8 @@ class Iteration:
         rollout: steps and the returns of the episodes that ended.
         stats: mean policy loss, value loss, entropy, clip fraction, approx. KL
             over the iteration's minibatches, and ``grad_norm`` (before clipping,
-            mean over minibatches).
+            mean over minibatches); with ``target_kl``, ``kl_stopped`` (1.0 when the
+            early stop ended the epochs, else 0.0).
     """
 
     direction: np.ndarray
@@ -107,6 +110,7 @@ class PPOLearner:
         np.random.seed(int(self._perm_rng.integers(2**32)))
         sums: dict[str, float] = {}
         n = 0
+        stopped = False
         try:
             if self.update == "grad":
                 batches = self.collector.batches(cfg.n_steps * cfg.n_envs)
@@ -116,11 +120,17 @@ class PPOLearner:
                 if self.apply_locally:
                     self.set_weights(theta0 + cfg.lr * direction)
             else:
+                stop_kl = None if cfg.target_kl is None else 1.5 * cfg.target_kl
                 for _ in range(cfg.n_epochs):
                     for b in self.collector.batches(cfg.batch_size):
                         parts = self._backward(b, sums)
-                        self.optimizer.step()
                         n += 1
+                        if stop_kl is not None and parts.approx_kl > stop_kl:
+                            stopped = True
+                            break
+                        self.optimizer.step()
+                    if stopped:
+                        break
                 direction = self.get_weights() - theta0
                 if not self.apply_locally:
                     self.set_weights(theta0)
@@ -131,7 +141,10 @@ class PPOLearner:
         if not np.all(np.isfinite(direction)):
             self.set_weights(theta0)
             raise NonFiniteLoss("the PPO update direction holds NaN/inf")
-        return Iteration(direction, rollout, {k: v / n for k, v in sums.items()})
+        stats = {k: v / n for k, v in sums.items()}
+        if cfg.target_kl is not None:
+            stats["kl_stopped"] = float(stopped)  # the target_kl early stop ended the epochs
+        return Iteration(direction, rollout, stats)
 
     def _backward(self, b: Any, sums: dict[str, float]) -> Any:
         cfg = self.cfg

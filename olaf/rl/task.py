@@ -67,14 +67,17 @@ class PPOTask:
         return self.learner.get_weights()
 
     def generate(self, adopt: Optional[np.ndarray]) -> Generation:
+        kl = None
         if adopt is not None:
             self.learner.set_weights(adopt)
+            kl = self.learner.collector.kl_from_rollout_policy(self.learner.net)
         it = self.learner.iterate()
         self.steps += it.rollout.steps
         self.episodes += int(it.rollout.episode_returns.shape[0])
         self.iterations += 1
         info: dict[str, Any] = {"steps": it.rollout.steps, "episodes": int(it.rollout.episode_returns.shape[0]),
-                                "env_steps": self.steps, **{k: round(v, 6) for k, v in it.stats.items()}}
+                                "env_steps": self.steps, **{k: round(v, 6) for k, v in it.stats.items()},
+                                **({"kl_adopted": round(kl, 6)} if kl is not None else {})}
         return Generation(it.rollout.episode_returns, it.direction, it.rollout.steps, info)
 
     def summary(self) -> dict[str, Any]:

@@ -137,6 +137,10 @@ class GenRecord(Record):
     reward: Optional[float]
     folded: Optional[Count] = Field(description="generations folded into the sent update")
     adopted: Optional[bool] = Field(default=None, description="started from newly received global weights")
+    base: Optional[tuple[U16, U32, U64]] = Field(
+        default=None, description="[worker_id, seq, gen_ts] of the ACK whose slice 0 the worker last adopted: the "
+                                  "update it answered, whose PS record gives the global model's version the "
+                                  "iteration started from (None before any adoption)")
     exp_reward: Optional[float] = Field(description="the bandit's J(w) of the weights used (None: PPO, ns3)")
     reason: str = Field(description="transmission control's reason, or no_episode")
     p_send: float
@@ -153,6 +157,11 @@ class GenRecord(Record):
     clip_fraction: Optional[float] = None
     approx_kl: Optional[float] = None
     grad_norm: Optional[float] = None
+    kl_stopped: Optional[float] = Field(default=None, description="PPO with target_kl: 1 when the early stop "
+                                        "ended the iteration's epochs, else 0")
+    kl_adopted: Optional[float] = Field(default=None, description="PPO: KL(π_rollout ‖ π_adopted), nats, over the "
+                                        "previous rollout's states: how far the global weights adopted for this "
+                                        "iteration are from the policy that collected the previous rollout")
     saturated: Optional[Count] = Field(default=None, description="Q7.24 elements clamped (sent updates)")
     adopted_slices: Optional[Count] = Field(default=None, description="ACK slices adopted at the start of the "
                                             "iteration (only when the model has K > 1 chunks)")
@@ -244,6 +253,12 @@ class UpdateRecord(Record):
     num_chunks: Optional[U16] = Field(default=None, description="K announced (only when > 1)")
     reason: Optional[str] = Field(default=None, description="wrong_size: the field that differs from the PS's "
                                   "model (num_chunks, num_grads)")
+    version: Optional[Count] = Field(default=None, description="the slice's version after this update: chunks "
+                                     "(updates or aggregates) applied to it so far (the global model an ACK of "
+                                     "this update carries)")
+    staleness: Optional[Count] = Field(default=None, description="the PS's estimate of the update's staleness: "
+                                       "the slice's version before it minus the version of the PS's last answer "
+                                       "to the same worker (0 before any: its base is the INIT)")
 
 
 class FlushRecord(Record):
@@ -257,8 +272,13 @@ class FlushRecord(Record):
     outcome: Outcome
     global_reward: Optional[float]
     acks: Count
-    by: Literal["size", "time"]
+    by: Literal["size", "time"] = Field(description="size: full (async_with_aggr, sync) or of mean staleness "
+                                       "≤ β_k (stellaris); time: the cutoff timer")
     chunk: Optional[U16] = Field(default=None, description="the slice the window updated (only when K > 1)")
+    staleness: Optional[float] = Field(default=None, description="the window's mean staleness δ̄ (Σ count·δ̂ / "
+                                       "count), when its updates carried one")
+    beta: Optional[float] = Field(default=None, description="stellaris: the threshold β_k the window met (None: "
+                                  "round 0, pure asynchrony)")
 
 
 class MalformedRecord(Record):

@@ -41,6 +41,26 @@ def _hidden(value: str) -> tuple[int, ...]:
     return widths
 
 
+PPO_SET_FIELDS = ("n_epochs", "batch_size", "lr", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
+                  "max_grad_norm", "target_kl")
+"""PPOConfig fields ``--ppo KEY=VALUE`` sets (``--n-steps``, ``--n-envs``, ``--net``/``--hidden`` set the others)."""
+
+
+def _ppo_settings(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for v in values:
+        key, sep, raw = v.partition("=")
+        if not sep or key not in PPO_SET_FIELDS:
+            raise click.BadParameter(f"{v!r}: KEY=VALUE with KEY one of {', '.join(PPO_SET_FIELDS)}", ctx, param)
+        kind = int if key in ("n_epochs", "batch_size") else float
+        try:
+            out[key] = kind(raw)
+        except ValueError:
+            raise click.BadParameter(f"{v!r}: {key} takes {'an integer' if kind is int else 'a number'}",
+                                     ctx, param) from None
+    return out
+
+
 def train_options(f):
     """The job's options (shared by ``olaf train`` and ``olaf train compare``)."""
     opts = [
@@ -56,6 +76,9 @@ def train_options(f):
                      help="PPO rollout steps per environment and iteration."),
         click.option("--n-envs", default=PPOConfig.n_envs, show_default=True, type=click.IntRange(1),
                      help="Environments per worker."),
+        click.option("--ppo", "ppo_set", multiple=True, callback=_ppo_settings, metavar="KEY=VALUE",
+                     help="A worker PPO hyper-parameter (repeat): " + ", ".join(PPO_SET_FIELDS)
+                          + " (defaults: docs/training.md)."),
         click.option("--ps-step", type=click.Choice(["paper", "sgd", "adam"]), default=TrainJob.ps_step,
                      show_default=True, help="The PS's optimizer step (paper §2.1 or an alternative)."),
         click.option("--ps-lr", type=FiniteFloat(min=0, min_open=True), default=TrainJob.ps_lr, show_default=True,
@@ -67,7 +90,15 @@ def train_options(f):
         click.option("--reward-gate/--no-reward-gate", "ps_gate", default=TrainJob.ps_gate, show_default=True,
                      help="Paper §2.1's reward gating at the PS."),
         click.option("--mode", type=click.Choice([m.value for m in Mode]), default="async", show_default=True,
-                     help="Training mode (paper Fig. 2)."),
+                     help="Training mode (paper Fig. 2), or Stellaris' staleness-aware aggregation (stellaris)."),
+        click.option("--stellaris-decay", type=FiniteFloat(min=0, min_open=True, max=1),
+                     default=TrainJob.stellaris_decay, show_default=True,
+                     help="--mode stellaris: d of Stellaris Eq. 3 (rounds of one update per worker)."),
+        click.option("--beta-min", type=FiniteFloat(min=0), default=TrainJob.beta_min, show_default=True,
+                     help="--mode stellaris: the floor of the staleness threshold beta_k."),
+        click.option("--ps-staleness-v", "ps_staleness_root", type=click.IntRange(1), default=None,
+                     help="The PS scales each update by 1/staleness^(1/V) (Stellaris Eq. 4; 3 in its evaluation) "
+                          "[default: off]."),
         click.option("--ack-wait-ms", type=FiniteFloat(min=0), default=TrainJob.ack_wait_ms, show_default=True,
                      help="How long a worker waits for the ACK's weights after an update, ms."),
         click.option("--apply-locally/--no-apply-locally", default=PPOTaskSpec.apply_locally, show_default=True,

@@ -125,6 +125,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                ps_lr_decay_updates: Optional[int] = None, mode: str = "async",
                ack_wait_ms: float = TrainJob.ack_wait_ms, apply_locally: bool = PPOTaskSpec.apply_locally,
                learner: str = PPOTaskSpec.learner, iterations: Optional[int] = None,
+               ppo_set: Optional[dict[str, Any]] = None, stellaris_decay: float = TrainJob.stellaris_decay,
+               beta_min: float = TrainJob.beta_min, ps_staleness_root: Optional[int] = None,
                ps_updates: Optional[int] = None, eval_every_s: Optional[float] = None,
                eval_episodes: int = TrainJob.eval_episodes, solve: bool = False,
                solve_at: Optional[float] = None) -> RunPlan:
@@ -136,6 +138,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     overrides its widths) and ``mtu`` is the hosts' (:func:`job_mtu`: the backend's, :attr:`Backend.mtu
     <olaf.backends.base.Backend.mtu>`, or a smaller one given); a network larger than one frame travels as K
     chunks (:mod:`olaf.chunks`);
+    ``ppo_set`` overrides worker PPO hyper-parameters (``olaf train --ppo KEY=VALUE``); ``stellaris_decay``,
+    ``beta_min`` and ``ps_staleness_root`` are the PS's Stellaris settings (:class:`~olaf.plan.workload.TrainJob`);
     ``learner`` is who computes each worker's update (:data:`~olaf.plan.workload.LEARNERS`: Olaf's PPO or
     RLlib's, same network and hyper-parameters);
     ``clusters`` is per edge switch (multihop: S1 behind
@@ -163,10 +167,11 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                                  "--eval-every-s and --solve out", param_hint="--learner")
     try:
         ppo = PPOConfig(hidden=widths, arch=preset.arch, reward_scale=preset.reward_scale, n_steps=n_steps,
-                        n_envs=n_envs)
+                        n_envs=n_envs, **(ppo_set or {}))
         job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu, apply_locally=apply_locally, learner=learner),
                        num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, ps_lr_final=ps_lr_final,
-                       ps_lr_decay_updates=ps_lr_decay_updates, mode=mode,
+                       ps_lr_decay_updates=ps_lr_decay_updates, mode=mode, stellaris_decay=stellaris_decay,
+                       beta_min=beta_min, ps_staleness_root=ps_staleness_root,
                        ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target, iterations=iterations,
                        ps_updates=ps_updates, eval_every_s=eval_every_s, eval_episodes=eval_episodes,
                        solve_at=solve_at)

@@ -6,7 +6,8 @@ controller, PS, workers) whose workers run PPO (:class:`olaf.plan.workload.Train
 :class:`TrainMonitor` follows the host logs while they are written and ends the run when every
 worker has a reward and the **mean worker reward** (:mod:`olaf.training.progress`) reaches the target
 (or, for a job with ``solve_at``, when an evaluation of the global model of 100 episodes reaches
-it: :mod:`olaf.training.evaluator`), when every worker has done the job's number of iterations, or
+it and the next one confirms it: :func:`olaf.plan.workload.first_solved`,
+:mod:`olaf.training.evaluator`), when every worker has done the job's number of iterations, or
 when the PS has received the job's number of worker updates.
 :func:`write_training_outputs` then writes, beside the AoM report of ``olaf report``:
 
@@ -26,6 +27,8 @@ when the PS has received the job's number of worker updates.
   (``evaluations``: the checkpoint's time since t0, the workers' environment steps then, worker
   updates at the PS, episodes, mean, std, the evaluation's wall time; ``final_eval``,
   ``best_eval``, ``solve_at``, ``solved``, ``solved_eval``);
+* ``staleness.json`` and ``staleness.png`` — the updates' staleness and the policy drift
+  (:mod:`olaf.training.staleness`);
 * ``reward_time.png`` and ``reward_updates.png`` — the per-worker rewards (thin) and their mean
   (bold) over wall time and over the worker updates the PS received (paper Fig. 8's axes and
   Fig. 3's).
@@ -39,18 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.plan.workload import SOLVED_EPISODES
+from olaf.plan.workload import first_solved
 from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlFollower, read_jsonl
 from olaf.rundir.manifest import ManifestError, read_manifest
 from olaf.rundir.records import ErrorRecord, EvalRecord, FlushRecord, GenRecord, UpdateRecord
 from olaf.training.evaluator import EVAL_LOG
 from olaf.training.progress import Progress, RewardTracker
-
-
-def is_solved(r: EvalRecord, solve_at: float) -> bool:
-    """The evaluation ``r`` shows a solved model: ≥ :data:`SOLVED_EPISODES` episodes, mean ≥ ``solve_at``."""
-    return r.episodes >= SOLVED_EPISODES and r.mean >= solve_at
+from olaf.training.staleness import write_staleness
 
 PROGRESS_FIELDS = ("t_s", "mean_worker_reward", "workers_with_reward", "env_steps", "iterations", "ps_messages",
                    "ps_updates", "global_reward", "eval_reward", "eval_episodes")
@@ -108,8 +107,9 @@ class TrainMonitor:
         ps_updates: end the run once the PS has received this many worker updates (Σ ``count``;
             None: no limit).
         solve_at: with ``stop_at_target``, end the run when an evaluation of the global model of at
-            least :data:`SOLVED_EPISODES` episodes scores this mean (the worker target is then only
-            recorded); None: the worker target ends it.
+            least :data:`SOLVED_EPISODES` episodes scores this mean and the next confirms it
+            (:func:`~olaf.plan.workload.first_solved`; the worker target is then only recorded);
+            None: the worker target ends it.
     """
 
     hosts_dir: Path
@@ -141,7 +141,9 @@ class TrainMonitor:
         final one); sets :attr:`solved` at the first that solves. Returns the latest."""
         ev = self._eval.poll()
         if self.solve_at is not None and self.solved is None:
-            self.solved = next((r for r in self._eval.records if is_solved(r, self.solve_at)), None)
+            recs = self._eval.records
+            i = first_solved([(r.episodes, r.mean) for r in recs], self.solve_at)
+            self.solved = None if i is None else recs[i]
         return ev
 
     def workers_lost(self, names: set[str]) -> None:
@@ -289,6 +291,7 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
     }
     write_json(out / "training.json", result, indent=1)
     _plot(out, monitor, per_worker)
+    write_staleness(out)
     return result
 
 
