@@ -151,8 +151,9 @@ bench-rl-train: $(TRAIN_STAMP) ## Default PPO job over loopback (9x3 workers, Lu
 	nice $(PY) bench/rl_train.py --out build/rl_train
 
 .PHONY: bench-solve
-bench-solve: $(TRAIN_STAMP) ## Time to LunarLander "solved": single-process SB3 PPO, then Olaf's 27 workers (--net sb3, local), same session
-	$(PY) bench/solve.py run --out build/solve
+SOLVE_SEEDS ?= 1,2,3
+bench-solve: $(TRAIN_STAMP) ## Time to LunarLander "solved": SB3 PPO (1 and 2 cores), then Olaf's 27 workers (--net sb3, local), SOLVE_SEEDS, same session
+	$(PY) bench/solve.py run --seeds $(SOLVE_SEEDS) --out build/solve
 
 .PHONY: bench-ray
 bench-ray: $(TRAIN_STAMP) build ## ray backend vs worker processes (root): time to target and PSS per process/actor/worker, same run

@@ -102,6 +102,14 @@ SCHEMAS = {
         "olaf.rundir.records", "PsSummary", "Olaf PS summary (hosts/<name>.summary.json)",
         "The parameter server's counters, per-cluster counts and final model at shutdown; "
         "olaf/rundir/records.py, docs/hosts.md."),
+    Path("docs/schemas/solve.schema.json"): _schema(
+        "olaf.training.solve", "SolveRecord", "Olaf time-to-solved comparison (solve.json)",
+        "Every run of `make bench-solve`: system, seed, whether and when it solved, its configuration and "
+        "evaluations; olaf/training/solve.py, docs/training.md."),
+    Path("docs/schemas/staleness.schema.json"): _schema(
+        "olaf.training.staleness", "StalenessReport", "Olaf staleness report (staleness.json of a training run)",
+        "The distribution of the updates' staleness (exact and the PS's estimate) and of the policy drift; "
+        "olaf/training/staleness.py, docs/training.md."),
     Path("docs/schemas/regroups.schema.json"): _schema(
         "olaf.rundir.records", "RegroupRecord", "Olaf membership change (regroups.jsonl, one per line)",
         "Clusters (id -> worker names) from t_ns on, written by olafctl when the switches held the change; "

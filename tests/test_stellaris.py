@@ -12,6 +12,7 @@ from olaf.hosts.checkpoint import read_checkpoint
 from olaf.hosts.global_model import GlobalModel
 from olaf.hosts.modes import Aggregator, Mode, ModeParams, staleness_scale
 from olaf.hosts.ps import ParameterServer, PsConfig
+from olaf.hosts.staleness import StalenessTracker
 from olaf.plan.workload import MODES, first_solved
 from olaf.rundir.jsonl import read_jsonl
 from olaf.rundir.records import FlushRecord, UpdateRecord
@@ -117,7 +118,8 @@ def test_the_ps_estimates_staleness_from_its_last_answer_to_each_worker(tmp_path
     1/2 of its size; A's update 3 (its last answer carried version 2, the model is at 3) is δ̂ 1.
     Each record has the slice's version after it."""
     ip = loopback_net()
-    ps = ParameterServer(PsConfig(bind_ip=ip(100), lr=1.0, step="sgd", out_dir=tmp_path, flush_s=0, staleness_root=1))
+    ps = ParameterServer(PsConfig(bind_ip=ip(100), lr=1.0, step="sgd", out_dir=tmp_path, flush_s=0, staleness_root=1,
+                                  worker_ack_wait_ms=60_000))
     a, b = AckReceiver(ip(1)), AckReceiver(ip(2))
     dst = (ip(100), UPDATE_PORT)
     try:
@@ -150,7 +152,8 @@ def test_the_stellaris_ps_over_udp_holds_a_stale_update_until_a_fresh_one_lowers
     The checkpoint keeps the rounds."""
     ip = loopback_net()
     modes = ModeParams(mode="stellaris", round_updates=2, stellaris_decay=0.5, beta_min=0.0, round_timeout_ms=60_000)
-    ps = ParameterServer(PsConfig(bind_ip=ip(100), lr=1.0, step="sgd", modes=modes, out_dir=tmp_path, flush_s=0))
+    ps = ParameterServer(PsConfig(bind_ip=ip(100), lr=1.0, step="sgd", modes=modes, out_dir=tmp_path, flush_s=0,
+                                  worker_ack_wait_ms=60_000))
     a, b = AckReceiver(ip(1)), AckReceiver(ip(2))
     dst = (ip(100), UPDATE_PORT)
     try:
@@ -183,3 +186,26 @@ def test_the_stellaris_ps_over_udp_holds_a_stale_update_until_a_fresh_one_lowers
 def test_solved_needs_the_next_evaluation_to_confirm(means, want):
     assert first_solved([(100, m) for m in means], 200) == want
     assert first_solved([(99, m) for m in means], 200) is None  # fewer than 100 episodes never solve
+
+
+def test_the_estimate_takes_the_first_answer_within_the_workers_wait_as_the_next_base():
+    """A worker with a 100 ms ack wait: after its update at t = 1 s it adopts the first ACK sent
+    within 100 ms (version 3), not one sent later (version 5, adopted one iteration later, when it
+    is the newest it held at its next update); without a wait it adopts only what it held when its
+    update left."""
+    ms = 1_000_000
+    t = StalenessTracker(worker_ack_wait_ns=100 * ms)
+    k = (0, 1, 0)
+    t.on_ack(k, 0, 0)                            # the INIT's answer
+    assert t.on_update(k, 1000 * ms, 2) == 2     # base: the INIT
+    t.on_ack(k, 1050 * ms, 3)                    # within the wait: its next base
+    t.on_ack(k, 1300 * ms, 5)                    # too late for that iteration
+    assert t.on_update(k, 2000 * ms, 6) == 3     # 6 − 3
+    assert t.on_update(k, 3000 * ms, 7) == 2     # 7 − 5: what it held when its previous update left
+    no_wait = StalenessTracker()
+    no_wait.on_update(k, 1000 * ms, 0)
+    no_wait.on_ack(k, 1000 * ms + 1, 1)          # its own answer, a microsecond later: one iteration late
+    assert no_wait.on_update(k, 2000 * ms, 4) == 4
+    assert no_wait.on_update(k, 3000 * ms, 5) == 4  # 5 − 1
+    with pytest.raises(ValueError, match="worker_ack_wait_ns"):
+        StalenessTracker(-1)

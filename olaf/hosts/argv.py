@@ -84,7 +84,7 @@ def ps_argv(cfg: PsConfig) -> list[str]:
         *_opt("--sync-workers", m.sync_workers), "--round-timeout-ms", repr(m.round_timeout_ms),
         *_opt("--round-updates", m.round_updates), "--stellaris-decay", repr(m.stellaris_decay),
         "--beta-min", repr(m.beta_min), *_opt("--staleness-v", cfg.staleness_root),
-        *(["--ack-each-worker"] if cfg.ack_each_worker else []),
+        *(["--ack-each-worker"] if cfg.ack_each_worker else []), "--worker-ack-wait-ms", repr(cfg.worker_ack_wait_ms),
         *_opt("--duration", cfg.duration_s),
         "--out-dir", str(cfg.out_dir), "--name", cfg.name, "--flush-ms", repr(cfg.flush_s * 1000),
         "--rcvbuf", str(cfg.rcvbuf),

@@ -302,6 +302,9 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
               help="stellaris: the floor of the staleness threshold beta_k (docs/hosts.md).")
 @click.option("--staleness-v", "staleness_root", type=click.IntRange(min=1),
               help="Scale each update by 1/staleness^(1/V) (Stellaris Eq. 4; 3 in its evaluation) [default: off].")
+@click.option("--worker-ack-wait-ms", type=FiniteFloat(min=0), default=0.0, show_default=True,
+              help="The workers' --ack-wait-ms: an ACK sent to a worker this soon after its update is the base "
+                   "of its next one (the staleness estimate, docs/hosts.md).")
 @click.option("--ack-each-worker", is_flag=True,
               help="Aggregating modes: answer every worker heard from, not one per cluster (no Olaf switch in "
                    "front to multicast a cluster's ACK: loopback).")
@@ -371,6 +374,7 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
                         modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
                         flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust,
                         checkpoint_s=p["checkpoint_s"], resume_from=p["resume_from"], num_params=p["num_params"],
-                        mtu=p["ps_mtu"], staleness_root=p["staleness_root"], ack_each_worker=p["ack_each_worker"])
+                        mtu=p["ps_mtu"], staleness_root=p["staleness_root"], ack_each_worker=p["ack_each_worker"],
+                        worker_ack_wait_ms=p["worker_ack_wait_ms"])
     except ChunkingError as e:
         raise click.BadParameter(str(e), param_hint="--num-params/--mtu") from None

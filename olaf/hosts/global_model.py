@@ -132,6 +132,11 @@ class GlobalModel:
         self._accepted = np.zeros(0, dtype=np.int64)
         self._applied = np.zeros(0, dtype=np.int64)
         self._ack: list[tuple[int, ...]] = []
+        self._last_g = np.zeros(0)
+        self.last_direction: Optional[tuple[float, Optional[float]]] = None
+        """``(‖g‖, cos(g, g_prev))`` of the last applied update's mean direction ``g`` on its slice, with
+        ``g_prev`` the slice's previous applied direction (None for the first): how large and how
+        aligned the updates the PS applies one after another are (``docs/training.md``)."""
         if chunking is not None:
             self._allocate(chunking)
 
@@ -144,6 +149,7 @@ class GlobalModel:
         self._reward = [None] * k
         self._accepted, self._applied = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
         self._ack = [()] * k
+        self._last_g = np.zeros(p)
 
     # -- shape -------------------------------------------------------------------------------
 
@@ -258,6 +264,12 @@ class GlobalModel:
                 return Outcome.REJECTED
         start, stop = c.bounds(chunk)
         g = np.asarray(grad_sum[: stop - start], dtype=np.float64) / (_SCALE * count)
+        norm = float(np.linalg.norm(g))
+        prev = self._last_g[start:stop]
+        prev_norm = float(np.linalg.norm(prev)) if self._accepted[chunk] else 0.0
+        cos = float(g @ prev) / (norm * prev_norm) if norm > 0 and prev_norm > 0 else None
+        self.last_direction = (norm, cos)
+        self._last_g[start:stop] = g
         lr = self.step_size(chunk)
         if self.step is Step.PAPER:
             if self._ga_set[chunk]:

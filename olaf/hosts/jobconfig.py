@@ -63,6 +63,7 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
                     lr_final=job.ps_lr_final, lr_decay_updates=job.ps_lr_decay_updates,
                     modes=modes, trust=trust, checkpoint_s=checkpoint_s, num_params=job.num_params,
                     mtu=job.task.mtu, rcvbuf=rcvbuf, staleness_root=job.ps_staleness_root,
+                    worker_ack_wait_ms=job.ack_wait_ms,
                     ack_each_worker=not switch)
 
 

@@ -15,7 +15,7 @@
   for the round's ACK before iterating again (``olaf worker --await-ack``).
 * ``stellaris`` (Stellaris' staleness-aware aggregation, §V-C, Eq. 3): updates are summed
   into a window, and every update added re-evaluates the window's mean staleness δ̄ (the
-  updates' staleness δ̂ weighted by ``count``, :meth:`olaf.hosts.ps.ParameterServer.staleness`);
+  updates' staleness δ̂ weighted by ``count``, :mod:`olaf.hosts.staleness`);
   the window is flushed as soon as ``δ̄ ≤ β_k`` or ``round_timeout_ms`` after its first update.
   A *round* is ``round_updates`` worker updates flushed (the job's number of workers: each
   worker once); ``k`` counts them per slice. Round 0 is pure asynchrony (every update flushed

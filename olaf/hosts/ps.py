@@ -37,7 +37,7 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models o
   ``num_chunks`` are set). ``wrong_size`` updates get no ACK; their ``reason`` names the field.
   In the aggregating modes an update's outcome is ``buffered``. ``version`` is the slice's version
   after the update (chunks applied to it so far: the model its ACK carries), ``staleness`` the PS's
-  estimate δ̂ of a non-INIT update's staleness (:meth:`ParameterServer.staleness`).
+  estimate δ̂ of a non-INIT update's staleness (:mod:`olaf.hosts.staleness`).
 * ``{"ev": "flush", "t_ns", "updates", "count", "reward", "outcome", "global_reward",
   "acks", "by"}`` — a window applied (``by`` = ``size`` or ``time``), ``reward``
   its mean reward, ``acks`` the broadcast ACKs sent.
@@ -77,6 +77,7 @@ from olaf.hosts.checkpoint import CheckpointError, read_checkpoint, write_checkp
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
 from olaf.hosts.modes import Aggregator, Mode, ModeParams, staleness_scale
 from olaf.hosts.runlog import OutputFiles
+from olaf.hosts.staleness import StalenessTracker
 from olaf.hosts.trust import TrustPolicy
 from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlLog
@@ -125,6 +126,8 @@ class PsConfig(OutputFiles):
         staleness_root: Stellaris Eq. 4's root factor ``v`` (≥ 1): every update's direction is scaled
             by ``1 / δ̂^(1/v)`` before it is applied or summed (:func:`olaf.hosts.modes.staleness_scale`);
             None: no scaling.
+        worker_ack_wait_ms: the workers' ``--ack-wait-ms``: an ACK sent to a worker this soon after its
+            update is the base of its next one (:mod:`olaf.hosts.staleness`, the staleness estimate).
         ack_each_worker: in the aggregating modes, a flush answers every worker the PS has heard from
             (its latest message) instead of one ACK per cluster: for a PS without an Olaf switch in
             front (loopback), where nothing multicasts a cluster's ACK to its workers.
@@ -156,6 +159,7 @@ class PsConfig(OutputFiles):
     num_params: Optional[int] = None
     mtu: int = MTU
     staleness_root: Optional[int] = None
+    worker_ack_wait_ms: float = 0.0
     ack_each_worker: bool = False
 
     def __post_init__(self) -> None:
@@ -206,9 +210,8 @@ class ParameterServer:
         self.per_chunk: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
         """(cluster, chunk) → ``chunks`` received, ``worker_updates`` (Σ count), ``acked``, outcomes."""
         self.wrong_size_reasons: Counter[str] = Counter()
-        self._answered_version: dict[tuple[int, int, int], int] = {}
-        """(cluster_id, worker_id, chunk) → the slice's version in the PS's last ACK answering that
-        worker (the base of its next update's staleness estimate, :meth:`staleness`)."""
+        self.staleness = StalenessTracker(int(cfg.worker_ack_wait_ms * 1e6))
+        """What the PS sent to each worker and when: its estimate of an update's staleness."""
         self.sock = udp_socket(cfg.rcvbuf)
         self.sock.bind((cfg.bind_ip, cfg.port))
         self.rcvbuf_bytes = rcvbuf_granted(self.sock)
@@ -289,17 +292,12 @@ class ParameterServer:
         msgs = sum(c["chunks"] for (_, k), c in self.per_chunk.items() if k == 0)
         return msgs, sum(c["worker_updates"] for (_, k), c in self.per_chunk.items() if k == 0)
 
-    def staleness(self, cluster_id: int, worker_id: int, chunk: int) -> int:
-        """The PS's estimate δ̂ of the staleness of an update chunk arriving now from worker
-        ``(cluster_id, worker_id)``: slice ``chunk``'s version now minus its version in the PS's last
-        ACK answering that worker (0 if none: the worker's base is the INIT, version 0).
-
-        Exact when the worker starts each iteration from the answer to its previous update (over
-        loopback with ``--ack-wait-ms``); an upper bound when it adopted a newer ACK of a cluster-mate
-        (multicast by a switch) before its iteration; a lower bound when that answer was lost and it
-        went on from an older one. :mod:`olaf.training.staleness` measures the exact δ offline from
-        the workers' ``base`` records."""
-        return self.model.version(chunk) - self._answered_version.get((cluster_id, worker_id, chunk), 0)
+    def _direction(self, outcome: Outcome) -> dict[str, float]:
+        """``norm`` and ``cos_prev`` of an update just applied (empty otherwise), rounded for the log."""
+        if outcome is not Outcome.ACCEPTED or self.model.last_direction is None:
+            return {}
+        norm, cos = self.model.last_direction
+        return {"norm": round(norm, 6), **({} if cos is None else {"cos_prev": round(cos, 4)})}
 
     def _socket_drops(self, ancdata: list[tuple[int, int, bytes]]) -> None:
         """``socket_drops``: datagrams the kernel dropped because the receive buffer was full
@@ -332,7 +330,8 @@ class ParameterServer:
             return
         full = False
         mismatch = self.model.mismatch(u.num_chunks, len(u.grads))
-        stale = None if init or mismatch is not None else self.staleness(u.cluster_id, u.worker_id, u.chunk)
+        stale = None if init or mismatch is not None else \
+            self.staleness.on_update((u.cluster_id, u.worker_id, u.chunk), t_ns, self.model.version(u.chunk))
         if mismatch is not None:
             outcome = Outcome.WRONG_SIZE
             self.wrong_size_reasons[mismatch.value] += 1
@@ -368,7 +367,8 @@ class ParameterServer:
                            **({"chunk": u.chunk, "num_chunks": u.num_chunks} if chunked else {}),
                            **({"reason": mismatch.value} if mismatch is not None else {}),
                            **({} if mismatch is not None else {"version": self.model.version(u.chunk)}),
-                           **({} if stale is None else {"staleness": stale}))
+                           **({} if stale is None else {"staleness": stale}),
+                           **self._direction(outcome))
         log.write(rec)
         if outcome is Outcome.BUFFERED:
             if full:
@@ -384,7 +384,7 @@ class ParameterServer:
         ack = encode_ack(cluster_id=cluster_id, worker_id=worker_id, seq=seq, count=count,
                          global_reward=self.model.global_reward_fixed(chunk), gen_ts=gen_ts,
                          weights=self.model.ack_weights(chunk), chunk=chunk, num_chunks=self.model.num_chunks)
-        self._answered_version[(cluster_id, worker_id, chunk)] = self.model.version(chunk)
+        self.staleness.on_ack((cluster_id, worker_id, chunk), time.time_ns(), self.model.version(chunk))
         try:
             self.sock.sendto(ack, (dst, self.cfg.ack_port))
             self.counters["acks_sent"] += 1

@@ -256,9 +256,12 @@ class UpdateRecord(Record):
     version: Optional[Count] = Field(default=None, description="the slice's version after this update: chunks "
                                      "(updates or aggregates) applied to it so far (the global model an ACK of "
                                      "this update carries)")
-    staleness: Optional[Count] = Field(default=None, description="the PS's estimate of the update's staleness: "
-                                       "the slice's version before it minus the version of the PS's last answer "
-                                       "to the same worker (0 before any: its base is the INIT)")
+    staleness: Optional[Count] = Field(default=None, description="the PS's estimate of the update's staleness "
+                                       "(olaf/hosts/staleness.py)")
+    norm: Optional[float] = Field(default=None, description="applied updates: ‖g‖ of the update's mean direction "
+                                  "on its slice")
+    cos_prev: Optional[float] = Field(default=None, description="applied updates: cosine between its direction and "
+                                      "the slice's previous applied direction")
 
 
 class FlushRecord(Record):

@@ -7,7 +7,7 @@ the slice so far (:meth:`olaf.hosts.global_model.GlobalModel.version`); slice 0 
 model here.
 
 * The PS logs every update with the slice's ``version`` after it and its own online estimate
-  ``staleness`` δ̂ (:meth:`olaf.hosts.ps.ParameterServer.staleness`).
+  ``staleness`` δ̂ (:mod:`olaf.hosts.staleness`).
 * A worker logs with every generation the ``base``: the key ``[worker_id, seq, gen_ts]`` of the
   ACK whose slice 0 it last adopted. That ACK answered the PS record with the same key, whose
   ``version`` is the version the iteration started from (a worker that kept training from its own
@@ -17,6 +17,10 @@ So for a sent update with PS record ``u`` (chunk 0) and base record ``b``:
 ``δ = version_before(u) − version(b)``, where ``version_before(u)`` is ``u.version`` less one if
 ``u`` was applied. Updates the PS received without a matching generation (a worker killed before
 its log was written) or whose base record is not in the PS's log are counted, not measured.
+
+The PS logs the norm of every direction it applies and its cosine with the slice's previous one:
+how aligned concurrent updates are (aligned updates add up to a step K times one update's, noisy
+ones to √K times).
 
 The policy's drift is read from the workers' PPO records: ``approx_kl`` (the worker's own step, an
 estimate over its minibatches) against ``kl_adopted`` (KL(π_rollout ‖ π_adopted) over the previous
@@ -67,7 +71,8 @@ class Distribution(BaseModel):
 class StalenessReport(BaseModel):
     """``staleness.json``: the distribution of δ (exact, from the workers' ``base``) and of the PS's
     δ̂, how often δ̂ = δ, the histogram of δ (``{δ: updates}``), the updates not measured and why,
-    and the workers' KL records (nats)."""
+    the workers' KL records (nats), and of the directions the PS applied (slice 0): the cosine
+    between consecutive ones (``cos_prev``) and their norm."""
 
     model_config = ConfigDict(extra="forbid")
     updates: int
@@ -78,6 +83,8 @@ class StalenessReport(BaseModel):
     not_measured: dict[str, int]
     approx_kl: Distribution
     kl_adopted: Distribution
+    cos_prev: Distribution
+    norm: Distribution
 
 
 def _chunk0(r: UpdateRecord) -> bool:
@@ -140,7 +147,9 @@ def measure(hosts_dir: Path, ps_log: str = "ps.jsonl") -> tuple[StalenessReport,
         estimate=Distribution.of([float(e) for e in estimates]),
         estimate_exact_fraction=round(exact / len(estimates), 4) if estimates else None,
         histogram={str(k): hist[k] for k in sorted(hist)}, not_measured=dict(missing),
-        approx_kl=Distribution.of(approx), kl_adopted=Distribution.of(adopted))
+        approx_kl=Distribution.of(approx), kl_adopted=Distribution.of(adopted),
+        cos_prev=Distribution.of([r.cos_prev for r in ps if r.cos_prev is not None and (r.chunk or 0) == 0]),
+        norm=Distribution.of([r.norm for r in ps if r.norm is not None and (r.chunk or 0) == 0]))
     return report, deltas, estimates
 
 
