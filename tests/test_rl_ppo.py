@@ -98,3 +98,68 @@ def test_nan_in_the_batch_raises_non_finite_loss():
     b = Batch(obs, torch.zeros(4, dtype=torch.long), torch.zeros(4), torch.ones(4), torch.zeros(4))
     with pytest.raises(NonFiniteLoss, match="PPO loss is nan"):
         ppo_loss(net, b, CLIP, ENT, VF)
+
+
+def test_the_rollout_policys_kl_to_a_policy_is_zero_for_itself_and_matches_a_direct_computation():
+    """KL(π_rollout ‖ π) over the last rollout's states (kl_adopted): 0 for the rollout's own
+    weights, and for other weights the mean over the rollout's states of Σ_a p·(log p − log q)
+    computed here from the network directly, state by state in the order they were collected."""
+    import torch
+
+    from olaf.plan.workload import PPOConfig
+    from olaf.rl.learner import PPOLearner
+
+    cfg = PPOConfig(n_steps=16, n_envs=2, batch_size=8, n_epochs=2)
+    learner = PPOLearner("CartPole-v1", cfg, seed=3)
+    assert learner.collector.kl_from_rollout_policy(learner.net) is None  # no rollout yet
+    w0 = learner.get_weights()
+    learner.iterate()                        # collects with w0, then trains (the buffer reorders its states)
+    learner.set_weights(w0)
+    assert learner.collector.kl_from_rollout_policy(learner.net) == pytest.approx(0.0, abs=1e-7)
+    w1 = w0 + np.random.default_rng(0).normal(0, 0.05, w0.shape)
+    learner.set_weights(w1)
+    states = torch.as_tensor(learner.collector.states)
+    assert states.shape == (32, 4)
+    with torch.no_grad():
+        learner.set_weights(w0)
+        p = torch.softmax(learner.net(states)[0], -1)
+        learner.set_weights(w1)
+        q = torch.softmax(learner.net(states)[0], -1)
+    want = float((p * (p.log() - q.log())).sum(-1).mean())
+    assert want > 1e-4 and learner.collector.kl_from_rollout_policy(learner.net) == pytest.approx(want, rel=1e-3)
+    learner.close()
+
+
+@pytest.mark.parametrize(("scale", "drift", "want"), [(1.0, 0.5, 1 / 1.5), (0.5, 0.005, 0.75), (1.0, 0.001, 1.0),
+                                                      (0.2, 0.03, 0.2), (0.2, 0.04, 0.2), (0.2, 0.041, 0.2 / 1.5),
+                                                      (0.001, 9.0, 0.001)])
+def test_the_drift_control_adapts_its_scale_outside_the_band_by_hand(scale, drift, want):
+    """Target 0.02 nats: above 0.04 the scale falls by 1.5, below 0.01 it rises by 1.5, never above 1
+    nor below 0.001; inside the band it stays."""
+    from olaf.rl.drift import adapt_scale
+
+    assert adapt_scale(scale, drift, 0.02) == pytest.approx(want)
+
+
+def test_the_drift_control_refuses_a_bad_target_or_drift():
+    from olaf.rl.drift import adapt_scale
+
+    for kw in ({"drift": 0.1, "target": 0.0}, {"drift": -1.0, "target": 0.02}, {"drift": float("nan"), "target": 0.02}):
+        with pytest.raises(ValueError):
+            adapt_scale(1.0, **kw)
+
+
+def test_the_target_kl_early_stop_ends_the_epochs_at_the_first_minibatch_over_it():
+    """A target_kl far below any real step stops every iteration after its first minibatches (the
+    epoch loop breaks before the step of the first minibatch over 1.5 × target_kl), and the
+    iteration says so; without it every epoch runs."""
+    from olaf.plan.workload import PPOConfig
+    from olaf.rl.learner import PPOLearner
+
+    tiny = PPOLearner("CartPole-v1", PPOConfig(n_steps=32, n_envs=2, batch_size=8, n_epochs=4, target_kl=1e-9), seed=5)
+    full = PPOLearner("CartPole-v1", PPOConfig(n_steps=32, n_envs=2, batch_size=8, n_epochs=4), seed=5)
+    a, b = tiny.iterate(), full.iterate()
+    assert a.stats["kl_stopped"] == 1.0 and "kl_stopped" not in b.stats
+    assert np.linalg.norm(a.direction) < np.linalg.norm(b.direction)
+    tiny.close()
+    full.close()

@@ -67,6 +67,7 @@ def _ppo_argv(cfg: WorkerConfig) -> list[str]:
         "--ppo-vf-coef", repr(p.vf_coef), "--ppo-max-grad-norm", repr(p.max_grad_norm),
         "--ppo-reward-scale", repr(p.reward_scale), "--arch", p.arch, "--learner", spec.learner,
         *_opt("--ppo-target-kl", None if p.target_kl is None else repr(p.target_kl)),
+        *_opt("--ppo-target-drift", None if p.target_drift is None else repr(p.target_drift)),
     ]
 
 

@@ -33,6 +33,7 @@ _PPO_OPTIONS = {  # click parameter name -> PPOConfig field
     "ppo_lr": "lr", "ppo_gamma": "gamma", "ppo_gae_lambda": "gae_lambda", "ppo_clip": "clip_range",
     "ppo_ent_coef": "ent_coef", "ppo_vf_coef": "vf_coef", "ppo_max_grad_norm": "max_grad_norm",
     "ppo_reward_scale": "reward_scale", "arch": "arch", "ppo_target_kl": "target_kl",
+    "ppo_target_drift": "target_drift",
 }
 
 
@@ -145,6 +146,9 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
               show_default=True, help="PPO: gradients are clipped to this global L2 norm.")
 @click.option("--ppo-reward-scale", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.reward_scale,
               show_default=True, help="PPO: rewards are multiplied by this before GAE (reported returns are not).")
+@click.option("--ppo-target-drift", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.target_drift,
+              help="PPO: scale the update sent so that the global policy drifts about this far (KL, nats) between "
+                   "the worker's iterations (docs/training.md \"Drift control\") [default: off].")
 @click.option("--ppo-target-kl", type=FiniteFloat(min=0, min_open=True), default=_PPO_DEFAULTS.target_kl,
               help="PPO: stop an iteration's epochs once a minibatch's approximate KL exceeds 1.5 x this "
                    "(Stable-Baselines3's target_kl) [default: never].")

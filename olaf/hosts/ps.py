@@ -330,8 +330,10 @@ class ParameterServer:
             return
         full = False
         mismatch = self.model.mismatch(u.num_chunks, len(u.grads))
-        stale = None if init or mismatch is not None else \
-            self.staleness.on_update((u.cluster_id, u.worker_id, u.chunk), t_ns, self.model.version(u.chunk))
+        stale = None
+        if mismatch is None:  # an INIT starts the worker's first iteration as an update starts its next
+            stale = self.staleness.on_update((u.cluster_id, u.worker_id, u.chunk), t_ns, self.model.version(u.chunk))
+            stale = None if init else stale
         if mismatch is not None:
             outcome = Outcome.WRONG_SIZE
             self.wrong_size_reasons[mismatch.value] += 1

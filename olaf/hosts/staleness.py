@@ -7,9 +7,10 @@ worker: a worker (``olaf worker``, :mod:`olaf.hosts.worker`) adopts the newest w
 the start of each iteration, and it starts the next iteration right after sending an update, or,
 with ``--ack-wait-ms`` W, on the first answer that arrives within W.
 
-So for a worker whose previous update arrived at ``T``, the base of its next update is the newest
-version among the ACKs sent to it at or before ``T``, or the version of the first ACK sent to it
-after ``T`` if that was sent within ``T + W``. The estimate is
+So for a worker whose previous update (or INIT: its first iteration starts after it) arrived at
+``T``, the base of its next update is the newest version among the ACKs sent to it at or before
+``T``, or the version of the first ACK sent to it after ``T`` if that was sent within ``T + W``.
+The estimate is
 
 * exact when the PS's ACKs are what reaches the worker: loopback, in every mode, with the
   workers' ``W`` given to the PS (``PsConfig.worker_ack_wait_ms``);

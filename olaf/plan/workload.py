@@ -80,6 +80,11 @@ class PPOConfig:
             rollout policy exceeds ``1.5 · target_kl`` (Stable-Baselines3's ``target_kl``; > 0,
             None: never). The rollout policy is the global model the worker adopted, so this bounds
             how far one worker's update moves the policy from the model its data came from.
+        target_drift: the global policy's drift a worker aims for between its iterations, nats:
+            the KL of the global model it adopts from the policy of its previous rollout
+            (``kl_adopted``; > 0, None: off). The worker scales the update it sends by ``s`` and
+            adapts ``s`` after each adoption (:func:`olaf.rl.drift.adapt_scale`): fewer steps when
+            the model it will be applied to moved further than its data can speak for.
     """
 
     n_steps: int = 128
@@ -98,6 +103,7 @@ class PPOConfig:
     reward_scale: float = 0.01
     arch: str = "shared"
     target_kl: Optional[float] = None
+    target_drift: Optional[float] = None
 
     def __post_init__(self) -> None:
         def need(ok: bool, name: str, rule: str) -> None:
@@ -117,6 +123,8 @@ class PPOConfig:
         need(self.lr > 0, "lr", "must be > 0")
         need(self.target_kl is None or (math.isfinite(self.target_kl) and self.target_kl > 0), "target_kl",
              "must be > 0 (or None: no early stop)")
+        need(self.target_drift is None or (math.isfinite(self.target_drift) and self.target_drift > 0),
+             "target_drift", "must be > 0 nats (or None: off)")
         need(len(self.hidden) >= 1 and min(self.hidden) >= 1, "hidden", "needs at least one layer, each >= 1 wide")
         need(self.reward_scale > 0, "reward_scale", "must be > 0")
         need(self.arch in ARCHS, "arch", f"must be one of {', '.join(ARCHS)}")

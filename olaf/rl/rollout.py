@@ -76,7 +76,10 @@ class RolloutCollector:
         self._gen = torch.Generator().manual_seed(seed)
         self.log_probs: Optional[np.ndarray] = None
         """The rollout policy's log-probabilities of every action at every state of the last rollout,
-        shape ``(n_steps, n_envs, n_actions)`` (the states are ``buffer.observations``)."""
+        shape ``(n_steps · n_envs, n_actions)``, in the order of :attr:`states`."""
+        self.states: Optional[np.ndarray] = None
+        """The last rollout's observations, shape ``(n_steps · n_envs, obs_dim)`` float32 (a copy: the
+        buffer reorders its own when it hands out minibatches)."""
 
     def _value(self, net: ActorCritic, obs: np.ndarray) -> torch.Tensor:
         return net(torch.as_tensor(obs, dtype=torch.float32))[1]
@@ -89,7 +92,7 @@ class RolloutCollector:
         returns: list[float] = []
         lengths: list[int] = []
         dones = np.zeros(cfg.n_envs, dtype=bool)
-        log_probs = []
+        log_probs, states = [], []
         for _ in range(cfg.n_steps):
             obs_t = torch.as_tensor(self._obs, dtype=torch.float32)
             logits, values = net(obs_t)
@@ -98,6 +101,7 @@ class RolloutCollector:
                                     "the environment or the weights hold NaN/inf, so the PPO loss would be NaN")
             log_p_all = F.log_softmax(logits, dim=-1)
             log_probs.append(log_p_all.numpy())
+            states.append(obs_t.numpy())
             actions = torch.multinomial(log_p_all.exp(), 1, generator=self._gen).squeeze(1)
             log_p = log_p_all.gather(1, actions.view(-1, 1)).squeeze(1)
             step_obs, rewards, dones, infos = self.venv.step(actions.numpy())
@@ -114,7 +118,8 @@ class RolloutCollector:
             self._obs = new_obs
             self._episode_starts = dones.astype(np.float32)
         buf.compute_returns_and_advantage(last_values=self._value(net, self._obs), dones=dones)
-        self.log_probs = np.stack(log_probs)
+        self.log_probs = np.concatenate(log_probs)
+        self.states = np.concatenate(states)
         return RolloutInfo(cfg.n_steps * cfg.n_envs, np.asarray(returns), np.asarray(lengths, dtype=np.int64))
 
     @torch.no_grad()
@@ -123,12 +128,10 @@ class RolloutCollector:
         π_rollout(a|s) − log π_net(a|s)), nats; None before any rollout. How far ``net``'s policy
         (e.g. the global weights adopted after the rollout's update) is from the policy that
         collected the rollout (Stellaris Fig. 3(c))."""
-        if self.log_probs is None:
+        if self.log_probs is None or self.states is None:
             return None
-        obs = torch.as_tensor(self.buffer.observations.reshape(-1, self.buffer.observations.shape[-1]),
-                              dtype=torch.float32)
-        old = torch.as_tensor(self.log_probs.reshape(obs.shape[0], -1))
-        new = F.log_softmax(net(obs)[0], dim=-1)
+        old = torch.as_tensor(self.log_probs)
+        new = F.log_softmax(net(torch.as_tensor(self.states))[0], dim=-1)
         return float((old.exp() * (old - new)).sum(-1).mean())
 
     def batches(self, batch_size: int) -> Iterator[Batch]:

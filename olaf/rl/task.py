@@ -22,6 +22,7 @@ Torch runs with one intra-op thread per worker process (:func:`torch.set_num_thr
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import numpy as np
@@ -29,6 +30,7 @@ import torch
 
 from olaf.hosts.learning import Generation
 from olaf.plan.workload import PPOTaskSpec
+from olaf.rl.drift import adapt_scale
 from olaf.rl.learner import PPOLearner
 from olaf.rl.network import check_fits
 
@@ -58,6 +60,8 @@ class PPOTask:
         self.steps = 0
         self.episodes = 0
         self.iterations = 0
+        self.scale = 1.0
+        """The drift control's scale on the update sent (:mod:`olaf.rl.drift`; 1 when it is off)."""
 
     def initial_weights(self) -> np.ndarray:
         return self._initial.copy()
@@ -71,14 +75,23 @@ class PPOTask:
         if adopt is not None:
             self.learner.set_weights(adopt)
             kl = self.learner.collector.kl_from_rollout_policy(self.learner.net)
+        target = self.spec.ppo.target_drift
+        if target is not None and kl is not None and math.isfinite(kl):
+            self.scale = adapt_scale(self.scale, max(kl, 0.0), target)
         it = self.learner.iterate()
+        direction = it.direction
+        if self.scale != 1.0:
+            direction = it.direction * self.scale
+            if self.spec.apply_locally and self.spec.update == "delta":  # its own weights take the step it sends
+                self.learner.set_weights(self.learner.get_weights() - it.direction + direction)
         self.steps += it.rollout.steps
         self.episodes += int(it.rollout.episode_returns.shape[0])
         self.iterations += 1
         info: dict[str, Any] = {"steps": it.rollout.steps, "episodes": int(it.rollout.episode_returns.shape[0]),
                                 "env_steps": self.steps, **{k: round(v, 6) for k, v in it.stats.items()},
-                                **({"kl_adopted": round(kl, 6)} if kl is not None else {})}
-        return Generation(it.rollout.episode_returns, it.direction, it.rollout.steps, info)
+                                **({"kl_adopted": round(kl, 6)} if kl is not None else {}),
+                                **({"drift_scale": round(self.scale, 6)} if target is not None else {})}
+        return Generation(it.rollout.episode_returns, direction, it.rollout.steps, info)
 
     def summary(self) -> dict[str, Any]:
         return {"env_steps": self.steps, "episodes": self.episodes, "iterations": self.iterations,

@@ -159,6 +159,8 @@ class GenRecord(Record):
     grad_norm: Optional[float] = None
     kl_stopped: Optional[float] = Field(default=None, description="PPO with target_kl: 1 when the early stop "
                                         "ended the iteration's epochs, else 0")
+    drift_scale: Optional[float] = Field(default=None, description="PPO with target_drift: the scale on the "
+                                         "update sent (olaf/rl/drift.py)")
     kl_adopted: Optional[float] = Field(default=None, description="PPO: KL(π_rollout ‖ π_adopted), nats, over the "
                                         "previous rollout's states: how far the global weights adopted for this "
                                         "iteration are from the policy that collected the previous rollout")

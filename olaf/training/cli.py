@@ -42,7 +42,7 @@ def _hidden(value: str) -> tuple[int, ...]:
 
 
 PPO_SET_FIELDS = ("n_epochs", "batch_size", "lr", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
-                  "max_grad_norm", "target_kl")
+                  "max_grad_norm", "target_kl", "target_drift")
 """PPOConfig fields ``--ppo KEY=VALUE`` sets (``--n-steps``, ``--n-envs``, ``--net``/``--hidden`` set the others)."""
 
 
