@@ -48,7 +48,8 @@ def test_an_always_right_policy_scores_what_cartpole_gives_it_and_each_checkpoin
     checkpoint(ck, weights(1.0), t_ns=1, updates=5)
     stop = threading.Event()
     stop.set()                          # stopped at once: only the final evaluation of the last checkpoint
-    assert evaluate_checkpoints(SPEC, ck, log, EvalSchedule(every_s=3600, episodes=12, seed=3), stop) == 1
+    none = tmp_path / "ps.snapshots"
+    assert evaluate_checkpoints(SPEC, none, ck, log, EvalSchedule(every_s=3600, episodes=12, seed=3), stop) == 1
     (rec,) = read_jsonl(log).records
     assert isinstance(rec, EvalRecord) and rec.ckpt_t_ns == 1 and rec.ps_updates == 5
     assert rec.mean == pytest.approx(r.mean)                             # same seeds: same episodes
@@ -57,7 +58,8 @@ def test_an_always_right_policy_scores_what_cartpole_gives_it_and_each_checkpoin
 def test_without_a_checkpoint_nothing_is_scored(tmp_path):
     stop = threading.Event()
     stop.set()
-    assert evaluate_checkpoints(SPEC, tmp_path / "none.npz", tmp_path / "e.jsonl", EvalSchedule(1.0, 5), stop) == 0
+    assert evaluate_checkpoints(SPEC, tmp_path / "snaps", tmp_path / "none.npz", tmp_path / "e.jsonl",
+                                EvalSchedule(1.0, 5), stop) == 0
     assert read_jsonl(tmp_path / "e.jsonl").records == []
     with pytest.raises(ValueError, match="episodes=0"):
         EvalSchedule(1.0, 0)
@@ -78,3 +80,22 @@ def test_the_evaluator_process_runs_at_the_workers_priority_in_a_session_of_its_
         sid, nice, group = state
         assert sid == ev.pid and sid != os.getsid(0)
         assert group == (8 if autogroups() else None)
+
+
+def test_every_snapshot_is_scored_in_order_then_the_final_checkpoint(tmp_path):
+    """The PS's snapshot series is the schedule: each snapshot scored once, in name order, however
+    late (here all after the job ended), then the final checkpoint if newer. With until_solved the
+    snapshots left once two in a row show a solved model are not scored."""
+    snaps, ck, log = tmp_path / "ps.snapshots", tmp_path / "ps.checkpoint.npz", tmp_path / "evaluator.jsonl"
+    snaps.mkdir()
+    for k, bias in ((1, 1.0), (2, -1.0), (3, 1.0)):
+        checkpoint(snaps / f"{k:06d}.npz", weights(bias), t_ns=k, updates=10 * k)
+    checkpoint(ck, weights(1.0), t_ns=4, updates=40)
+    stop = threading.Event()
+    stop.set()
+    assert evaluate_checkpoints(SPEC, snaps, ck, log, EvalSchedule(every_s=30, episodes=4, seed=3), stop) == 4
+    assert [r.ckpt_t_ns for r in read_jsonl(log).records] == [1, 2, 3, 4]
+    log2 = tmp_path / "e2.jsonl"   # "solved" at 8 steps: the first two snapshots confirm it, the third is skipped
+    assert evaluate_checkpoints(SPEC, snaps, ck, log2, EvalSchedule(every_s=30, episodes=100, seed=3, until_solved=8),
+                                stop) == 3
+    assert [r.ckpt_t_ns for r in read_jsonl(log2).records] == [1, 2, 4]

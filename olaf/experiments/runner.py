@@ -297,7 +297,8 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
     if job.eval_every_s is not None:
         from olaf.training.evaluator import EvalSchedule, Evaluator  # noqa: PLC0415
 
-        evaluator = Evaluator(job.task, out / "hosts", EvalSchedule(job.eval_every_s, job.eval_episodes, plan.seed),
+        evaluator = Evaluator(job.task, out / "hosts", EvalSchedule(job.eval_every_s, job.eval_episodes, plan.seed,
+                                                                    until_solved=job.solve_at),
                               nice=runner.options.worker_nice)
     try:
         with evaluator:  # on exit, its final evaluation (the PS's last checkpoint) ends before the outputs

@@ -93,6 +93,7 @@ def ps_argv(cfg: PsConfig) -> list[str]:
         *_opt("--max-abs-reward", None if t.max_abs_reward is None else repr(t.max_abs_reward)),
         *_opt("--gen-ts-slack-s", None if t.gen_ts_slack_s is None else repr(t.gen_ts_slack_s)),
         *_opt("--checkpoint-s", None if cfg.checkpoint_s is None else repr(cfg.checkpoint_s)),
+        *_opt("--snapshot-s", None if cfg.snapshot_s is None else repr(cfg.snapshot_s)),
         *_opt("--resume", cfg.resume_from),
         *_opt("--num-params", cfg.num_params), "--mtu", str(cfg.mtu),
     ]

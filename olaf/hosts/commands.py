@@ -331,6 +331,9 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
 @click.option("--checkpoint-s", type=FiniteFloat(min=0, min_open=True),
               help="Write NAME.checkpoint.npz (weights and optimizer state) this often, s [default: only "
                    "when stopping].")
+@click.option("--snapshot-s", type=FiniteFloat(min=0, min_open=True),
+              help="Also keep a checkpoint every this many seconds as NAME.snapshots/<k>.npz (an evaluator's "
+                   "fixed schedule) [default: none].")
 @click.option("--resume", "resume_from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Continue from a checkpoint (NAME.checkpoint.npz of an earlier PS).")
 @click.option("--num-params", type=click.IntRange(min=1),
@@ -377,7 +380,8 @@ def ps_config(params: dict[str, Any]) -> PsConfig:
                         gate=p["gate"], lr_final=p["lr_final"], lr_decay_updates=p["lr_decay_updates"],
                         modes=modes, duration_s=p["duration_s"], out_dir=p["out_dir"], name=p["name"],
                         flush_s=p["flush_ms"] / 1000, rcvbuf=p["rcvbuf"], trust=trust,
-                        checkpoint_s=p["checkpoint_s"], resume_from=p["resume_from"], num_params=p["num_params"],
+                        checkpoint_s=p["checkpoint_s"], snapshot_s=p["snapshot_s"], resume_from=p["resume_from"],
+                        num_params=p["num_params"],
                         mtu=p["ps_mtu"], staleness_root=p["staleness_root"], ack_each_worker=p["ack_each_worker"],
                         worker_ack_wait_ms=p["worker_ack_wait_ms"])
     except ChunkingError as e:

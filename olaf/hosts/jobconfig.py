@@ -42,6 +42,12 @@ def ps_checkpoint(hosts_dir: Path) -> Path:
     return PsConfig(out_dir=hosts_dir, name=PS_NAME).checkpoint_path
 
 
+def ps_snapshots(hosts_dir: Path) -> Path:
+    """Where the PS of a job whose host files are in ``hosts_dir`` keeps its snapshot series
+    (:attr:`PsConfig.snapshot_s`: every ``eval_every_s`` of a job that is evaluated)."""
+    return PsConfig(out_dir=hosts_dir, name=PS_NAME).snapshot_dir
+
+
 def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str], out_dir: Path,
               name: str = PS_NAME, switch: bool = True) -> PsConfig:
     """The PS at ``bind_ip`` of a job whose workers (in worker-id order) are at ``worker_ips``;
@@ -61,7 +67,8 @@ def ps_config(job: Optional[TrainJob], *, bind_ip: str, worker_ips: Sequence[str
     rcvbuf = rcvbuf_for(len(worker_ips) * chunking.num_chunks, datagram)
     return PsConfig(bind_ip=bind_ip, out_dir=out_dir, name=name, lr=job.ps_lr, step=job.ps_step, gate=job.ps_gate,
                     lr_final=job.ps_lr_final, lr_decay_updates=job.ps_lr_decay_updates,
-                    modes=modes, trust=trust, checkpoint_s=checkpoint_s, num_params=job.num_params,
+                    modes=modes, trust=trust, checkpoint_s=checkpoint_s, snapshot_s=job.eval_every_s,
+                    num_params=job.num_params,
                     mtu=job.task.mtu, rcvbuf=rcvbuf, staleness_root=job.ps_staleness_root,
                     worker_ack_wait_ms=job.ack_wait_ms,
                     ack_each_worker=not switch)

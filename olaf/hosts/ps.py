@@ -122,6 +122,10 @@ class PsConfig(OutputFiles):
         trust: what the PS accepts (:mod:`olaf.hosts.trust`).
         checkpoint_s: write ``out_dir/name.checkpoint.npz`` (:mod:`olaf.hosts.checkpoint`) this often,
             seconds, and when the PS stops (None: only when it stops).
+        snapshot_s: also keep a copy of the checkpoint every this many seconds of the PS's run, as
+            ``out_dir/name.snapshots/<k>.npz`` (k: the multiple of ``snapshot_s`` since the PS started,
+            six digits), once the model is initialised: the series an evaluator scores on a fixed
+            schedule however far behind it falls (None: no series).
         resume_from: a checkpoint to continue from (its weights, optimizer state and ``r_g``).
         staleness_root: Stellaris Eq. 4's root factor ``v`` (≥ 1): every update's direction is scaled
             by ``1 / δ̂^(1/v)`` before it is applied or summed (:func:`olaf.hosts.modes.staleness_scale`);
@@ -155,6 +159,7 @@ class PsConfig(OutputFiles):
     rcvbuf: int = SOCKET_RCVBUF
     trust: TrustPolicy = field(default_factory=TrustPolicy)
     checkpoint_s: Optional[float] = None
+    snapshot_s: Optional[float] = None
     resume_from: Optional[Path] = None
     num_params: Optional[int] = None
     mtu: int = MTU
@@ -176,6 +181,11 @@ class PsConfig(OutputFiles):
     def checkpoint_path(self) -> Path:
         """``out_dir/name.checkpoint.npz``."""
         return Path(self.out_dir) / f"{self.name}.checkpoint.npz"
+
+    @property
+    def snapshot_dir(self) -> Path:
+        """``out_dir/name.snapshots``: the series of :attr:`snapshot_s`."""
+        return Path(self.out_dir) / f"{self.name}.snapshots"
 
 
 def _reason_key(message: str) -> str:
@@ -233,6 +243,8 @@ class ParameterServer:
         deadline = None if cfg.duration_s is None else t_start + int(cfg.duration_s * 1e9)
         every_ns = None if cfg.checkpoint_s is None else int(cfg.checkpoint_s * 1e9)
         next_checkpoint = None if every_ns is None else t_start + every_ns
+        snap_ns = None if cfg.snapshot_s is None else int(cfg.snapshot_s * 1e9)
+        next_snapshot = None if snap_ns is None else t_start + snap_ns
         self.ready.set()
         reason = "signal"
         try:
@@ -244,6 +256,10 @@ class ParameterServer:
                 if next_checkpoint is not None and every_ns is not None and now >= next_checkpoint:
                     self.checkpoint(now)
                     next_checkpoint = now + every_ns
+                if next_snapshot is not None and snap_ns is not None and now >= next_snapshot:
+                    k = (now - t_start) // snap_ns
+                    self.checkpoint(now, cfg.snapshot_dir / f"{k:06d}.npz")
+                    next_snapshot = t_start + (k + 1) * snap_ns
                 wait_ns = 100_000_000
                 flush_at = None if self.aggregator is None else self.aggregator.deadline_ns()
                 if flush_at is not None:
@@ -269,9 +285,9 @@ class ParameterServer:
             write_json(cfg.summary_path, summary)
         return summary
 
-    def checkpoint(self, t_ns: int) -> None:
-        """Write the model's state to :attr:`PsConfig.checkpoint_path` (nothing before INIT); a
-        write error is counted (``checkpoint_errors``), never fatal."""
+    def checkpoint(self, t_ns: int, path: Optional[Path] = None) -> None:
+        """Write the model's state to ``path`` (default :attr:`PsConfig.checkpoint_path`; nothing
+        before INIT); a write error is counted (``checkpoint_errors``), never fatal."""
         if not self.model.initialised:
             return
         updates, worker_updates = self.updates_at_chunk0()
@@ -281,7 +297,9 @@ class ParameterServer:
             assert c is not None
             state.update(self.aggregator.state(c.num_chunks, c.chunk_len))
         try:
-            write_checkpoint(self.cfg.checkpoint_path, state, t_ns, updates, worker_updates)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            write_checkpoint(path or self.cfg.checkpoint_path, state, t_ns, updates, worker_updates)
             self.counters["checkpoints"] += 1
         except OSError:
             self.counters["checkpoint_errors"] += 1
