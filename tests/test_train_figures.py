@@ -42,6 +42,28 @@ def test_fig7_no_speedup_when_olaf_misses_the_target(tmp_path):
     assert (tmp_path / "empty.png").exists()
 
 
+def solving_job(solved_s, elapsed_s=600.0):
+    return {**job(50.0, elapsed_s), "solve_at": 200.0, "solved": solved_s is not None,
+            "solved_eval": None if solved_s is None else {"t_s": solved_s, "mean": 205.0}}
+
+
+def test_fig7_speedup_on_time_to_solved_beside_time_to_target():
+    """With --solve the table gains T_FIFO / T_Olaf on time to the confirmed solved evaluation:
+    a FIFO job that never solved counts its whole time (≥); an Olaf job that never solved gives none."""
+    results = {("olaf-3pps", 1): solving_job(300.0), ("fifo-3pps", 1): solving_job(450.0),
+               ("olaf-3pps", 2): solving_job(400.0), ("fifo-3pps", 2): solving_job(None, elapsed_s=1200.0)}
+    _, rows = table(results, [3])
+    sp = {r["what"]: r for r in rows if "speedup" in r}
+    assert sp["time to solved"]["speedup"].mean == pytest.approx((450 / 300 + 1200 / 400) / 2)
+    assert sp["time to solved"]["bound"] == "≥ " and sp["time to target"]["speedup"].mean == pytest.approx(1.0)
+    md = F._markdown("fig7", {"env": "LunarLander-v3", "clusters": 9, "workers_per_cluster": 3, "budget_s": 1200.0},
+                     [3], 2, 0.0, rows)
+    assert "| speedup FIFO/Olaf at 3 pps (time to solved) | ≥ 2.25" in md
+    results[("olaf-3pps", 2)] = solving_job(None)
+    _, rows = table(results, [3])
+    assert next(r for r in rows if r.get("what") == "time to solved")["speedup"].mean is None
+
+
 def info(evals, chunks=None, ps_updates=100):
     ev = [{"t_s": t, "mean": m} for t, m in evals]
     return {"training": {"evaluations": ev, "best_eval": max(ev, key=lambda e: e["mean"]) if ev else None,
