@@ -161,7 +161,7 @@ bench-ray: $(TRAIN_STAMP) build ## ray backend vs worker processes (root): time 
 
 .PHONY: bench-rllib
 bench-rllib: $(TRAIN_STAMP) ## RLlib's PPO vs the same PPO through Olaf (OlafPPO, PS over loopback): time and env steps to CartPole 150, same run
-	$(PY) bench/rllib_olaf.py --env-runners 4 --target 150 --out build/rllib-olaf.json
+	$(PY) bench/rllib_olaf.py --env-runners 4 --target 150 --seeds $(SOLVE_SEEDS) --out build/rllib-olaf.json
 
 .PHONY: bench-sim
 bench-sim: $(STAMP) ## ns-3 backend: simulated packets per wall second, Olaf vs FIFO QueueDisc (same run)

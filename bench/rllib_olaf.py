@@ -8,13 +8,15 @@ minibatch, epochs and learning rate, one seed):
   them, the weights are broadcast;
 * ``olaf``: ``OlafPPOConfig`` — every EnvRunner learns from its own rollout with its own Learner and
   pushes the change to an ``olaf ps`` over loopback (the paper step without reward gate; γ =
-  ``--ps-lr``, by default the default PPO job's 0.3), asynchronously.
+  ``--ps-lr``, by default :data:`olaf.rl.rllib.OLAF_PPO_PS_LR` = 1, what ``docs/rllib.md``
+  recommends for ``OlafPPO``), asynchronously.
 
-For each it records the wall time and environment steps until RLlib's ``episode_return_mean``
-(over the EnvRunners' last 100 episodes) first reaches the target, within a budget. It prints one
-table and the ratio olaf / rllib of both; a ratio is only taken within one invocation.
+For each seed (``--seeds``) and arm it records the wall time and environment steps until RLlib's
+``episode_return_mean`` (over the EnvRunners' last 100 episodes) first reaches the target, within
+a budget. It prints one table and the ratios olaf / rllib per seed and of the means over seeds; a
+ratio is only taken within one invocation.
 
-    .venv/bin/python bench/rllib_olaf.py --env-runners 4 --target 150 --budget-s 300
+    .venv/bin/python bench/rllib_olaf.py --env-runners 4 --target 150 --budget-s 300 --seeds 1,2,3
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from olaf.constants import MTU
 from olaf.plan.workload import JOB_PS
-from olaf.rl.rllib import OlafPPOConfig
+from olaf.rl.rllib import OLAF_PPO_PS_LR, OlafPPOConfig
 
 
 def configure(cfg: Any, env: str, runners: int, hidden: list[int], seed: int) -> Any:
@@ -86,13 +88,45 @@ def start_ps(num_params: int, out: Path, lr: float) -> tuple[subprocess.Popen[st
 @click.option("--hidden", default="64,64", show_default=True)
 @click.option("--target", default=150.0, show_default=True)
 @click.option("--budget-s", default=300.0, show_default=True)
-@click.option("--seed", default=1, show_default=True)
-@click.option("--ps-lr", default=JOB_PS["lr"], show_default=True,
+@click.option("--seeds", default="1", show_default=True, help="Comma-separated seeds, each run on both arms.")
+@click.option("--ps-lr", default=OLAF_PPO_PS_LR, show_default=True,
               help="The PS's γ (paper step): the share of each EnvRunner's parameter change that reaches the model.")
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the results as JSON here.")
-def main(env: str, env_runners: int, hidden: str, target: float, budget_s: float, seed: int, ps_lr: float,
+def main(env: str, env_runners: int, hidden: str, target: float, budget_s: float, seeds: str, ps_lr: float,
          out: Optional[Path]) -> None:
     widths = [int(h) for h in hidden.split(",")]
+    try:
+        seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{seeds!r}: comma-separated integers", param_hint="--seeds") from None
+    per_seed = {seed: one_seed(env, env_runners, widths, target, budget_s, seed, ps_lr) for seed in seed_list}
+    reached = [r for r in per_seed.values() if r["rllib"]["time_to_target_s"] and r["olaf"]["time_to_target_s"]]
+    summary: dict[str, Any] = {"env": env, "env_runners": env_runners, "hidden": widths, "target": target,
+                               "ps_lr": ps_lr, "seeds": per_seed}
+    print(f"{env}, {env_runners} EnvRunners, model {widths}, target {target:g}, PS γ {ps_lr:g}")
+    print(f"{'seed':>4} {'arm':6} {'time to target (s)':>19} {'env steps':>10} {'best return':>12}")
+    for seed, res in per_seed.items():
+        for arm in ("rllib", "olaf"):
+            r = res[arm]
+            t = "not reached" if r["time_to_target_s"] is None else f"{r['time_to_target_s']:.1f}"
+            print(f"{seed:>4} {arm:6} {t:>19} {r['env_steps']:>10} {r['best_return']:>12.1f}")
+        if "ratio_time" in res:
+            print(f"{seed:>4} olaf / rllib: time {res['ratio_time']:.2f}, environment steps {res['ratio_steps']:.2f}")
+    if reached:
+        for k, arm_key in (("time_to_target_s", "time"), ("env_steps", "steps")):
+            a = sum(r["rllib"][k] for r in reached) / len(reached)
+            b = sum(r["olaf"][k] for r in reached) / len(reached)
+            summary[f"ratio_mean_{arm_key}"] = b / a
+        print(f"means over the {len(reached)} seed(s) where both reached it: olaf / rllib time "
+              f"{summary['ratio_mean_time']:.2f}, environment steps {summary['ratio_mean_steps']:.2f}")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(summary, indent=1))
+
+
+def one_seed(env: str, env_runners: int, widths: list[int], target: float, budget_s: float, seed: int,
+             ps_lr: float) -> dict[str, Any]:
+    """Both arms on one seed, one after the other; their results and ratios."""
     results: dict[str, Any] = {}
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1",
              logging_level=logging.ERROR, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
@@ -122,19 +156,11 @@ def main(env: str, env_runners: int, hidden: str, target: float, budget_s: float
     finally:
         ray.shutdown()
     a, b = results["rllib"], results["olaf"]
-    print(f"{env}, {env_runners} EnvRunners, model {widths} ({num_params} parameters), target {target:g}, seed {seed}, "
-          f"PS γ {ps_lr:g}")
-    print(f"{'arm':6} {'time to target (s)':>19} {'env steps':>10} {'best return':>12}")
-    for arm, r in results.items():
-        t = "not reached" if r["time_to_target_s"] is None else f"{r['time_to_target_s']:.1f}"
-        print(f"{arm:6} {t:>19} {r['env_steps']:>10} {r['best_return']:>12.1f}")
+    results["num_params"] = num_params
     if a["time_to_target_s"] and b["time_to_target_s"]:
         results["ratio_time"] = b["time_to_target_s"] / a["time_to_target_s"]
         results["ratio_steps"] = b["env_steps"] / max(1, a["env_steps"])
-        print(f"olaf / rllib: time {results['ratio_time']:.2f}, environment steps {results['ratio_steps']:.2f}")
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(results, indent=1))
+    return results
 
 
 if __name__ == "__main__":

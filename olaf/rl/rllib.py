@@ -77,6 +77,10 @@ from olaf.wire import ACK_PORT, UPDATE_PORT
 __all__ = ["OlafEndpoint", "OlafEnvRunner", "OlafPPO", "OlafPPOConfig", "RLlibLearning", "RLlibPPOTask",
            "RLlibTask", "rllib_ppo_config"]
 
+OLAF_PPO_PS_LR = 1.0
+"""The PS's γ (paper step, no reward gate) for ``OlafPPO``: every EnvRunner's whole change reaches the
+model (``docs/rllib.md`` measured 0.3 at 4 × the samples of RLlib's PPO, 1 at 1.6 ×)."""
+
 LOSS_KEYS = {"policy_loss": "policy_loss", "vf_loss": "value_loss", "entropy": "entropy", "mean_kl_loss": "approx_kl"}
 """RLlib PPO learner results → the worker's ``gen`` record fields (:class:`olaf.rundir.records.GenRecord`)."""
 
