@@ -61,7 +61,8 @@ def test_trace_conflicts_and_errors(tmp_path):
                  ppo=PPOTaskSpec(env_id="CartPole-v1", update="grad", apply_locally=False, mtu=9000,
                                  ppo=PPOConfig(n_steps=64, n_envs=2, gamma=0.99, gae_lambda=0.9, clip_range=0.1,
                                                ent_coef=0.0, vf_coef=0.25, max_grad_norm=1.0, n_epochs=2,
-                                               batch_size=32, lr=1e-3, hidden=(16, 8), reward_scale=0.1))),
+                                               batch_size=32, lr=1e-3, hidden=(16, 8), reward_scale=0.1,
+                                               target_kl=0.02, target_drift=0.05))),
 ])
 def test_worker_argv_round_trips(cfg):
     ctx = worker_cmd.make_context("worker", worker_argv(cfg))
@@ -76,6 +77,9 @@ def test_worker_argv_round_trips(cfg):
     PsConfig(bind_ip="10.0.0.100", lr=1e-3, step="adam", gate=True,
              modes=ModeParams(mode="sync", sync_workers=27, round_timeout_ms=2000.0)),
     PsConfig(bind_ip="10.0.0.100", num_params=9797, mtu=1500),
+    PsConfig(bind_ip="10.0.0.100", lr=1.0, step="sgd", snapshot_s=30.0, staleness_root=3, worker_ack_wait_ms=100.0,
+             ack_each_worker=True, modes=ModeParams(mode="stellaris", round_updates=27, stellaris_decay=0.9,
+                                                    beta_min=2.0, round_timeout_ms=1000.0)),
 ])
 def test_ps_argv_round_trips(cfg):
     assert ps_config(ps_cmd.make_context("ps", ps_argv(cfg)).params) == cfg
@@ -84,6 +88,10 @@ def test_ps_argv_round_trips(cfg):
 def test_ps_mode_errors_name_the_option():
     r = CliRunner().invoke(main, ["ps", "--mode", "sync"])
     assert r.exit_code == 2 and "--sync-workers" in r.output
+    r = CliRunner().invoke(main, ["ps", "--mode", "stellaris"])
+    assert r.exit_code == 2 and "--round-updates" in r.output
+    r = CliRunner().invoke(main, ["ps", "--staleness-v", "0"])
+    assert r.exit_code == 2 and "--staleness-v" in r.output
 
 
 def test_the_chunks_of_a_worker_and_a_ps_come_from_the_same_size_and_mtu():
