@@ -6,7 +6,8 @@ tier saying what ran, what was skipped and why.
 ``docs/reliability.md`` "Under load"): a user's machine is busy (a compile, another job), and no
 test may pass only on an idle one. Each process is a busy loop in a session of its own (an
 autogroup of its own, as a compile started from another terminal), at nice 0; they start before
-the first test and are killed when the session ends. Every test's hang guard (pytest-timeout) is
+the first test and are killed when the session ends. Every test's hang guard (pytest-timeout, and
+the tests' own deadlines, subprocess timeouts and job budgets through :func:`hostnet.guard`) is
 stretched by ``(cores + N) / cores``, the share of the cores the tests lose to them.
 """
 
@@ -20,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from hostnet import GUARD_SCALE_ENV
 from hypothesis import HealthCheck, settings
 from p4_tier import build_p4
 from tiers import REQUIREMENTS, SKIP_REASON, TIERS, require
@@ -55,6 +57,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     n = session.config.getoption("--competing-load")
     if n < 0:
         raise pytest.UsageError(f"--competing-load={n}: the number of CPU-bound processes must be >= 0")
+    os.environ[GUARD_SCALE_ENV] = repr(_load_scale(session.config))  # tests' own deadlines (hostnet.guard)
     session.config.stash[LOAD] = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], start_new_session=True)
                                   for _ in range(n)]
 

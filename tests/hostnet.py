@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import threading
@@ -9,6 +10,15 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from olaf.wire import ACK_PORT, Ack, parse_ack
+
+GUARD_SCALE_ENV = "OLAF_TEST_GUARD_SCALE"
+"""Set by tests/conftest.py under ``--competing-load``: how much longer everything takes."""
+
+
+def guard(seconds: float) -> float:
+    """A hang guard (a deadline, a subprocess timeout, a job's wall-time budget) of ``seconds`` on an
+    idle machine, stretched by the session's competing load (``(cores + N) / cores``)."""
+    return seconds * float(os.environ.get(GUARD_SCALE_ENV, "1"))
 
 
 def loopback_net() -> Callable[[int], str]:

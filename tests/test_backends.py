@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hostnet import guard
 
 from olaf import backends
 from olaf.backends.base import BackendOptions, PlanRefused, set_paths
@@ -186,7 +187,7 @@ def test_experiment_runs_a_training_sweep_through_the_same_engine(tmp_path):
     import yaml
 
     spec = yaml.safe_load((ROOT / "experiments" / "training" / "fig3-cartpole.yaml").read_text())
-    spec["plan"]["duration_s"] = 300  # a hang guard: each job ends at its 4 updates at the PS
+    spec["plan"]["duration_s"] = guard(300)  # a hang guard: each job ends at its 4 updates at the PS
     spec["plan"]["workload"]["job"].update(target=1e9, ps_updates=4)  # the target is never reached
     spec.update(sweep={"groups.all.clusters": [1, 2]}, seeds=[1], paper=[], figure=None)
     path = tmp_path / "train.yaml"

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostnet import loopback_net
+from hostnet import guard, loopback_net
 from tiers import require
 
 require("train")
@@ -72,7 +72,7 @@ def test_the_sb3_example_trains_against_a_real_ps(tmp_path):
             if w.poll() is None:
                 w.kill()
         ps.send_signal(signal.SIGTERM)
-        assert ps.wait(60) == 0, ps.stderr.read()
+        assert ps.wait(guard(60)) == 0, ps.stderr.read()
     summary = json.loads((tmp_path / "ps.summary.json").read_text())
     assert not sb3_logs.exists(), "the example left SB3's default logger on: a directory per learn() call"
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostnet import guard
 from p4_tier import ROOT
 
 OLAF = str(Path(sys.executable).parent / "olaf")
@@ -32,7 +33,7 @@ pytestmark = [pytest.mark.mininet, pytest.mark.ns3]
 
 def experiment(backend: str, out: Path, build: Path) -> dict:
     r = subprocess.run([OLAF, "experiment", str(SPEC), "--backend", backend, "--out", str(out), "--build", str(build)],
-                       capture_output=True, text=True, cwd=ROOT, timeout=170)
+                       capture_output=True, text=True, cwd=ROOT, timeout=guard(170))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return json.loads((out / "results.json").read_text())
 

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from hostnet import guard
 from tiers import require
 
 require("train")
@@ -73,7 +74,7 @@ def test_the_evaluator_process_runs_at_the_workers_priority_in_a_session_of_its_
         return int(fields[3]), int(fields[16]), session_nice(pid)  # session id, nice, autogroup nice
 
     with Evaluator(SPEC, tmp_path, EvalSchedule(every_s=3600, episodes=1), nice=8) as ev:
-        deadline = time.monotonic() + 60  # guards a hang only: the child sets it first thing
+        deadline = time.monotonic() + guard(60)  # guards a hang only: the child sets it first thing
         while (state := seen(ev.pid))[1] != 8:
             assert time.monotonic() < deadline, f"hang guard: evaluator at {state}"
             time.sleep(0.01)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hostnet import guard
 from p4_tier import ROOT, leftovers
 
 from olaf.controller import config as cfgmod
@@ -25,6 +26,8 @@ OLAFCTL = str(Path(sys.executable).parent / "olafctl")
 
 
 def run(args, results, build, **kw):
+    if "timeout" in kw:
+        kw["timeout"] = guard(kw["timeout"])
     return subprocess.run([OLAF, "run", "--results", str(results), "--build", str(build), *args],
                           capture_output=True, text=True, cwd=ROOT, **kw)
 
@@ -72,7 +75,7 @@ def test_regroup_during_a_run(build, tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:
         net = None
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + guard(120)
         while time.monotonic() < deadline:
             runs = [d for d in tmp_path.iterdir() if d.is_dir()]
             if runs and (runs[0] / "start_ns").exists():
@@ -89,15 +92,15 @@ def test_regroup_during_a_run(build, tmp_path):
         addrs = {ln.split()[3] for ln in listen if ln.strip() and int(ln.split()[3].rsplit(":", 1)[1]) in control}
         assert addrs and all(a.startswith("127.0.0.1:") for a in addrs), addrs
         ps_log = net.parent / "hosts" / "ps.jsonl"   # updates flow before the move
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + guard(60)
         while ps_log.read_text().count('"ev":"update"') < 20:
             assert time.monotonic() < deadline, "no updates reached the PS"
             time.sleep(0.1)
         r = subprocess.run([OLAFCTL, "--network", str(net), "--p4info", str(build / "olaf.p4info.txt"),
                             "--bmv2-json", str(build / "olaf.json"), "move", "w2", "--to", "1"],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=guard(60))
         assert r.returncode == 0, r.stdout + r.stderr
-        out, _ = p.communicate(timeout=180)
+        out, _ = p.communicate(timeout=guard(180))
     finally:
         if p.poll() is None:
             p.terminate()

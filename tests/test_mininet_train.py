@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostnet import guard
 from p4_tier import ROOT, leftovers
 from tiers import require
 
@@ -44,8 +45,11 @@ JOB = ["--env", "CartPole-v1", "--clusters", "2", "--workers-per-cluster", "2", 
 
 
 def train(args, results, build, timeout):
+    """``olaf train`` with ``args``; a ``--budget-s`` in them and ``timeout`` are hang guards
+    (:func:`hostnet.guard`: longer on a loaded machine)."""
+    args = [repr(guard(float(a))) if i and args[i - 1] == "--budget-s" else a for i, a in enumerate(args)]
     return subprocess.run([OLAF, "train", "--build", str(build), *args, "--results", str(results)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+                          capture_output=True, text=True, cwd=ROOT, timeout=guard(timeout))
 
 
 @pytest.mark.mininet
@@ -98,8 +102,8 @@ FIG3_FLOOR = 35.0
 @pytest.mark.timeout(2400)
 def test_train_compare_fig3_writes_table_curves_and_figure(build, tmp_path):
     r = subprocess.run([OLAF, "train", "--build", str(build), "--env", "CartPole-v1", "--target", "60",
-                        "--iterations", str(FIG3_ITERATIONS), "--budget-s", "600", "compare", "fig3",
-                        "--out", str(tmp_path / "fig3")], capture_output=True, text=True, cwd=ROOT, timeout=2100)
+                        "--iterations", str(FIG3_ITERATIONS), "--budget-s", repr(guard(600)), "compare", "fig3",
+                        "--out", str(tmp_path / "fig3")], capture_output=True, text=True, cwd=ROOT, timeout=guard(2100))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = tmp_path / "fig3"
     runs = list(csv.DictReader(open(out / "runs.csv")))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from hostnet import guard
 from p4_tier import ROOT, leftovers
 
 from olaf.controller import config as cfgmod
@@ -41,7 +42,7 @@ def train_and_strike(args: list[str], tmp_path: Path, workers: tuple[str, ...], 
     the run to end. Returns its output; the run is killed if the test fails first."""
     run = subprocess.Popen([OLAF, "train", "--results", str(tmp_path), *args], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, cwd=ROOT)
-    deadline = time.monotonic() + 600  # hang guard only
+    deadline = time.monotonic() + guard(600)  # hang guard only
     try:
         while True:
             assert run.poll() is None, run.stdout.read()[-3000:]
@@ -52,7 +53,7 @@ def train_and_strike(args: list[str], tmp_path: Path, workers: tuple[str, ...], 
                 break
             time.sleep(0.2)
         strike(recs)
-        out_text, _ = run.communicate(timeout=900)
+        out_text, _ = run.communicate(timeout=guard(900))
     finally:
         if run.poll() is None:
             run.kill()
@@ -72,7 +73,7 @@ def test_an_rllib_algorithm_trains_through_bmv2(build, tmp_path):
     r = subprocess.run([OLAF, "train", "--backend", "ray", "--learner", "rllib", "--build", str(build),
                         "--results", str(tmp_path), "--env", "CartPole-v1", "--clusters", "2",
                         "--workers-per-cluster", "2", "--workers-per-host", "2", "--iterations", str(iterations),
-                        "--budget-s", "300"], capture_output=True, text=True, cwd=ROOT, timeout=800)
+                        "--budget-s", repr(guard(300))], capture_output=True, text=True, cwd=ROOT, timeout=guard(800))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = (tmp_path / "latest").resolve()
     t = json.loads((out / "training.json").read_text())
@@ -126,7 +127,8 @@ def test_ray_nodes_keep_rays_traffic_off_the_data_path_and_a_lost_node_loses_onl
 
     out_text = train_and_strike(["--backend", "ray", "--ray-nodes", "--pcap", "--build", str(build), "--env",
                                  "CartPole-v1", "--clusters", "2", "--workers-per-cluster", "2", "--workers-per-host",
-                                 "2", "--workers-per-actor", "2", "--iterations", str(iterations), "--budget-s", "300"],
+                                 "2", "--workers-per-actor", "2", "--iterations", str(iterations),
+                                 "--budget-s", repr(guard(300))],
                                 tmp_path, ("w1", "w2", "w3", "w4"), 1, lose_the_node_of_w3)
     assert "lost" in out_text and "w3" in out_text
     out = (tmp_path / "latest").resolve()
@@ -187,7 +189,7 @@ def test_a_killed_actor_is_restarted_with_its_workers_identity_and_the_report_co
 
     train_and_strike(["--backend", "ray", "--actor-restarts", "1", "--build", str(build), "--env", "CartPole-v1",
                       "--clusters", "1", "--workers-per-cluster", "2", "--workers-per-actor", "2",
-                      "--workers-per-host", "2", "--iterations", "8", "--budget-s", "300"],
+                      "--workers-per-host", "2", "--iterations", "8", "--budget-s", repr(guard(300))],
                      tmp_path, ("w1", "w2"), 2, kill_the_actor)
     pid = killed[0]
     out = (tmp_path / "latest").resolve()

@@ -12,6 +12,7 @@ import csv
 import json
 
 import pytest
+from hostnet import guard
 from tiers import require
 
 require("train")
@@ -36,7 +37,7 @@ def run_cartpole(tmp_path, task: PPOTaskSpec) -> tuple[dict, dict, dict]:
     (the training result, each worker's summary, each worker's iterations); asserts the run ended
     at the target or after its iterations (BUDGET_S only guards against a hang)."""
     job = TrainJob(task=task, num_params=GRADS, target=THRESHOLD, window=3)
-    plan = validate(RunPlan, {"grads": GRADS, "updates_per_worker": ITERATIONS, "duration_s": BUDGET_S,
+    plan = validate(RunPlan, {"grads": GRADS, "updates_per_worker": ITERATIONS, "duration_s": guard(BUDGET_S),
                               "groups": [{"clusters": 2, "workers_per_cluster": 2, "period_ms": 1.0}],
                               "workload": {"kind": "ppo", "job": job}})
     t = run_plan(backends.get("local", BackendOptions(report=False)), plan, tmp_path)

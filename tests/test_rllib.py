@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from hostnet import loopback_net
+from hostnet import guard, loopback_net
 from tiers import require
 
 require("train")
@@ -67,7 +67,7 @@ class Ps:
         """Stop it; its summary."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(60) == 0, self.proc.stderr.read()
+        assert self.proc.wait(guard(60)) == 0, self.proc.stderr.read()
         return json.loads((self.out / "ps.summary.json").read_text())
 
 
