@@ -70,7 +70,9 @@ def test_tor_run_reconciles_with_the_switch(build, tmp_path):
 
 
 def test_regroup_during_a_run(build, tmp_path):
-    p = subprocess.Popen([OLAF, "run", "--results", str(tmp_path), "--build", str(build), "--duration", "12",
+    # the run must outlast the move (olafctl's start-up and P4Runtime writes): 30 s, stretched under load
+    p = subprocess.Popen([OLAF, "run", "--results", str(tmp_path), "--build", str(build), "--duration",
+                          repr(guard(30)),
                           "--clusters", "2", "--workers-per-cluster", "2", "--rate-pps", "0"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:
@@ -167,7 +169,8 @@ def test_multihop_run_accounting_closes_and_acks_carry_the_tightest_status(build
 def test_switch_restart_mid_run_is_reprogrammed_and_accounted(build, tmp_path):
     """Kill BMv2 4 s into the run and start it again: the controller reprograms it, updates flow
     again, and the report's hop-by-hop fates still close (counters from before the kill kept)."""
-    r = run(["--duration", "10", "--clusters", "3", "--workers-per-cluster", "2", "--rate-pps", "60",
+    # the run outlasts the restart and the controller's reprogramming by 20 s or more (more under load)
+    r = run(["--duration", repr(guard(30)), "--clusters", "3", "--workers-per-cluster", "2", "--rate-pps", "60",
              "--period-ms", "40", "--fault", "switch-restart:s1@4"], tmp_path, build, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = (tmp_path / "latest").resolve()

@@ -47,6 +47,31 @@ from olaf.rundir.atomic import write_json
 from olaf.rundir.manifest import read_manifest
 
 ACTOR_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+RAY_INIT_ATTEMPTS = 3
+"""``ray.init`` of a local node is tried this often. Ray gives its raylet a fixed 30 s to register
+with the GCS (``ray/_private/node.py``, not configurable) and raises "The current node timed out
+during startup" when a busy machine's raylet takes longer (seen with two CPU-bound processes beside
+``make test-under-load``'s Ray tests); each attempt starts the node afresh."""
+
+
+def ray_init_local(ray: Any, **kw: Any) -> None:
+    """``ray.init(address="local", **kw)``, tried up to :data:`RAY_INIT_ATTEMPTS` times on Ray's
+    start-up timeout (with ``ray.shutdown()`` between, which stops what the failed attempt started).
+
+    Raises:
+        RunFailed: every attempt timed out (the message says so and names the cause).
+    """
+    for attempt in range(1, RAY_INIT_ATTEMPTS + 1):
+        try:
+            ray.init(address="local", **kw)
+            return
+        except Exception as e:  # Ray raises a bare Exception for its start-up timeout
+            if "timed out during startup" not in str(e):
+                raise
+            ray.shutdown()
+            if attempt == RAY_INIT_ATTEMPTS:
+                raise RunFailed(f"Ray's node did not start in {RAY_INIT_ATTEMPTS} attempts ({e}): the machine is "
+                                f"too busy for Ray's fixed 30 s start-up; retry when it is less loaded") from None
 """Environment of the actor processes: one math thread per worker, as the worker processes have."""
 
 
@@ -631,8 +656,8 @@ class RayBackend(MininetBackend):
         t = time.monotonic()
         nodes = self.options.ray_nodes
         if not nodes:
-            ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                     _node_ip_address="127.0.0.1", runtime_env={"env_vars": ACTOR_ENV}, logging_level="ERROR")
+            ray_init_local(ray, num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
+                           _node_ip_address="127.0.0.1", runtime_env={"env_vars": ACTOR_ENV}, logging_level="ERROR")
         launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes, restarts=self.options.actor_restarts,
                                nice=self.options.worker_nice)
         try:
