@@ -3,6 +3,7 @@ hand-computed cases, their state in the checkpoint, the PS's staleness estimate 
 over UDP in the stellaris mode; the confirmation rule of "solved"."""
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -107,6 +108,25 @@ def test_a_scaled_update_moves_the_model_by_its_factor():
     assert m.weights.tolist() == [0.5, -0.5] and m.version() == 1
 
 
+@contextmanager
+def ps_and_two_workers(tmp_path, **cfg):
+    """A real PS (SGD, γ 1; the workers' ack wait 60 s: they read every answer before sending
+    again) in a thread and two worker sockets A and B; yields ``(ps, a, b, ps_address)`` and stops
+    the PS when the block ends."""
+    ip = loopback_net()
+    ps = ParameterServer(PsConfig(bind_ip=ip(100), lr=1.0, step="sgd", out_dir=tmp_path, flush_s=0,
+                                  worker_ack_wait_ms=60_000, **cfg))
+    a, b = AckReceiver(ip(1)), AckReceiver(ip(2))
+    try:
+        with running(ps.run):
+            assert ps.ready.wait(HANG_S)
+            yield ps, a, b, (ip(100), UPDATE_PORT)
+            ps.stop.set()
+    finally:
+        a.close()
+        b.close()
+
+
 def _ps_records(path):
     recs = read_jsonl(path).records
     return [r for r in recs if isinstance(r, UpdateRecord)], [r for r in recs if isinstance(r, FlushRecord)]
@@ -117,27 +137,16 @@ def test_the_ps_estimates_staleness_from_its_last_answer_to_each_worker(tmp_path
     answer); B's update (its base: the INIT, version 0; the model is at 2) is δ̂ 2, applied at
     1/2 of its size; A's update 3 (its last answer carried version 2, the model is at 3) is δ̂ 1.
     Each record has the slice's version after it."""
-    ip = loopback_net()
-    ps = ParameterServer(PsConfig(bind_ip=ip(100), lr=1.0, step="sgd", out_dir=tmp_path, flush_s=0, staleness_root=1,
-                                  worker_ack_wait_ms=60_000))
-    a, b = AckReceiver(ip(1)), AckReceiver(ip(2))
-    dst = (ip(100), UPDATE_PORT)
-    try:
-        with running(ps.run):
-            assert ps.ready.wait(HANG_S)
-            a.send_to(encode_update(upd(0, 1, [0]), init=True), dst)
-            a.next()
-            for seq in (1, 2):
-                a.send_to(encode_update(upd(0, 1, [ONE], seq=seq)), dst)
-                assert a.next().weights == (seq * ONE,)
-            b.send_to(encode_update(upd(1, 2, [ONE])), dst)
-            assert b.next().weights == (2 * ONE + ONE // 2,)  # δ̂ 2, v 1: half
-            a.send_to(encode_update(upd(0, 1, [ONE], seq=3)), dst)
-            assert a.next().weights == (3 * ONE + ONE // 2,)  # δ̂ 1: whole
-            ps.stop.set()
-    finally:
-        a.close()
-        b.close()
+    with ps_and_two_workers(tmp_path, staleness_root=1) as (_, a, b, dst):
+        a.send_to(encode_update(upd(0, 1, [0]), init=True), dst)
+        a.next()
+        for seq in (1, 2):
+            a.send_to(encode_update(upd(0, 1, [ONE], seq=seq)), dst)
+            assert a.next().weights == (seq * ONE,)
+        b.send_to(encode_update(upd(1, 2, [ONE])), dst)
+        assert b.next().weights == (2 * ONE + ONE // 2,)  # δ̂ 2, v 1: half
+        a.send_to(encode_update(upd(0, 1, [ONE], seq=3)), dst)
+        assert a.next().weights == (3 * ONE + ONE // 2,)  # δ̂ 1: whole
     ups, _ = _ps_records(tmp_path / "ps.jsonl")
     assert [(r.init, r.staleness, r.version) for r in ups] == [(True, None, 0), (False, 0, 1), (False, 0, 2),
                                                                (False, 2, 3), (False, 1, 4)]
@@ -150,29 +159,18 @@ def test_the_stellaris_ps_over_udp_holds_a_stale_update_until_a_fresh_one_lowers
     β_1 = 0.5. In round 1 A's update (answered at 1, the model at 2: δ̂ 1) waits, unanswered, until
     B's (δ̂ 0) brings the window's mean to 0.5; the flush applies their mean and answers the cluster.
     The checkpoint keeps the rounds."""
-    ip = loopback_net()
     modes = ModeParams(mode="stellaris", round_updates=2, stellaris_decay=0.5, beta_min=0.0, round_timeout_ms=60_000)
-    ps = ParameterServer(PsConfig(bind_ip=ip(100), lr=1.0, step="sgd", modes=modes, out_dir=tmp_path, flush_s=0,
-                                  worker_ack_wait_ms=60_000))
-    a, b = AckReceiver(ip(1)), AckReceiver(ip(2))
-    dst = (ip(100), UPDATE_PORT)
-    try:
-        with running(ps.run):
-            assert ps.ready.wait(HANG_S)
-            for host, worker in ((a, 1), (b, 2)):  # both INITs: A's sets the weights
-                host.send_to(encode_update(upd(0, worker, [0]), init=True), dst)
-                host.next()
-            a.send_to(encode_update(upd(0, 1, [ONE])), dst)
-            assert a.next().weights == (ONE,)
-            b.send_to(encode_update(upd(0, 2, [ONE])), dst)
-            assert b.next().weights == (2 * ONE,)
-            a.send_to(encode_update(upd(0, 1, [3 * ONE], seq=2)), dst)
-            b.send_to(encode_update(upd(0, 2, [ONE], seq=2)), dst)
-            assert b.next().weights == (4 * ONE,)  # 2 + mean(3, 1)
-            ps.stop.set()
-    finally:
-        a.close()
-        b.close()
+    with ps_and_two_workers(tmp_path, modes=modes) as (_, a, b, dst):
+        for host, worker in ((a, 1), (b, 2)):  # both INITs: A's sets the weights
+            host.send_to(encode_update(upd(0, worker, [0]), init=True), dst)
+            host.next()
+        a.send_to(encode_update(upd(0, 1, [ONE])), dst)
+        assert a.next().weights == (ONE,)
+        b.send_to(encode_update(upd(0, 2, [ONE])), dst)
+        assert b.next().weights == (2 * ONE,)
+        a.send_to(encode_update(upd(0, 1, [3 * ONE], seq=2)), dst)
+        b.send_to(encode_update(upd(0, 2, [ONE], seq=2)), dst)
+        assert b.next().weights == (4 * ONE,)  # 2 + mean(3, 1)
     ups, flushes = _ps_records(tmp_path / "ps.jsonl")
     assert [r.staleness for r in ups if not r.init] == [0, 1, 1, 0]
     assert [(f.count, f.staleness, f.beta, f.acks) for f in flushes] == [(1, 0.0, None, 1), (1, 1.0, None, 1),
