@@ -33,11 +33,11 @@ HANG_S = 240.0
 
 def wait_for(what: str, ok, procs=()) -> None:
     """Poll ``ok()`` until it holds; fail if HANG_S passes or one of ``procs`` exits with an error first."""
-    deadline = time.monotonic() + HANG_S
+    deadline = time.monotonic() + guard(HANG_S)
     while not ok():
         for p in procs:
             assert p.poll() in (None, 0), f"{what}: a process exited with {p.returncode}: {p.stderr.read()}"
-        assert time.monotonic() < deadline, f"hang guard: {what} not done after {HANG_S:.0f} s"
+        assert time.monotonic() < deadline, f"hang guard: {what} not done after {guard(HANG_S):.0f} s"
         time.sleep(0.05)
 
 
