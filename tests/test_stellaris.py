@@ -207,3 +207,18 @@ def test_the_estimate_takes_the_first_answer_within_the_workers_wait_as_the_next
     assert no_wait.on_update(k, 3000 * ms, 5) == 4  # 5 − 1
     with pytest.raises(ValueError, match="worker_ack_wait_ns"):
         StalenessTracker(-1)
+
+
+def test_without_a_switch_a_flush_answers_every_worker_of_a_cluster(tmp_path):
+    """A synchronous round of two workers of one cluster over loopback: with ack_each_worker each
+    worker gets the round's ACK (nothing multicasts the cluster's one ACK), echoing its own update."""
+    modes = ModeParams(mode="sync", sync_workers=2, round_timeout_ms=60_000)
+    with ps_and_two_workers(tmp_path, modes=modes, ack_each_worker=True) as (_, a, b, dst):
+        for host, worker in ((a, 1), (b, 2)):
+            host.send_to(encode_update(upd(0, worker, [0]), init=True), dst)
+            host.next()
+        a.send_to(encode_update(upd(0, 1, [ONE], seq=5)), dst)
+        b.send_to(encode_update(upd(0, 2, [3 * ONE], seq=9)), dst)
+        ack_a, ack_b = a.next(), b.next()
+    assert ack_a.weights == ack_b.weights == (2 * ONE,)  # 0 + mean(1, 3)
+    assert (ack_a.worker_id, ack_a.seq, ack_b.worker_id, ack_b.seq) == (1, 5, 2, 9)
