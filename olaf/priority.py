@@ -86,7 +86,9 @@ def lower_priority(nice: int, own_session: bool = False) -> None:
     per thread, so a worker thread inside a shared process (a Ray actor) calls this itself. With
     ``own_session`` the process first leaves its parent's session for one of its own and lowers
     that session's autogroup too (:func:`set_session_nice`): for a child of the harness that must
-    not be scheduled as part of the harness's group (the evaluator).
+    not be scheduled as part of the harness's group (the evaluator). A process group leader (a
+    command a shell with job control started) cannot leave its session: it then lowers only
+    itself, never the autogroup of the session it shares (the user's shell and everything in it).
 
     Raises:
         ValueError: ``nice`` outside 0..19.
@@ -95,8 +97,9 @@ def lower_priority(nice: int, own_session: bool = False) -> None:
     if nice == 0:
         return
     if own_session:
-        with contextlib.suppress(OSError):  # already a session leader
+        with contextlib.suppress(OSError):  # a process group leader may not: it keeps its parent's session
             os.setsid()
-        set_session_nice(os.getpid(), nice)
+        if os.getsid(0) == os.getpid():  # never the autogroup of a session it does not lead (its shell's)
+            set_session_nice(os.getpid(), nice)
     if nice > os.getpriority(os.PRIO_PROCESS, 0):
         os.setpriority(os.PRIO_PROCESS, 0, nice)

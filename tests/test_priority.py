@@ -3,6 +3,7 @@ processes (never to the test process itself): the nice value of a thread and, fo
 leads its own session, of its autogroup (sched(7)), which is what the kernel weighs first when
 autogroups are on. Each check reads the kernel's own view (``/proc``)."""
 
+import os
 import subprocess
 import sys
 
@@ -47,6 +48,20 @@ def test_own_session_leaves_the_parents_session_and_lowers_its_autogroup():
     leader, nice, group = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                          check=True).stdout.split()
     assert (leader, nice, group) == ("True", "9", "9" if autogroups() else "None")
+
+
+def test_a_process_group_leader_lowers_itself_and_never_its_shells_session():
+    """A command a shell with job control started leads its process group, so it cannot leave the
+    shell's session: it lowers itself, and the session's autogroup (the shell and all it runs) keeps
+    its nice value."""
+    before = session_nice(os.getpid())
+    code = ("import os; from olaf.priority import lower_priority, session_nice\n"
+            "lower_priority(9, own_session=True)\n"
+            "print(os.getsid(0) == os.getpid(), os.getpriority(os.PRIO_PROCESS, 0))")
+    leader, nice = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                  process_group=0).stdout.split()
+    assert (leader, nice) == ("False", "9")
+    assert session_nice(os.getpid()) == before
 
 
 def test_set_session_nice_lowers_a_session_leaders_autogroup():
