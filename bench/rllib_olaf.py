@@ -22,7 +22,6 @@ ratio is only taken within one invocation.
 from __future__ import annotations
 
 import json
-import logging
 import signal
 import subprocess
 import sys
@@ -36,6 +35,7 @@ import ray
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
+from olaf.backends.ray import LocalRayHead
 from olaf.constants import MTU
 from olaf.plan.workload import JOB_PS
 from olaf.rl.rllib import OLAF_PPO_PS_LR, OlafPPOConfig
@@ -128,8 +128,8 @@ def one_seed(env: str, env_runners: int, widths: list[int], target: float, budge
              ps_lr: float) -> dict[str, Any]:
     """Both arms on one seed, one after the other; their results and ratios."""
     results: dict[str, Any] = {}
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1",
-             logging_level=logging.ERROR, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    head_log = tempfile.NamedTemporaryFile(prefix="olaf-bench-ray-head-", suffix=".out", delete=False)
+    head = LocalRayHead(ray, Path(head_log.name), num_cpus=2, env_vars={"OMP_NUM_THREADS": "1"})
     try:
         algo = configure(PPOConfig(), env, env_runners, widths, seed).build_algo()
         try:
@@ -154,7 +154,8 @@ def one_seed(env: str, env_runners: int, widths: list[int], target: float, budge
                 ps.send_signal(signal.SIGTERM)
                 ps.wait(60)
     finally:
-        ray.shutdown()
+        head.close()
+        Path(head_log.name).unlink()
     a, b = results["rllib"], results["olaf"]
     results["num_params"] = num_params
     if a["time_to_target_s"] and b["time_to_target_s"]:

@@ -24,6 +24,7 @@ import torch  # noqa: E402
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig  # noqa: E402
 from torch.nn.utils import parameters_to_vector  # noqa: E402
 
+from olaf.backends.ray import LocalRayHead  # noqa: E402
 from olaf.chunks import Chunking  # noqa: E402
 from olaf.constants import MTU  # noqa: E402
 from olaf.plan.workload import ARCHS, PPOConfig, PPOTaskSpec  # noqa: E402
@@ -83,13 +84,12 @@ def ps(tmp_path):
 
 
 @pytest.fixture
-def ray_cluster():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1",
-             logging_level="ERROR", runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+def ray_cluster(tmp_path):
+    head = LocalRayHead(ray, tmp_path / "ray-head.out", num_cpus=2, env_vars={"OMP_NUM_THREADS": "1"})
     try:
         yield ray
     finally:
-        ray.shutdown()
+        head.close()
 
 
 def train_until(algo, done) -> dict:

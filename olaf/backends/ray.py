@@ -3,7 +3,7 @@ the P4Runtime controller, the PS — with every worker inside a Ray actor (Ray C
 extra, pinned to :data:`RAY_VERSION`).
 
 On one machine the Ray cluster (GCS, raylet, the actor processes) runs in the root network
-namespace on the loopback address, so none of Ray's own traffic crosses BMv2. Each worker runs
+namespace (:class:`LocalRayHead`), so none of Ray's own traffic crosses BMv2. Each worker runs
 in a thread of its actor that first joins its Mininet host's network namespace
 (:func:`olaf.netns.join_netns` on ``/proc/<host pid>/ns/net``) and then opens its Olaf socket
 there: only Olaf updates and ACKs cross the switch, with the identity of the host (address, and
@@ -12,8 +12,8 @@ the UDP port of :attr:`~olaf.plan.topology.LayoutHost.udp_port`). A worker is th
 ``workers_per_actor`` of them share an actor process (:class:`BackendOptions`), each actor
 asking Ray for an equal share of the machine's CPUs (Ray's default of one CPU per actor would
 schedule only as many actors as cores). The Ray cluster is started for the run and stopped by
-its own handle (``ray.shutdown``); ``ray stop``, which kills every Ray process on the machine,
-is never used.
+its process group (:class:`RayProcesses`); ``ray stop``, which kills every Ray process on the
+machine, is never used.
 """
 
 from __future__ import annotations
@@ -47,31 +47,6 @@ from olaf.rundir.atomic import write_json
 from olaf.rundir.manifest import read_manifest
 
 ACTOR_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-RAY_INIT_ATTEMPTS = 3
-"""``ray.init`` of a local node is tried this often. Ray gives its raylet a fixed 30 s to register
-with the GCS (``ray/_private/node.py``, not configurable) and raises "The current node timed out
-during startup" when a busy machine's raylet takes longer (seen with two CPU-bound processes beside
-``make test-under-load``'s Ray tests); each attempt starts the node afresh."""
-
-
-def ray_init_local(ray: Any, **kw: Any) -> None:
-    """``ray.init(address="local", **kw)``, tried up to :data:`RAY_INIT_ATTEMPTS` times on Ray's
-    start-up timeout (with ``ray.shutdown()`` between, which stops what the failed attempt started).
-
-    Raises:
-        RunFailed: every attempt timed out (the message says so and names the cause).
-    """
-    for attempt in range(1, RAY_INIT_ATTEMPTS + 1):
-        try:
-            ray.init(address="local", **kw)
-            return
-        except Exception as e:  # Ray raises a bare Exception for its start-up timeout
-            if "timed out during startup" not in str(e):
-                raise
-            ray.shutdown()
-            if attempt == RAY_INIT_ATTEMPTS:
-                raise RunFailed(f"Ray's node did not start in {RAY_INIT_ATTEMPTS} attempts ({e}): the machine is "
-                                f"too busy for Ray's fixed 30 s start-up; retry when it is less loaded") from None
 """Environment of the actor processes: one math thread per worker, as the worker processes have."""
 
 
@@ -371,6 +346,28 @@ NODE_START_S = 120.0
 """How long the nodes may take to join the head (importing Ray on a busy 2-core machine)."""
 NODE_CHECK_S = 1.0
 """Age after which the head is asked again which nodes are alive (:meth:`RayNodes.lost`)."""
+AGENT_PORT_OPTIONS = ("--dashboard-agent-grpc-port", "--dashboard-agent-listen-port", "--runtime-env-agent-port",
+                      "--metrics-export-port")
+"""The ports of a node's agents, which every ``ray start`` here is given. A raylet left to port 0
+waits a fixed 15 s (Ray 2.60, not configurable) for its dashboard agent to report the port it bound,
+through a file in the session directory, and aborts itself when the agent is slower ("Timed out
+waiting for file …/metrics_agent_port_…" in ``raylet.err``): a Python process importing Ray's
+dashboard on a busy machine is (seen beside ``make test-under-load``'s competing processes, three
+starts in a row). Given its ports, the raylet does not wait."""
+
+
+def free_tcp_ports(n: int) -> list[int]:
+    """``n`` distinct TCP ports free on this machine now (bound to port 0 together, then released)."""
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(n):
+            sock = socket.socket()
+            socks.append(sock)
+            sock.bind(("", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def _reload_ray_config() -> None:
@@ -393,7 +390,112 @@ def _ip(*args: str, netns_pid: Optional[int] = None) -> None:
         raise RunFailed(f"`{' '.join(cmd)}` failed: {r.stderr.strip()}")
 
 
-class RayNodes:
+class RayProcesses:
+    """``ray start --block`` processes of one run, each in a process group of its own (its raylet,
+    GCS and agents with it), every agent port given (:data:`AGENT_PORT_OPTIONS`), and stopped by
+    their process groups: never ``ray stop``, which would kill every Ray process on the machine.
+    The cluster uses Ray's token authentication (on by default for ``ray start`` in Ray 2.60) with
+    a token made for the run and handed to every node and to this process in the environment
+    (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``; restored by :meth:`_stop`), as a deployment across
+    machines must."""
+
+    def __init__(self, ray: Any) -> None:
+        self.ray = ray
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self._address: Optional[str] = None
+        self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+        self._saved_env = {k: os.environ.get(k) for k in self.auth}
+        os.environ.update(self.auth)  # ray.init of this process presents the token too
+        _reload_ray_config()
+
+    def _start(self, args: list[str], netns_pid: Optional[int], log: Path) -> None:
+        """``ray start --block ARGS`` with every agent port, in ``netns_pid``'s namespace if given."""
+        ns = None if netns_pid is None else str(host_netns_path(netns_pid))
+        ports = [a for opt, port in zip(AGENT_PORT_OPTIONS, free_tcp_ports(len(AGENT_PORT_OPTIONS)))
+                 for a in (opt, str(port))]
+        with open(log, "wb") as out:
+            self.procs.append(subprocess.Popen(
+                [_ray_bin(), "start", "--block", "--disable-usage-stats", *args, *ports], stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **ACTOR_ENV, **self.auth},
+                preexec_fn=None if ns is None else (lambda: join_netns(ns))))
+
+    def _wait_started(self, log: Path) -> None:
+        """Until the node just started says so in ``log`` (``ray start`` prints "Ray runtime
+        started"); at most :data:`NODE_START_S`.
+
+        Raises:
+            RunFailed: it exited, or did not start in time (the message names its log).
+        """
+        deadline = time.monotonic() + NODE_START_S
+        while "Ray runtime started" not in log.read_text(errors="replace"):
+            if self.procs[-1].poll() is not None:
+                raise RunFailed(f"a Ray node exited ({self.procs[-1].returncode}) while starting: see {log}")
+            if time.monotonic() > deadline:
+                raise RunFailed(f"a Ray node did not start within {NODE_START_S:.0f} s: see {log}")
+            time.sleep(0.2)
+
+    def _stop(self) -> None:
+        """Disconnect, then stop the processes (the last started first) by their process groups:
+        SIGTERM (``ray start --block`` stops its node), SIGKILL after 30 s."""
+        if self.ray.is_initialized():
+            self.ray.shutdown()
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGTERM)
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        # `ray start --head` leaves its address for later ray.init() calls to join: not a dead head's
+        if self._address is not None:
+            with contextlib.suppress(OSError):
+                if CURRENT_CLUSTER_FILE.read_text().strip() == self._address:
+                    CURRENT_CLUSTER_FILE.unlink()
+        for k, v in self._saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        _reload_ray_config()
+
+
+class LocalRayHead(RayProcesses):
+    """A Ray cluster of this machine for one run: one head node (``ray start --head``, its GCS on a
+    free port, ``num_cpus`` CPUs, no dashboard), in the root namespace, joined by this process
+    (``ray.init``; its tasks and actors get ``env_vars``, :data:`ACTOR_ENV` by default). Every
+    agent port is given, so a busy machine delays its start and does not abort it
+    (:data:`AGENT_PORT_OPTIONS`); :meth:`close` stops it.
+
+    Raises (from the constructor):
+        RunFailed: the head exited or did not start within :data:`NODE_START_S` (the message names
+            its log, ``log``).
+    """
+
+    def __init__(self, ray: Any, log: Path, num_cpus: int, env_vars: Optional[dict[str, str]] = None) -> None:
+        super().__init__(ray)
+        port = free_tcp_ports(1)[0]
+        try:
+            self._start(["--head", "--port", str(port), "--num-cpus", str(num_cpus), "--include-dashboard=false"],
+                        None, log)
+            self._wait_started(log)
+            node_ip = ray.util.get_node_ip_address()
+            self._address = f"{node_ip}:{port}"
+            ray.init(address=self._address, log_to_driver=False, logging_level="ERROR",
+                     runtime_env={"env_vars": ACTOR_ENV if env_vars is None else env_vars})
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Disconnect and stop the head (by its process group)."""
+        self._stop()
+
+
+class RayNodes(RayProcesses):
     """A Ray cluster laid out as on several machines (``--ray-nodes``): the head in the root
     namespace, one Ray node inside each Mininet host's namespace, joined to the head by a
     management link (a veth from the host to the root namespace's bridge :data:`MGMT_BRIDGE`,
@@ -412,18 +514,14 @@ class RayNodes:
     """
 
     def __init__(self, ray: Any, net: Any, hosts: list[str], logs_dir: Path) -> None:
-        self.ray = ray
-        self.procs: list[subprocess.Popen[bytes]] = []
+        super().__init__(ray)
+        self._address = f"{MGMT_HEAD_IP}:{HEAD_PORT}"
         self.node_ip: dict[str, str] = {}
         self._node_proc: dict[str, subprocess.Popen[bytes]] = {}
         self._lost: dict[str, str] = {}
         self._alive: set[str] = set()
         self._checked = float("-inf")
         self._links: list[str] = []
-        self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
-        self._saved_env = {k: os.environ.get(k) for k in self.auth}
-        os.environ.update(self.auth)  # ray.init of this process presents the token too
-        _reload_ray_config()
         try:
             _ip("link", "add", MGMT_BRIDGE, "type", "bridge")
             _ip("addr", "add", f"{MGMT_HEAD_IP}/{MGMT_PREFIX}", "dev", MGMT_BRIDGE)
@@ -500,58 +598,12 @@ class RayNodes:
                                 f"{NODE_START_S:.0f} s: see {logs_dir}/ray-head.out")
             time.sleep(0.2)
 
-    def _wait_started(self, log: Path) -> None:
-        """Until the node just started says so in ``log`` (``ray start`` prints "Ray runtime
-        started"); at most :data:`NODE_START_S`.
-
-        Raises:
-            RunFailed: it exited, or did not start in time (the message names its log).
-        """
-        deadline = time.monotonic() + NODE_START_S
-        while "Ray runtime started" not in log.read_text(errors="replace"):
-            if self.procs[-1].poll() is not None:
-                raise RunFailed(f"a Ray node exited ({self.procs[-1].returncode}) while starting: see {log}")
-            if time.monotonic() > deadline:
-                raise RunFailed(f"a Ray node did not start within {NODE_START_S:.0f} s: see {log}")
-            time.sleep(0.2)
-
-    def _start(self, args: list[str], netns_pid: Optional[int], log: Path) -> None:
-        """``ray start --block`` in its own process group, in ``netns_pid``'s namespace if given."""
-        ns = None if netns_pid is None else str(host_netns_path(netns_pid))
-        with open(log, "wb") as out:
-            self.procs.append(subprocess.Popen(
-                [_ray_bin(), "start", "--block", "--disable-usage-stats", *args], stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, env={**os.environ, **ACTOR_ENV, **self.auth},
-                preexec_fn=None if ns is None else (lambda: join_netns(ns))))
-
     def close(self) -> None:
         """Disconnect, stop every node and the head by their process groups, remove the links."""
-        if self.ray.is_initialized():
-            self.ray.shutdown()
-        for p in reversed(self.procs):  # nodes first, the head last
-            if p.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, signal.SIGTERM)
-        for p in reversed(self.procs):
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        self._stop()
         for link in self._links:
             subprocess.run(["ip", "link", "del", link], capture_output=True)
         subprocess.run(["ip", "link", "del", MGMT_BRIDGE], capture_output=True)
-        # `ray start --head` leaves its address for later ray.init() calls to join: not a dead head's
-        with contextlib.suppress(OSError):
-            if CURRENT_CLUSTER_FILE.read_text().strip() == f"{MGMT_HEAD_IP}:{HEAD_PORT}":
-                CURRENT_CLUSTER_FILE.unlink()
-        for k, v in self._saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        _reload_ray_config()
 
 
 class RayLauncher:
@@ -655,9 +707,7 @@ class RayBackend(MininetBackend):
         out.mkdir(parents=True, exist_ok=True)
         t = time.monotonic()
         nodes = self.options.ray_nodes
-        if not nodes:
-            ray_init_local(ray, num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                           _node_ip_address="127.0.0.1", runtime_env={"env_vars": ACTOR_ENV}, logging_level="ERROR")
+        head = None if nodes else LocalRayHead(ray, out / "ray-head.out", num_cpus=os.cpu_count() or 1)
         launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes, restarts=self.options.actor_restarts,
                                nice=self.options.worker_nice)
         try:
@@ -667,6 +717,8 @@ class RayBackend(MininetBackend):
         finally:
             ray.shutdown()
             launcher.close()
+            if head is not None:
+                head.close()
         if launcher.placement:
             write_json(out / "ray_nodes.json", launcher.placement, indent=1)
         m = read_manifest(out)
