@@ -7,7 +7,11 @@ evaluation and the steps it had then), the ratio to the mean of the runs labelle
 (default ``sb3``), and for Olaf runs what their logs say about the updates: the staleness δ
 (mean), the global policy's drift between a worker's iterations (``kl_adopted``, mean), the
 worker's own step (``approx_kl``), the cosine between consecutive applied directions, and the
-workers' mean entropy and clip fraction over the run. ``--out FILE`` also writes the rows as JSON.
+workers' mean entropy and clip fraction over the run. ``--marks M1,M2,…`` (millions of environment
+steps) adds, per Olaf run, the mean worker reward at each mark (the rewards of the last
+``WINDOW_ITERATIONS`` iterations of every worker before it, in the PS's order of arrival) and, per
+block of ``TREND_UPDATES`` applied updates, the median cosine and norm of the applied directions.
+``--out FILE`` also writes the rows as JSON.
 
     .venv/bin/python bench/breakdown.py --sb3 sb3=build/exp/sb3-s11 --olaf "sgd γ 1"=build/exp/sgd1-s11/latest
 """
@@ -22,7 +26,7 @@ from typing import Any, Optional
 import click
 
 from olaf.rundir.jsonl import read_jsonl
-from olaf.rundir.records import GenRecord
+from olaf.rundir.records import GenRecord, UpdateRecord
 from olaf.training.solve import SolveRun, read_olaf, read_sb3
 from olaf.training.staleness import REPORT, measure
 
@@ -57,6 +61,51 @@ def _worker_means(hosts: Path) -> dict[str, Optional[float]]:
     return {"entropy": statistics.fmean(ent) if ent else None, "clip_fraction": statistics.fmean(clip) if clip else None}
 
 
+WINDOW_ITERATIONS = 10
+"""Iterations per worker in the window of a mean worker reward (``--marks``)."""
+TREND_UPDATES = 1000
+"""Applied updates per block of the direction trend (``--marks``)."""
+
+
+def _updates(hosts: Path) -> list[UpdateRecord]:
+    """The PS's records of worker updates (not INITs), in its order of arrival."""
+    return [r for r in read_jsonl(hosts / "ps.jsonl").records if isinstance(r, UpdateRecord) and not r.init]
+
+
+def _steps_per_update(hosts: Path) -> int:
+    """Environment steps of one worker iteration (its ``gen`` records' ``steps``)."""
+    for log in sorted(hosts.glob("w*.jsonl")):
+        for r in read_jsonl(log).records:
+            if isinstance(r, GenRecord) and r.steps:
+                return int(r.steps)
+    raise click.ClickException(f"{hosts}: no worker iteration records the environment steps it took")
+
+
+def worker_reward_at(hosts: Path, marks_m: list[float], workers: int) -> dict[str, Optional[float]]:
+    """Mean worker reward at each mark (millions of environment steps): the mean reward of the
+    ``WINDOW_ITERATIONS · workers`` updates before the update that reaches the mark; None past
+    the run's end."""
+    ups, per = _updates(hosts), _steps_per_update(hosts)
+    window = WINDOW_ITERATIONS * workers
+    out: dict[str, Optional[float]] = {}
+    for m in marks_m:
+        i = int(m * 1e6 // per)
+        out[f"{m:g}"] = None if i > len(ups) or i == 0 else statistics.fmean(u.reward for u in ups[max(0, i - window):i])
+    return out
+
+
+def direction_trend(hosts: Path) -> list[dict[str, float]]:
+    """Per block of ``TREND_UPDATES`` applied updates: the median cosine between consecutive
+    applied directions and the median norm of an applied direction (the PS's ``cos_prev``, ``norm``)."""
+    ups = [u for u in _updates(hosts) if u.cos_prev is not None and u.norm is not None]
+    out = []
+    for a in range(0, len(ups) - TREND_UPDATES + 1, TREND_UPDATES):
+        block = ups[a:a + TREND_UPDATES]
+        out.append({"first_update": a, "cos_prev_median": statistics.median(u.cos_prev for u in block),  # type: ignore[misc]
+                    "norm_median": statistics.median(u.norm for u in block)})  # type: ignore[misc]
+    return out
+
+
 def row(label: str, run: SolveRun, run_dir: Path) -> dict[str, Any]:
     best, best_steps = _best(run)
     r: dict[str, Any] = {"label": label, "system": run.system, "seed": run.seed, "solved": run.solved,
@@ -79,11 +128,25 @@ def _f(x: Any, fmt: str) -> str:
 @click.option("--sb3", "sb3", multiple=True, help="LABEL=DIR of a bench/sb3_baseline.py run (repeat).")
 @click.option("--olaf", "olaf", multiple=True, help="LABEL=DIR of an olaf train --solve run directory (repeat).")
 @click.option("--baseline", default="sb3", show_default=True, help="The label whose mean the ratios divide by.")
+@click.option("--marks", default=None, metavar="M1,M2,…",
+              help="Millions of environment steps at which to give each Olaf run's mean worker reward.")
 @click.option("--out", type=click.Path(path_type=Path), help="Also write the rows as JSON here.")
-def main(sb3: tuple[str, ...], olaf: tuple[str, ...], baseline: str, out: Optional[Path]) -> None:
+def main(sb3: tuple[str, ...], olaf: tuple[str, ...], baseline: str, marks: Optional[str], out: Optional[Path]) -> None:
     """One row per run: environment steps to solved, the ratio to the baseline, and what the logs say."""
+    try:
+        marks_m = [float(x) for x in marks.split(",")] if marks else []
+    except ValueError:
+        raise click.BadParameter(f"{marks!r}: comma-separated numbers of millions of steps, e.g. 0.5,1,2",
+                                 param_hint="--marks") from None
+    if any(not m > 0 for m in marks_m):
+        raise click.BadParameter(f"{marks!r}: every mark must be > 0 (millions of steps)", param_hint="--marks")
     rows = [row(lab, read_sb3(d), d) for lab, d in _pairs(sb3, "--sb3")]
-    rows += [row(lab, read_olaf(d), d) for lab, d in _pairs(olaf, "--olaf")]
+    for lab, d in _pairs(olaf, "--olaf"):
+        rows.append(row(lab, read_olaf(d), d))
+        if marks_m:
+            workers = len(list((d / "hosts").glob("w*.summary.json")))
+            rows[-1]["worker_reward_at_msteps"] = worker_reward_at(d / "hosts", marks_m, workers)
+            rows[-1]["direction_trend"] = direction_trend(d / "hosts")
     base = [r["env_steps_to_solved"] for r in rows if r["label"] == baseline and r["env_steps_to_solved"]]
     ref = statistics.fmean(base) if base else None
     click.echo("| run | seed | env steps to solved | / baseline | best evaluation (at steps) | δ mean | "
@@ -97,6 +160,12 @@ def main(sb3: tuple[str, ...], olaf: tuple[str, ...], baseline: str, out: Option
                    f"{_f(r.get('staleness_mean'), '.1f')} | {_f(r.get('kl_adopted_mean'), '.4f')} | "
                    f"{_f(r.get('approx_kl_mean'), '.4f')} | {_f(r.get('cos_prev_mean'), '.2f')} | "
                    f"{_f(r.get('entropy'), '.3f')} | {_f(r.get('clip_fraction'), '.3f')} |")
+    for r in rows:
+        if "worker_reward_at_msteps" in r:
+            at = " / ".join(_f(v, ".0f") for v in r["worker_reward_at_msteps"].values())
+            trend = ", ".join(f"{b['cos_prev_median']:.2f} ({b['norm_median']:.2f})" for b in r["direction_trend"])
+            click.echo(f"{r['label']}: worker reward at {marks} M steps: {at}; median cos_prev (norm) per "
+                       f"{TREND_UPDATES} updates: {trend or '–'}")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"baseline": baseline, "baseline_env_steps": ref, "rows": rows}, indent=1))
