@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import Optional
 
 AUTOGROUP_ENABLED = "/proc/sys/kernel/sched_autogroup_enabled"
@@ -61,11 +62,18 @@ def session_nice(pid: int) -> Optional[int]:
         return None
 
 
-def set_session_nice(pid: int, nice: int) -> bool:
-    """Give process ``pid``'s autogroup (its session's) nice value ``nice`` (sched(7)); call it only
-    for a process that leads its own session, or every process of that session is lowered. True if
-    set; False if the kernel has no autogroups or refused (then the process's own nice value is
-    what counts).
+SESSION_POLL_S = 0.01
+"""Interval of :func:`set_session_nice`'s wait for a process to lead its session."""
+
+
+def set_session_nice(pid: int, nice: int, wait_s: float = 0.0) -> bool:
+    """Give process ``pid``'s autogroup (its session's) nice value ``nice`` (sched(7)), only if
+    ``pid`` leads its own session: the autogroup of a session it merely belongs to holds other
+    processes (the harness, the user's shell). ``wait_s`` is how long to wait for it to become the
+    leader: a process started through ``mnexec -d`` (or ``setsid``) calls ``setsid()`` only after
+    :class:`subprocess.Popen` has returned. True if set; False if the kernel has no autogroups,
+    ``pid`` did not lead its session in time or has exited, or the kernel refused (then the
+    process's own nice value is what counts).
 
     Raises:
         ValueError: ``nice`` outside 0..19.
@@ -73,6 +81,15 @@ def set_session_nice(pid: int, nice: int) -> bool:
     _check(nice)
     if nice == 0 or not autogroups():
         return False
+    deadline = time.monotonic() + wait_s
+    try:
+        while os.getsid(pid) != pid:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(SESSION_POLL_S)
+    except ProcessLookupError:
+        return False
+    # a session leader stays one: the autogroup written below is its own
     with contextlib.suppress(OSError):
         with open(f"/proc/{pid}/autogroup", "w") as f:
             f.write(str(nice))
@@ -99,7 +116,6 @@ def lower_priority(nice: int, own_session: bool = False) -> None:
     if own_session:
         with contextlib.suppress(OSError):  # a process group leader may not: it keeps its parent's session
             os.setsid()
-        if os.getsid(0) == os.getpid():  # never the autogroup of a session it does not lead (its shell's)
-            set_session_nice(os.getpid(), nice)
+        set_session_nice(os.getpid(), nice)  # only if it now leads its session, never its shell's
     if nice > os.getpriority(os.PRIO_PROCESS, 0):
         os.setpriority(os.PRIO_PROCESS, 0, nice)

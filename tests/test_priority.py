@@ -64,6 +64,36 @@ def test_a_process_group_leader_lowers_itself_and_never_its_shells_session():
     assert session_nice(os.getpid()) == before
 
 
+def test_set_session_nice_never_lowers_a_session_the_process_only_belongs_to():
+    """A child of this process's session is not its leader: its autogroup is this session's (the
+    harness's), so nothing is written, also after waiting for it to become one."""
+    before = session_nice(os.getpid())
+    p = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        assert set_session_nice(p.pid, 11) is False
+        assert set_session_nice(p.pid, 11, wait_s=0.2) is False
+        assert session_nice(os.getpid()) == before
+    finally:
+        p.stdin.close()
+        p.wait(HANG_S)
+
+
+def test_set_session_nice_waits_for_a_process_that_calls_setsid_after_it_starts():
+    """As ``mnexec -d`` does: the process becomes a session leader only after Popen returned."""
+    code = "import os, sys, time; time.sleep(0.3); os.setsid(); sys.stdin.read()"
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    before = session_nice(os.getpid())
+    try:
+        assert set_session_nice(p.pid, 12, wait_s=HANG_S) is autogroups()
+        assert os.getsid(p.pid) == p.pid
+        if autogroups():
+            assert session_nice(p.pid) == 12
+        assert session_nice(os.getpid()) == before
+    finally:
+        p.stdin.close()
+        p.wait(HANG_S)
+
+
 def test_set_session_nice_lowers_a_session_leaders_autogroup():
     p = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
                          start_new_session=True)

@@ -53,6 +53,11 @@ from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec
 
 log = logging.getLogger(__name__)
 
+SESSION_LEAD_S = 30.0
+"""Hang guard of the wait for a worker started through ``mnexec -d`` to lead its own session
+before its autogroup is lowered (:func:`olaf.priority.set_session_nice`); a busy machine delays
+that ``setsid()`` by a scheduling slice or a few, and a worker still waiting keeps its own nice."""
+
 
 class RunFailed(click.ClickException, backend_base.RunFailed):
     """The run did not complete; the message says what failed and where its log is."""
@@ -103,7 +108,7 @@ def launch_processes(net: Any, configs: dict[str, WorkerConfig], logs_dir: Path,
     procs = {w: net.popen(w, niced([_olaf_bin(), "worker", *worker_argv(cfg)], nice), logs_dir / f"{w}.out")
              for w, cfg in configs.items()}
     for p in procs.values():
-        set_session_nice(p.pid, nice)
+        set_session_nice(p.pid, nice, wait_s=SESSION_LEAD_S)
     return procs
 
 
