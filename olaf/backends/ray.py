@@ -396,7 +396,7 @@ class RayProcesses:
     their process groups: never ``ray stop``, which would kill every Ray process on the machine.
     The cluster uses Ray's token authentication (on by default for ``ray start`` in Ray 2.60) with
     a token made for the run and handed to every node and to this process in the environment
-    (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``; restored by :meth:`_stop`), as a deployment across
+    (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``; restored by :meth:`close`), as a deployment across
     machines must."""
 
     def __init__(self, ray: Any) -> None:
@@ -434,7 +434,7 @@ class RayProcesses:
                 raise RunFailed(f"a Ray node did not start within {NODE_START_S:.0f} s: see {log}")
             time.sleep(0.2)
 
-    def _stop(self) -> None:
+    def close(self) -> None:
         """Disconnect, then stop the processes (the last started first) by their process groups:
         SIGTERM (``ray start --block`` stops its node), SIGKILL after 30 s."""
         if self.ray.is_initialized():
@@ -490,10 +490,6 @@ class LocalRayHead(RayProcesses):
             self.close()
             raise
 
-    def close(self) -> None:
-        """Disconnect and stop the head (by its process group)."""
-        self._stop()
-
 
 class RayNodes(RayProcesses):
     """A Ray cluster laid out as on several machines (``--ray-nodes``): the head in the root
@@ -504,10 +500,7 @@ class RayNodes(RayProcesses):
     socket on the host's data-plane interface as a process on a real worker machine would; Ray's
     own traffic (GCS, raylet, object transfers) stays on the management link, which no switch
     port is on. Nodes and head run ``ray start --block`` in their own process groups and are
-    stopped by PID (never ``ray stop``, which would kill every Ray process on the machine). The
-    cluster uses Ray's token authentication with a token made for the run and handed to the head,
-    every node and this process in the environment (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``),
-    as a deployment across machines must.
+    stopped by PID, with the run's token (:class:`RayProcesses`).
 
     Raises (from the constructor):
         RunFailed: the management network or a node could not be set up (the message says which).
@@ -600,7 +593,7 @@ class RayNodes(RayProcesses):
 
     def close(self) -> None:
         """Disconnect, stop every node and the head by their process groups, remove the links."""
-        self._stop()
+        super().close()
         for link in self._links:
             subprocess.run(["ip", "link", "del", link], capture_output=True)
         subprocess.run(["ip", "link", "del", MGMT_BRIDGE], capture_output=True)
