@@ -81,11 +81,12 @@ def _steps_per_update(hosts: Path) -> int:
     raise click.ClickException(f"{hosts}: no worker iteration records the environment steps it took")
 
 
-def worker_reward_at(hosts: Path, marks_m: list[float], workers: int) -> dict[str, Optional[float]]:
+def worker_reward_at(hosts: Path, ups: list[UpdateRecord], marks_m: list[float],
+                     workers: int) -> dict[str, Optional[float]]:
     """Mean worker reward at each mark (millions of environment steps): the mean reward of the
     ``WINDOW_ITERATIONS · workers`` updates before the update that reaches the mark; None past
     the run's end."""
-    ups, per = _updates(hosts), _steps_per_update(hosts)
+    per = _steps_per_update(hosts)
     window = WINDOW_ITERATIONS * workers
     out: dict[str, Optional[float]] = {}
     for m in marks_m:
@@ -94,10 +95,10 @@ def worker_reward_at(hosts: Path, marks_m: list[float], workers: int) -> dict[st
     return out
 
 
-def direction_trend(hosts: Path) -> list[dict[str, float]]:
+def direction_trend(ups: list[UpdateRecord]) -> list[dict[str, float]]:
     """Per block of ``TREND_UPDATES`` applied updates: the median cosine between consecutive
     applied directions and the median norm of an applied direction (the PS's ``cos_prev``, ``norm``)."""
-    ups = [u for u in _updates(hosts) if u.cos_prev is not None and u.norm is not None]
+    ups = [u for u in ups if u.cos_prev is not None and u.norm is not None]
     out = []
     for a in range(0, len(ups) - TREND_UPDATES + 1, TREND_UPDATES):
         block = ups[a:a + TREND_UPDATES]
@@ -145,8 +146,9 @@ def main(sb3: tuple[str, ...], olaf: tuple[str, ...], baseline: str, marks: Opti
         rows.append(row(lab, read_olaf(d), d))
         if marks_m:
             workers = len(list((d / "hosts").glob("w*.summary.json")))
-            rows[-1]["worker_reward_at_msteps"] = worker_reward_at(d / "hosts", marks_m, workers)
-            rows[-1]["direction_trend"] = direction_trend(d / "hosts")
+            ups = _updates(d / "hosts")  # the PS log, read once for both
+            rows[-1]["worker_reward_at_msteps"] = worker_reward_at(d / "hosts", ups, marks_m, workers)
+            rows[-1]["direction_trend"] = direction_trend(ups)
     base = [r["env_steps_to_solved"] for r in rows if r["label"] == baseline and r["env_steps_to_solved"]]
     ref = statistics.fmean(base) if base else None
     click.echo("| run | seed | env steps to solved | / baseline | best evaluation (at steps) | δ mean | "

@@ -42,7 +42,8 @@ def test_worker_reward_at_a_mark_is_the_mean_of_the_window_before_it(tmp_path):
     rewards = [float(i) for i in range(30)]
     write_run(tmp_path / "hosts", rewards, [0.0] * 30, [1.0] * 30)
     # update i reaches i·100 steps; the window is 10 iterations of each of 2 workers = 20 updates
-    at = breakdown.worker_reward_at(tmp_path / "hosts", [0.0002, 0.0025, 0.003, 0.01], workers=2)
+    hosts = tmp_path / "hosts"
+    at = breakdown.worker_reward_at(hosts, breakdown._updates(hosts), [0.0002, 0.0025, 0.003, 0.01], workers=2)
     assert at == {"0.0002": 0.5, "0.0025": sum(range(5, 25)) / 20, "0.003": sum(range(10, 30)) / 20, "0.01": None}
 
 
@@ -51,7 +52,7 @@ def test_direction_trend_takes_medians_of_full_blocks(tmp_path, monkeypatch):
     cos = [0.1, 0.2, 0.9, 0.3, -0.5, 0.0, 0.5, 0.4, 0.7]  # two full blocks of 4 and a partial one
     norms = [1.0, 2.0, 3.0, 4.0, 8.0, 6.0, 7.0, 5.0, 9.0]
     write_run(tmp_path / "hosts", [0.0] * 9, cos, norms)
-    assert breakdown.direction_trend(tmp_path / "hosts") == [
+    assert breakdown.direction_trend(breakdown._updates(tmp_path / "hosts")) == [
         {"first_update": 0, "cos_prev_median": 0.25, "norm_median": 2.5},
         {"first_update": 4, "cos_prev_median": 0.2, "norm_median": 6.5}]
 
