@@ -52,6 +52,8 @@ def test_set_paths_are_what_the_plan_sets_not_its_defaults():
     ("local", {"tc": {"enabled": True}}, "tc.enabled", "queue status"),
     ("local", {"faults": ["ps-kill@1"]}, "faults", "mininet"),
     ("ns3", {"faults": ["switch-restart:s1@1"]}, "faults", "injects no faults"),
+    ("ns3", {"uplinks": {"s1": {"load": 2}}}, "uplinks.s1.load", "fixed capacity"),
+    ("local", {"uplinks": {"s1": {"load": 2}}}, "uplinks.s1.load", "no switch or links"),
     ("mininet", {"uplinks": {"s1": {"pps": 100, "delay_us": 300}}}, "uplinks.s1.delay_us", "no propagation delay"),
     ("mininet", {"access": {"gbps": 1}}, "access.gbps", "not shaped"),
     ("mininet", {"linger_ms": 10}, "linger_ms", "last ACKs"),

@@ -43,6 +43,7 @@ from olaf.controller.tm import ThriftError
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
 from olaf.hosts.worker import WorkerConfig
+from olaf.plan.bottleneck import LoadTracker
 from olaf.plan.faults import parse_fault
 from olaf.priority import niced, set_session_nice
 from olaf.report.commands import report_run
@@ -135,6 +136,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     partial = False
     early: Optional[float] = None
     injector: Optional[FaultInjector] = None
+    measured: Optional[MeasuredLinks] = None
     ps_died: Optional[str] = None
     lost: dict[str, dict[str, Any]] = {}
     try:
@@ -175,8 +177,9 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                 else:
                     procs = list(workers.values())
                     injector = FaultInjector([parse_fault(f) for f in spec.faults], net, ctl, ps, list(d.clusters))
+                    measured = MeasuredLinks(ctl, spec.run_plan)
                     early = _progress(console, net, ctl, t0, duration, workers, show=progress, monitor=monitor,
-                                      injector=injector, ps=ps, lost=lost)
+                                      injector=injector, ps=ps, lost=lost, measured=measured)
                     longest_period = max(g.period_ms + g.jitter_ms for g in spec.cluster_groups())
                     if early is not None:
                         write_run_json(out, spec, t0, time.time_ns(), stopped_early_s=early)
@@ -199,6 +202,8 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
             _note_lost(console, workers, lost, (time.time_ns() - t0) / 1e9, monitor)
             if lost:
                 update_run_json(out, lost_workers=list(lost.values()))
+            if measured is not None and measured.changes:
+                update_run_json(out, bottleneck_changes=measured.changes)
             if spec.updates_per_worker is not None and not partial and not spec.interactive:
                 _close_updates_run(out, spec, t0, hosts_dir)
             final = {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()}
@@ -336,9 +341,36 @@ def _note_lost(console: Console, workers: dict[str, Any], lost: dict[str, dict[s
         monitor.workers_lost(set(gone))
 
 
+class MeasuredLinks:
+    """The links toward the PS whose capacity follows the offered rate (``uplinks.<switch>.load``,
+    :mod:`olaf.plan.bottleneck`): polled with the switches' decision counters, each capacity change
+    applied through the controller (BMv2 queue rate and the tokens' sojourn bound) and recorded
+    in ``changes`` (``run.json``'s ``bottleneck_changes``: switch, ``at_s`` after t0, the
+    ``offered_pps`` measured and the ``rate_pps`` set, packets/s)."""
+
+    def __init__(self, ctl: OlafController, plan: Any) -> None:
+        self.ctl = ctl
+        self.trackers = {sw: LoadTracker(link.load) for sw, link in plan.uplinks.items() if link.load is not None}
+        self.changes: list[dict[str, Any]] = []
+
+    def poll(self, t_s: float, decisions: dict[str, dict[str, int]]) -> None:
+        """``decisions``: each switch's decision counters now, ``t_s``: seconds since t0."""
+        for sw, tracker in self.trackers.items():
+            rate = tracker.observe(t_s, sum(decisions[sw].values()))
+            if rate is not None:
+                self.ctl.set_bottleneck(sw, rate_pps=rate)
+                self.changes.append({"switch": sw, "at_s": round(t_s, 3),
+                                     "offered_pps": round(tracker.offered_pps or 0.0, 3), "rate_pps": rate})
+
+    def text(self) -> str:
+        """The capacities now, for the progress line (empty without measured links)."""
+        return " ".join(f"{sw} {'∞' if t.rate_pps is None else t.rate_pps} pps" for sw, t in self.trackers.items())
+
+
 def _progress(console: Console, net, ctl: OlafController, t0: int, duration: float, workers: dict[str, Any],
               show: bool = True, monitor: Optional[RunMonitor] = None, injector: Optional[FaultInjector] = None,
-              ps: Any = None, lost: Optional[dict[str, dict[str, Any]]] = None) -> Optional[float]:
+              ps: Any = None, lost: Optional[dict[str, dict[str, Any]]] = None,
+              measured: Optional[MeasuredLinks] = None) -> Optional[float]:
     """Progress bar over the run, with the switches' live decision counts and the monitor's text;
     returns at the end of ``duration`` or when every worker has exited (a run of
     ``updates_per_worker``) with None, or when the monitor says stop with the seconds since t0.
@@ -359,11 +391,16 @@ def _progress(console: Console, net, ctl: OlafController, t0: int, duration: flo
                 raise PsDied(f"the PS exited with status {ps.returncode} {done:.1f} s into the run "
                              f"(log: {net.log_dir / 'ps.out'})")
             net.check_switches()
+            per_switch = {name: sc.counters.decisions() for name, sc in ctl.switches.items()}
             dec: dict[str, int] = {}
-            for sc in ctl.switches.values():
-                for k, v in sc.counters.decisions().items():
+            for counts in per_switch.values():
+                for k, v in counts.items():
                     dec[k] = dec.get(k, 0) + v
+            if measured is not None and measured.trackers and done > 0:
+                measured.poll(done, per_switch)
             text, stop = monitor.poll(done) if monitor is not None else ("", False)
+            if measured is not None and measured.trackers:
+                text = f"cap {measured.text()}" + (f" | {text}" if text else "")
             prog.update(task, completed=done, description=(
                 f"append {dec['append']} aggregate {dec['aggregate']} "
                 f"replace {dec['replace_worker'] + dec['replace_reward']} "

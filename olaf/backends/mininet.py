@@ -4,7 +4,8 @@ P4 program, the P4Runtime controller and real ``olaf ps`` / ``olaf worker`` proc
 
 The plan becomes the emulation's :class:`~olaf.topologies.spec.RunSpec` (:func:`run_spec`):
 its cluster groups, per-switch queue sizes and uplink rates (BMv2 egress rates in packets/s:
-a capacity in Gbit/s is converted with the Ethernet frame of an update), the workload
+a capacity in Gbit/s is converted with the Ethernet frame of an update; a capacity given as
+``load`` follows the offered rate measured during the run, :mod:`olaf.plan.bottleneck`), the workload
 (a training job), transmission control and faults. What the emulation cannot express is
 refused by the field's name when it is set in the plan (:data:`REFUSED`): veth links are not
 shaped and add no delay (``uplinks.*.delay_us``, ``access``); ns-3's device queues, its
@@ -57,6 +58,8 @@ def _rate_pps(p: RunPlan, switch: str) -> int:
     if switch not in p.uplinks:
         return 0  # the access link's capacity: unshaped veth, unlimited
     link = p.uplinks[switch]
+    if link.load is not None:
+        return 0  # measured during the run, unlimited until then (olaf.plan.bottleneck)
     try:
         ch = p.chunking(p.hosts_mtu(MTU), MAX_CHUNKS)
     except ChunkingError as e:

@@ -26,6 +26,8 @@ REFUSED = {
     "workload": "ns-3's workers are synthetic C++ applications (reward U(-1, 0), no learning task; "
                 "docs/simulation.md): run a training workload on the local or mininet backend",
     "faults": "the simulation injects no faults: run them on the mininet backend",
+    "uplinks.*.load": "a simulated link has a fixed capacity; the workers' offered rate is the plan's, so give "
+                      "pps = offered / load (an experiment's load.<switch> parameter computes it)",
 }
 
 

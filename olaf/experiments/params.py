@@ -16,7 +16,9 @@ Names (the allowed set depends on the topology and the groups of the base scenar
   ``start_ms``, ``start_phase``, ``arrivals``, ``burst`` (:mod:`olaf.plan.arrivals`);
 * derived: ``load.<switch>`` — offered load through the switch over its uplink capacity
   (sets ``uplinks.<switch>.pps = offered / load``, :meth:`RunPlan.offered_pps`: the paper's
-  "offered load / capacity", e.g. Table 1's 60 Gbit/s into 40, 20, 5 Gbit/s = 1.5, 3, 12);
+  "offered load / capacity", e.g. Table 1's 60 Gbit/s into 40, 20, 5 Gbit/s = 1.5, 3, 12; for a
+  training workload, whose offered rate is the machine's, ``uplinks.<switch>.load``: measured
+  during the run, :mod:`olaf.plan.bottleneck`);
   ``alpha`` (multihop) — paper Fig. 10's α = x1/x2: sets s1's uplink to α times s2's
   (in s2's unit, pps or Gbit/s).
 
@@ -35,7 +37,9 @@ from olaf.plan.topology import SWITCHES
 
 SCALARS = ("queue", "grads", "duration_s", "updates_per_worker", "activity_window_ms", "reward_threshold", "segments",
            "device_queue_packets", "linger_ms")
-LINK_FIELDS = ("pps", "gbps", "delay_us")
+LINK_FIELDS = ("pps", "gbps", "load", "delay_us")
+RATE_FIELDS = ("pps", "gbps", "load")
+"""A link's capacity: one of them (:class:`~olaf.plan.plan.Link`)."""
 GROUP_FIELDS = ("clusters", "workers_per_cluster", "period_ms", "jitter_ms", "start_ms", "start_phase", "arrivals", "burst")
 TC_FIELDS = ("delta_t_ms", "v_per_s", "q_max", "enabled", "reading")
 JOB_FIELDS = ("mode", "ps_step", "ps_lr", "ps_gate", "ack_wait_ms", "aggr_k", "aggr_t_ms", "round_timeout_ms", "target",
@@ -71,8 +75,10 @@ def check_names(base: RunPlan, names: list[str]) -> None:
 
 def _set_link(link: dict[str, Any], field: str, value: Value) -> None:
     link[field] = value
-    if field in ("pps", "gbps"):  # a capacity replaces the other unit
-        link.pop("gbps" if field == "pps" else "pps", None)
+    if field in RATE_FIELDS:  # a capacity replaces the other forms
+        for other in RATE_FIELDS:
+            if other != field:
+                link.pop(other, None)
 
 
 def _uplink(raw: dict[str, Any], s: RunPlan, switch: str) -> dict[str, Any]:
@@ -115,10 +121,15 @@ def apply(raw: dict[str, Any], name: str, value: Value) -> dict[str, Any]:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ConfigError(name, f"must be a number > 0, got {value!r}")
         s = validate(RunPlan, raw)
-        if head == "load":
+        if head == "load" and isinstance(s.workload, PPOWorkload):  # workers send as fast as they iterate
+            _set_link(_uplink(raw, s, rest), "load", value)
+        elif head == "load":
             _set_link(_uplink(raw, s, rest), "pps", s.offered_pps(rest) / value)
         else:
             x2 = s.uplink("s2")
+            if x2.load is not None:
+                raise ConfigError(name, f"s2's uplink has a measured capacity (load {x2.load:g}): α needs a fixed "
+                                  "one; set uplinks.s2.pps or uplinks.s2.gbps first")
             unit = "pps" if x2.pps is not None else "gbps"
             _set_link(_uplink(raw, s, "s1"), unit, value * getattr(x2, unit))
     else:

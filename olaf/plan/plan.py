@@ -76,28 +76,43 @@ def update_frame_bytes(grads: int) -> int:
 
 
 class Link(FileModel):
-    """A link toward the PS: capacity (exactly one of ``gbps``, ``pps``) and delay.
+    """A link toward the PS: capacity (exactly one of ``gbps``, ``pps``, ``load``) and delay.
 
     ``pps``: updates/s, i.e. ``pps · K`` frames of an update's K chunks (:func:`update_frame_bytes`
     of the chunk length L each): ``pps · K · frame · 8`` bit/s. So a ``pps`` bottleneck is the same
     fraction of the offered update rate for every K.
+
+    ``load``: the capacity is the offered rate measured at the switch divided by ``load`` (the
+    paper's "offered load / capacity", §8.1 Table 1), tracked while the run goes
+    (:mod:`olaf.plan.bottleneck`). For workers whose update rate is not known in advance — a
+    training job's send as fast as they iterate, which depends on the machine — so that the link
+    congests by the same factor on a fast machine and on a busy one. A backend that cannot
+    change a link's rate during a run refuses it.
     """
 
     gbps: Optional[float] = Field(default=None, gt=0, description="capacity, Gbit/s")
     pps: Optional[float] = Field(default=None, gt=0, description="capacity, updates per second (K chunk frames each)")
+    load: Optional[float] = Field(default=None, gt=0, description="capacity = the measured offered rate / load "
+                                  "(> 1 congests), tracked during the run")
     delay_us: float = Field(default=10.0, ge=0, description="propagation delay, µs")
 
     @model_validator(mode="after")
     def _one_rate(self) -> Link:
-        if (self.gbps is None) == (self.pps is None):
-            raise ValueError("give exactly one of gbps and pps")
+        if sum(x is not None for x in (self.gbps, self.pps, self.load)) != 1:
+            raise ValueError("give exactly one of gbps, pps and load")
         return self
 
     def bps(self, grads: int, num_chunks: int = 1) -> float:
-        """Capacity in bit/s for updates of ``num_chunks`` frames of ``grads`` elements each."""
+        """Capacity in bit/s for updates of ``num_chunks`` frames of ``grads`` elements each.
+
+        Raises:
+            ValueError: a ``load`` link, whose capacity is only known during the run.
+        """
         if self.gbps is not None:
             return self.gbps * 1e9
-        return self.pps * num_chunks * update_frame_bytes(grads) * 8  # type: ignore[operator]
+        if self.pps is None:
+            raise ValueError(f"a link of load {self.load} has its capacity measured during the run, not a fixed one")
+        return self.pps * num_chunks * update_frame_bytes(grads) * 8
 
 
 class ClusterGroup(FileModel):
@@ -228,6 +243,14 @@ class RunPlan(FileModel):
             if unknown:
                 raise ValueError(f"{field}: unknown switch(es) {', '.join(sorted(unknown))}; "
                                  f"{self.topology} has {', '.join(switches)}")
+        if self.access.load is not None:
+            raise ValueError(f"access.load: {self.access.load}: a measured capacity is for a link toward the PS "
+                             "(uplinks.<switch>.load); give the access links gbps or pps")
+        measured = [sw for sw, link in self.uplinks.items() if link.load is not None]
+        if measured and self.transmission_control:
+            raise ValueError(f"uplinks.{measured[0]}.load: transmission control lowers the workers' sending when "
+                             "the queue fills, so a capacity measured from it would follow it down "
+                             "(olaf.plan.bottleneck); give pps or gbps, or turn transmission control off")
         for sw, q in self.queue_sizes.items():
             if not 1 <= q <= self.segments:
                 raise ValueError(f"queue_size.{sw}: {q} must be in 1..segments ({self.segments})")

@@ -73,6 +73,15 @@ class FaultRecord(_Model):
     reprogrammed: Optional[list[str]] = None
 
 
+class BottleneckChange(_Model):
+    """A change of a measured link's capacity (``uplinks.<switch>.load``, :mod:`olaf.plan.bottleneck`)."""
+
+    switch: str
+    at_s: float = Field(description="when it was applied, s after t0")
+    offered_pps: float = Field(ge=0, description="the offered rate measured at the switch, packets/s")
+    rate_pps: int = Field(ge=1, description="the capacity set, packets/s")
+
+
 class LostWorker(_Model):
     """A worker lost with its machine mid-run (a Ray node lost, ``olaf.backends.ray``): the run
     went on without it."""
@@ -98,6 +107,7 @@ class RunManifest(_Model):
         stopped_early_s: a monitor ended the run this many seconds after t0 (its goal reached).
         faults: the faults injected, in order.
         lost_workers: workers lost with their machine mid-run (the run went on without them).
+        bottleneck_changes: the capacities set on links measured during the run (``load``).
         backend_info: what only this backend records (ns-3: ``sim`` statistics).
     """
 
@@ -113,6 +123,7 @@ class RunManifest(_Model):
     stopped_early_s: Optional[float] = None
     faults: list[FaultRecord] = Field(default_factory=list)
     lost_workers: list[LostWorker] = Field(default_factory=list)
+    bottleneck_changes: list[BottleneckChange] = Field(default_factory=list)
     backend_info: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("schema_version")

@@ -136,6 +136,11 @@ def train_options(f):
 @click.option("--rate-pps", default=0.0, show_default=True, type=FiniteFloat(min=0),
               help="Bottleneck toward the PS, updates/s, fractions allowed: K chunk packets each "
                    "(0 = none: the ideal reference).")
+@click.option("--load", type=FiniteFloat(min=0, min_open=True), default=None,
+              help="Bottleneck toward the PS as offered load / capacity (> 1 congests): its capacity is the "
+                   "workers' update rate measured at the switch divided by this, tracked during the job "
+                   "(olaf.plan.bottleneck), so it congests alike on a fast and on a busy machine. Instead of "
+                   "--rate-pps; mininet and ray backends.")
 @click.option("--ideal", is_flag=True, help="The ideal reference job: no bottleneck (the same as --rate-pps 0).")
 @click.option("--target", type=FiniteFloat(), help="Mean worker reward that ends the job [default: per env].")
 @click.option("--budget-s", default=1800.0, show_default=True, type=FiniteFloat(min=0, min_open=True),
@@ -170,9 +175,13 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
         if ctx.invoked_subcommand is not None:
             raise click.UsageError("--ideal sets one job's bottleneck; `compare` sets every job's (its figures have "
                                    "an ideal arm where the paper has one): drop --ideal")
-        if kw["rate_pps"]:
-            raise click.BadParameter(f"--ideal means no bottleneck, but --rate-pps is {kw['rate_pps']}: give one of "
-                                     "them", param_hint="--ideal")
+        for opt in ("rate_pps", "load"):
+            if kw[opt]:
+                raise click.BadParameter(f"--ideal means no bottleneck, but --{opt.replace('_', '-')} is {kw[opt]}: "
+                                         "give one of them", param_hint="--ideal")
+    if kw["rate_pps"] and kw["load"]:
+        raise click.BadParameter(f"a bottleneck of {kw['rate_pps']} updates/s and one of load {kw['load']}: give one "
+                                 "of them", param_hint="--load")
     per_actor = kw.pop("workers_per_actor")
     if per_actor != 1 and backend != "ray":
         raise click.BadParameter(f"{per_actor}: workers share actors only with --backend ray",

@@ -483,8 +483,10 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int,
                                  "the ideal arm, which fig8 has anyway)", param_hint="--rates")
     base = dict(obj)
     build, results = base.pop("build"), base.pop("results")
-    for k in ("queue", "rate_pps"):
-        base.pop(k, None)
+    for k, opt in (("rate_pps", "--rate-pps"), ("load", "--load")):
+        if base.pop(k, None):
+            raise click.UsageError(f"`compare {fig}` sets every job's bottleneck (--rates); drop `olaf train {opt}`")
+    base.pop("queue", None)
     if base.get("mtu", 0) is None:  # `olaf train --mtu` not given: build_plan's default (the emulated links')
         del base["mtu"]
     if quick:

@@ -111,6 +111,8 @@ def option_of(field: str) -> str:
     """The option of plan field ``field`` (a dotted path), for error messages."""
     if field.endswith(".workers_per_host"):
         return "--workers-per-host"
+    if field.startswith("uplinks.") and field.endswith(".load"):
+        return "--load"
     return PLAN_OPTIONS.get(field.split(".")[0].split("[")[0], field)
 
 
@@ -118,7 +120,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                budget_s: float, mtu: int = MTU,
                stop_at_target: bool = True, topo: str = "tor", clusters: int = 9, workers_per_cluster: int = 3,
                workers_per_host: int = 1,
-               queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: float = 0, tc: bool = False,
+               queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: float = 0, load: Optional[float] = None,
+               tc: bool = False,
                seed: int = 1, n_steps: int = PPOConfig.n_steps, n_envs: int = PPOConfig.n_envs,
                ps_step: str = TrainJob.ps_step, ps_lr: float = TrainJob.ps_lr,
                ps_gate: Optional[bool] = TrainJob.ps_gate, ps_lr_final: Optional[float] = None,
@@ -142,6 +145,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     ``beta_min`` and ``ps_staleness_root`` are the PS's Stellaris settings (:class:`~olaf.plan.workload.TrainJob`);
     ``learner`` is who computes each worker's update (:data:`~olaf.plan.workload.LEARNERS`: Olaf's PPO or
     RLlib's, same network and hyper-parameters);
+    ``rate_pps`` (updates/s) or ``load`` (offered / capacity, measured during the run:
+    :mod:`olaf.plan.bottleneck`) is the root switch's bottleneck toward the PS;
     ``clusters`` is per edge switch (multihop: S1 behind
     s1, S2 behind s2). Only what differs from the plan's defaults is set in it (a bottleneck,
     FIFO, a queue size, transmission control, the multihop topology), so a backend without a
@@ -192,6 +197,12 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
         raw["queue_size"] = {root: queue_size}
     if rate_pps:
         raw["uplinks"] = {root: {"pps": rate_pps}}
+    elif load is not None:
+        if tc:
+            raise click.BadParameter(f"{load}: transmission control lowers the workers' sending when the queue fills, "
+                                     "so a capacity measured from it would follow it down (olaf.plan.bottleneck); "
+                                     "give --rate-pps with --tc", param_hint="--load")
+        raw["uplinks"] = {root: {"load": load}}
     if tc:
         raw["tc"] = {"enabled": True}
     try:
