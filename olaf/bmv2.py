@@ -64,6 +64,8 @@ def missing_p4_tools() -> list[str]:
     return [t for t in ("p4c-bm2-ss", "simple_switch_grpc", "simple_switch_CLI") if shutil.which(t) is None]
 
 
+BMV2_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+"""BMv2's log levels (``--log-level``; :attr:`SwitchSpec.log_level`, ``BackendOptions.bmv2_log_level``)."""
 RING_OFFLOADS = ("tso", "gso", "gro")
 """The ``ethtool -K`` features that make libpcap size BMv2's receive frames for 64 KiB packets
 (module docstring, "Receive rings"); :meth:`Bmv2Switch.start` turns them off on every port."""
@@ -108,7 +110,7 @@ class SwitchSpec:
             (:attr:`log_file`); start-up output goes to ``<log_path>.stdout``.
         netns: network namespace to run in (None: the caller's).
         cpu_port: optional BMv2 CPU port for packet-in/out.
-        log_level: BMv2 log level (``trace`` … ``off``); ``warn`` keeps a loaded switch fast.
+        log_level: BMv2 log level (:data:`BMV2_LOG_LEVELS`); ``warn`` keeps a loaded switch fast.
         pcap_dir: if set, BMv2 writes one pcap per port there (``--pcap``).
     """
 

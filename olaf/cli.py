@@ -17,12 +17,13 @@ from olaf.clitypes import logging_options, setup_logging
 
 # name -> (module, attribute, one-line help shown by `olaf --help` without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "run": ("olaf.topologies.cli", "run_cmd", "Run Olaf end to end in Mininet + BMv2 (root)."),
-    "compare": ("olaf.topologies.cli", "compare_cmd", "FIFO then Olaf on the same topology and load (root)."),
+    "run": ("olaf.backends.commands", "run_cmd", "Run Olaf end to end in Mininet + BMv2 (root)."),
+    "compare": ("olaf.backends.commands", "compare_cmd", "FIFO then Olaf on the same topology and load (root)."),
     "experiment": ("olaf.experiments.commands", "experiment_cmd",
-                   "Run an experiment spec (sweeps x seeds) on ns3 or mininet; tables beside the paper's."),
-    "train": ("olaf.training.cli", "train_cmd",
-              "Distributed PPO through Mininet + BMv2 until a reward target; `train compare FIG` (root)."),
+                   "Run an experiment spec (sweeps x seeds) on ns3, mininet or local; tables beside the paper's."),
+    "train": ("olaf.experiments.train_cmd", "train_cmd",
+              "Distributed PPO until a reward target: through BMv2 (mininet, ray: root) or over loopback "
+              "(local); `train compare FIG`."),
     "evaluate": ("olaf.training.evaluate_cmd", "evaluate_cmd",
                  "Score a training run's final global model on deterministic episodes."),
     "report": ("olaf.report.commands", "report_cmd", "Per-cluster accounting, AoM and plots of a run directory."),
@@ -66,7 +67,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except Exception as e:
-            from olaf.backends.base import RunFailed, RunInterrupted  # noqa: PLC0415
+            from olaf.harness import RunFailed, RunInterrupted  # noqa: PLC0415
 
             if isinstance(e, RunInterrupted):
                 click.echo(f"Stopped: {e}", err=True)

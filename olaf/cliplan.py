@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from olaf.backends.base import BMV2_LOG_LEVELS, BackendOptions
+from olaf.backends.base import BackendOptions
+from olaf.bmv2 import BMV2_LOG_LEVELS
 from olaf.constants import SEGMENTS
 from olaf.paths import build_dir
 from olaf.plan.topology import DEFAULT_QUEUE_SIZE, MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER, TOPOLOGIES

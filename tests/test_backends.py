@@ -248,8 +248,8 @@ def test_the_ray_backend_names_the_extra_or_the_version_it_needs(monkeypatch):
     """Without Ray, or with another version than the pinned one, the ray backend says what to install."""
     import sys
 
-    from olaf.backends.base import RunFailed
     from olaf.backends.ray import RAY_VERSION, require_ray
+    from olaf.harness import RunFailed
 
     monkeypatch.setitem(sys.modules, "ray", None)   # import ray raises ImportError
     with pytest.raises(RunFailed, match=r"pip install -e '\.\[ray\]' \(ray==" + RAY_VERSION.replace(".", r"\.")):

@@ -77,8 +77,8 @@ def test_olafctl_subcommand_help_without_network_or_build(tmp_path):
 def test_a_failed_or_interrupted_run_ends_with_its_message_not_a_traceback():
     import click
 
-    from olaf.backends.base import RunFailed, RunInterrupted
     from olaf.cli import LazyGroup
+    from olaf.harness import RunFailed, RunInterrupted
 
     group = LazyGroup(lazy={})
 

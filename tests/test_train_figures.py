@@ -1,10 +1,10 @@
-"""Fig. 7's table and speedup plot (olaf/training/figures.py) from jobs' training.json values: speedup
+"""Fig. 7's table and speedup plot (olaf/experiments/train_figures.py) from jobs' training.json values: speedup
 T_FIFO / T_Olaf per seed, mean over seeds, ≥ when a FIFO job ran out of budget, none when an
 Olaf job did. (The jobs themselves run through BMv2 in tests/test_mininet_train.py.)"""
 
 import pytest
 
-from olaf.training import figures as F
+from olaf.experiments import train_figures as F
 
 
 def job(reached_s, elapsed_s=300.0):
@@ -124,7 +124,7 @@ def test_bad_rates_name_the_option(rates):
 def test_a_bad_bottleneck_rate_names_rate_pps(value):
     from click.testing import CliRunner
 
-    from olaf.training.cli import train_cmd
+    from olaf.experiments.train_cmd import train_cmd
 
     r = CliRunner().invoke(train_cmd, ["--rate-pps", value, "compare", "fig8"])
     assert r.exit_code == 2 and "--rate-pps" in r.output, r.output

@@ -32,14 +32,14 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from olaf.backends import base as backend_base
-from olaf.backends.base import RunMonitor
+from olaf import harness
 from olaf.bmv2 import SwitchStartError, missing_p4_tools
 from olaf.constants import WORKER_NICE
 from olaf.controller import config as cfgmod
 from olaf.controller.controller import OlafController
 from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
+from olaf.harness import RunMonitor
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
 from olaf.hosts.worker import WorkerConfig
@@ -60,11 +60,11 @@ before its autogroup is lowered (:func:`olaf.priority.set_session_nice`); a busy
 that ``setsid()`` by a scheduling slice or a few, and a worker still waiting keeps its own nice."""
 
 
-class RunFailed(click.ClickException, backend_base.RunFailed):
+class RunFailed(click.ClickException, harness.RunFailed):
     """The run did not complete; the message says what failed and where its log is."""
 
 
-class RunInterrupted(RunFailed, backend_base.RunInterrupted):
+class RunInterrupted(RunFailed, harness.RunInterrupted):
     """Ctrl-C or SIGTERM stopped the run; its partial report is written."""
 
 

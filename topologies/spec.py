@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from olaf.backends.base import BMV2_LOG_LEVELS
+from olaf.bmv2 import BMV2_LOG_LEVELS
 from olaf.chunks import Chunking, ChunkingError
 from olaf.constants import DEFAULT_ACTIVITY_WINDOW_MS, DEFAULT_QUEUE_SIZE, JUMBO_MTU, MAX_CHUNKS, MTU, SEGMENTS
 from olaf.controller import config as cfgmod

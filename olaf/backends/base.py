@@ -19,11 +19,9 @@ from rich.console import Console
 
 from olaf.configfile import ConfigError
 from olaf.constants import WORKER_NICE
+from olaf.harness import RunMonitor
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import shares_hosts
-
-BMV2_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
-"""Log levels of the BMv2 switches (``BackendOptions.bmv2_log_level``)."""
 
 
 class PlanRefused(ConfigError):
@@ -33,30 +31,6 @@ class PlanRefused(ConfigError):
     def __init__(self, backend: str, field: str, reason: str) -> None:
         super().__init__(field, f"the {backend} backend cannot honour it: {reason}")
         self.backend = backend
-
-
-class RunFailed(RuntimeError):
-    """A run did not complete (a host or switch failed, or it could not start); the message says
-    what and where its logs are. Backends raise subclasses; what was collected stays in the run
-    directory."""
-
-
-class RunInterrupted(RunFailed):
-    """Ctrl-C or SIGTERM stopped the run; its partial report is written."""
-
-
-class RunMonitor(Protocol):
-    """Watches a run while it goes (``olaf train``: the workers' rewards)."""
-
-    def poll(self, elapsed_s: float) -> tuple[str, bool]:
-        """Called about once a second with the seconds since t0: a text for the progress line, and
-        whether the run has reached its goal and should stop now."""
-        ...
-
-    def workers_lost(self, names: set[str]) -> None:
-        """The harness lost ``names`` with their machine (a Ray node lost mid-run) and goes on
-        without them: a goal over every worker is now over the others."""
-        ...
 
 
 @dataclass

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
-from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set
+from olaf.backends.base import BackendOptions, PlanRefused, RunResult, refuse_set
 from olaf.chunks import ChunkingError
 from olaf.constants import (
     ELEMENT_LEN,
@@ -33,6 +33,7 @@ from olaf.constants import (
     UDP_HEADER_LEN,
     UPDATE_HEADER_LEN,
 )
+from olaf.harness import RunMonitor
 from olaf.paths import build_dir
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.rundir.manifest import read_manifest

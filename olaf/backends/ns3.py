@@ -16,9 +16,10 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from olaf.backends.base import BackendOptions, PlanRefused, RunMonitor, RunResult, refuse_set, refuse_shared_hosts
+from olaf.backends.base import BackendOptions, PlanRefused, RunResult, refuse_set, refuse_shared_hosts
 from olaf.chunks import ChunkingError
 from olaf.constants import JUMBO_MTU
+from olaf.harness import RunMonitor
 from olaf.plan.plan import RunPlan
 from olaf.rundir.manifest import read_manifest
 

@@ -34,8 +34,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from olaf.backends.base import RunFailed, RunMonitor, RunResult
+from olaf.backends.base import RunResult
 from olaf.backends.mininet import MininetBackend, run_spec
+from olaf.harness import RunFailed, RunMonitor
 from olaf.hosts.runlog import wait_for_start_file, wait_until
 from olaf.hosts.worker import Worker, WorkerConfig
 from olaf.netns import host_netns_path, join_netns

@@ -33,11 +33,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from olaf import backends
-from olaf.backends.base import Backend, BackendOptions, RunFailed, RunInterrupted
+from olaf.backends.base import Backend, BackendOptions
 from olaf.experiments.metrics import RunMetrics, metric_names, run_metrics
 from olaf.experiments.spec import ExperimentSpec, sweep_of
 from olaf.experiments.stats import estimate
 from olaf.experiments.sweep import PlannedRun, Sweep, point_label, same_value
+from olaf.harness import RunFailed, RunInterrupted
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.provenance import provenance
 from olaf.report.rundata import RunDirError
@@ -274,7 +275,7 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
     many learners share the cores.
 
     Raises:
-        olaf.backends.base.RunFailed: as the backend's ``run``, or a worker's task failed (after the
+        olaf.harness.RunFailed: as the backend's ``run``, or a worker's task failed (after the
             training outputs are written).
     """
     if not isinstance(plan.workload, PPOWorkload):

@@ -1,5 +1,5 @@
 """``olaf train``: distributed PPO through the emulated Olaf network (``make train``), and
-``olaf train compare FIG``: the paper's training figures (:mod:`olaf.training.figures`).
+``olaf train compare FIG``: the paper's training figures (:mod:`olaf.experiments.train_figures`).
 
 The command-line layer only: options → the job's run plan (:mod:`olaf.training.job`: a
 :class:`~olaf.plan.plan.RunPlan` whose workload is a :class:`~olaf.plan.workload.TrainJob`) → its
@@ -217,7 +217,7 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
 
 
 def _register_compare() -> None:
-    from olaf.training.figures import compare_cmd  # noqa: PLC0415
+    from olaf.experiments.train_figures import compare_cmd  # noqa: PLC0415
 
     train_cmd.add_command(compare_cmd)
 
