@@ -129,7 +129,7 @@ class Backend(Protocol):
 
         Raises:
             PlanRefused: as :meth:`check`.
-            RunFailed: the run failed (:class:`RunInterrupted`: stopped by Ctrl-C or SIGTERM).
+            olaf.harness.RunFailed: the run failed (:class:`~olaf.harness.RunInterrupted`: stopped by Ctrl-C or SIGTERM).
             RuntimeError: the backend is not usable on this machine (the message says what to install).
         """
         ...

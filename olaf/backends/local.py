@@ -34,16 +34,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.backends.base import (
-    BackendOptions,
-    PlanRefused,
-    RunFailed,
-    RunInterrupted,
-    RunMonitor,
-    RunResult,
-    refuse_set,
-    refuse_shared_hosts,
-)
+from olaf.backends.base import BackendOptions, PlanRefused, RunResult, refuse_set, refuse_shared_hosts
+from olaf.harness import RunFailed, RunInterrupted, RunMonitor
 from olaf.constants import IPV4_MAX_LEN
 from olaf.hosts import jobconfig
 from olaf.hosts.argv import ps_argv, worker_argv
