@@ -16,23 +16,26 @@ from olaf.backends.base import BackendOptions
 from olaf.bmv2 import BMV2_LOG_LEVELS
 from olaf.constants import SEGMENTS
 from olaf.paths import build_dir
-from olaf.plan.topology import DEFAULT_QUEUE_SIZE, MAX_CLUSTERS_PER_SWITCH, MAX_WORKERS_PER_CLUSTER, TOPOLOGIES
-
-CLUSTERS = 9
-WORKERS_PER_CLUSTER = 3
-"""The default network of ``make run`` and ``make train``: 9 clusters × 3 workers (paper §8.1)."""
+from olaf.plan.topology import (
+    DEFAULT_CLUSTERS,
+    DEFAULT_QUEUE_SIZES,
+    DEFAULT_WORKERS_PER_CLUSTER,
+    MAX_CLUSTERS_PER_SWITCH,
+    MAX_WORKERS_PER_CLUSTER,
+    TOPOLOGIES,
+)
 
 
 def plan_options(f):
     """``--topo``, ``--clusters``, ``--workers-per-cluster``, ``--workers-per-host``, ``--queue-size``,
     ``--tc``, ``--seed``, ``--bmv2-log-level``, ``--build``, ``--results``."""
-    root_q = DEFAULT_QUEUE_SIZE["tor"]["s1"]
+    root_q = DEFAULT_QUEUE_SIZES["tor"]["s1"]
     opts = [
         click.option("--topo", default="tor", show_default=True, type=click.Choice(TOPOLOGIES),
                      help="tor: one switch; multihop: paper Fig. 9 (s1, s2 -> s3 -> PS)."),
-        click.option("--clusters", default=CLUSTERS, show_default=True,
+        click.option("--clusters", default=DEFAULT_CLUSTERS, show_default=True,
                      type=click.IntRange(1, MAX_CLUSTERS_PER_SWITCH), help="Clusters (multihop: per edge switch)."),
-        click.option("--workers-per-cluster", default=WORKERS_PER_CLUSTER, show_default=True,
+        click.option("--workers-per-cluster", default=DEFAULT_WORKERS_PER_CLUSTER, show_default=True,
                      type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER)),
         click.option("--workers-per-host", default=1, show_default=True, type=click.IntRange(1, MAX_WORKERS_PER_CLUSTER),
                      help="A cluster's workers share a host (one address and switch port) in runs of this many, "

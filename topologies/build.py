@@ -24,6 +24,8 @@ from olaf.constants import DEFAULT_ACTIVITY_WINDOW_NS
 from olaf.controller.config import Deployment, SwitchConf, validate
 from olaf.controller.olaf_params import QueueParams
 from olaf.plan.topology import (
+    DEFAULT_CLUSTERS,
+    DEFAULT_WORKERS_PER_CLUSTER,
     EDGE_SWITCHES,
     MAX_CLUSTERS_PER_SWITCH,
     MAX_WORKERS_PER_CLUSTER,
@@ -97,8 +99,8 @@ def deployment(topo: str, groups: Sequence[Placement], queues: Mapping[str, Queu
                                clusters=clusters, identity=lay.identity))
 
 
-def tor(clusters: int = 9, workers_per_cluster: int = 3, *, queue: QueueSetup = QueueSetup(),
-        num_grads: int = 16, discipline: str = "olaf", reward_threshold: Optional[int] = None,
+def tor(clusters: int = DEFAULT_CLUSTERS, workers_per_cluster: int = DEFAULT_WORKERS_PER_CLUSTER, *,
+        queue: QueueSetup = QueueSetup(), num_grads: int = 16, discipline: str = "olaf", reward_threshold: Optional[int] = None,
         activity_window_ns: int = DEFAULT_ACTIVITY_WINDOW_NS, grpc_port_base: int = 50000) -> Deployment:
     """ToR star. Raises ValueError for sizes outside 1..250 clusters / 1..16 workers per cluster."""
     if not 1 <= clusters <= MAX_CLUSTERS_PER_SWITCH:

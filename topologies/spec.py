@@ -33,7 +33,16 @@ from olaf.hosts.worker import WorkerConfig
 from olaf.plan.arrivals import ARRIVALS, START_PHASES
 from olaf.plan.faults import parse_fault
 from olaf.plan.plan import RunPlan
-from olaf.plan.topology import EDGE_QUEUE_SIZE, EDGE_SWITCHES, SWITCHES, TOPOLOGIES, Placement, worker_seed
+from olaf.plan.topology import (
+    DEFAULT_CLUSTERS,
+    DEFAULT_WORKERS_PER_CLUSTER,
+    EDGE_QUEUE_SIZE,
+    EDGE_SWITCHES,
+    SWITCHES,
+    TOPOLOGIES,
+    Placement,
+    worker_seed,
+)
 from olaf.plan.tx import DEFAULT_DELTA_T_MS, DEFAULT_V_PER_S, READINGS, TxParams
 from olaf.plan.workload import TrainJob
 from olaf.topologies.build import QueueSetup, deployment
@@ -139,8 +148,8 @@ class RunSpec:
     topo: str = "tor"
     queue: str = "olaf"
     duration_s: float = 30.0
-    clusters: int = 9
-    workers_per_cluster: int = 3
+    clusters: int = DEFAULT_CLUSTERS
+    workers_per_cluster: int = DEFAULT_WORKERS_PER_CLUSTER
     workers_per_host: int = 1
     period_ms: float = 50.0
     jitter_ms: float = 10.0

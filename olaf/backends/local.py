@@ -13,7 +13,7 @@ thread each); once every host has written its log (all up: torch and the environ
 loaded) the start files get ``t0`` = now + 1 s (a group with ``start_ms`` its own). The
 run ends when every worker's schedule has ended (its updates or its ``duration_s``), when
 the monitor says its goal is reached, or at the deadline (``updates_per_worker`` without a
-duration: :data:`DEADLINE_SLACK` times the nominal schedule + 5 s; workers not done then make
+duration: :meth:`RunPlan.deadline_s <olaf.plan.plan.RunPlan.deadline_s>`; workers not done then make
 the run ``incomplete``). Workers are stopped first, the PS last (it ACKs their last
 updates); then ``run.json`` and the report are written as for the other backends.
 
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.backends.base import BackendOptions, PlanRefused, RunResult, refuse_set, refuse_shared_hosts
-from olaf.harness import RunFailed, RunInterrupted, RunMonitor
 from olaf.constants import IPV4_MAX_LEN
+from olaf.harness import RunFailed, RunInterrupted, RunMonitor
 from olaf.hosts import jobconfig
 from olaf.hosts.argv import ps_argv, worker_argv
 from olaf.hosts.runlog import group_start_file, write_start_file
@@ -64,9 +64,6 @@ REFUSED = {
     "tc": "transmission control needs the switches' queue status in the ACKs: " + _NO_NETWORK,
     "faults": "no switch to restart here; faults run on the mininet backend",
 }
-DEADLINE_SLACK = 1.25
-"""A run of ``updates_per_worker`` without a duration gets this many times its nominal schedule
-(plus 5 s) before it is stopped as incomplete."""
 STARTUP_TIMEOUT_S = 300.0
 """Hang guard: every host must have written its log this long after its launch (torch loads)."""
 OLAF = [sys.executable, "-m", "olaf.cli"]
@@ -169,7 +166,7 @@ class LocalBackend:
                     write_start_file(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
             write_start_file(start_file, t0)
             end_s = plan.schedule_end_ns() / 1e9
-            deadline_s = plan.duration_s if plan.duration_s is not None else DEADLINE_SLACK * end_s + 5
+            deadline_s = plan.deadline_s()
             self._write_manifest(out, plan, t0, t0 + round(min(end_s, deadline_s) * 1e9))
             while True:
                 elapsed = (time.time_ns() - t0) / 1e9

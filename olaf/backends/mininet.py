@@ -44,9 +44,6 @@ REFUSED = {
     "device_queue_packets": "BMv2's egress queue toward the PS is the rate-limited one; there are no device queues",
     "linger_ms": "an emulated run ends when its workers stopped and their last ACKs came back",
 }
-DEADLINE_SLACK = 1.25
-"""A run of ``updates_per_worker`` without a duration gets this many times its nominal schedule
-(plus 5 s) before it is stopped as incomplete."""
 
 
 def ethernet_frame_bytes(grads: int) -> int:
@@ -94,11 +91,8 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
                                g.start_ms, g.start_phase, g.arrivals, g.burst, g.workers_per_host) for g in p.groups)
     if o.interactive:
         duration = 0.0  # the Mininet CLI: until it exits
-    elif p.updates_per_worker is not None and p.duration_s is None:
-        duration = DEADLINE_SLACK * p.schedule_end_ns() / 1e9 + 5
     else:
-        assert p.duration_s is not None
-        duration = p.duration_s
+        duration = p.deadline_s()
     job = p.workload.job if isinstance(p.workload, PPOWorkload) else None
     try:
         spec = RunSpec(topo=p.topology, queue=p.discipline, duration_s=duration, groups=groups,

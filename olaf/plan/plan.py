@@ -59,12 +59,18 @@ from olaf.constants import (
 )
 from olaf.plan.arrivals import TraceFileError, WorkerTrace, read_traces, repeat_times, start_phase_ns
 from olaf.plan.faults import parse_fault
-from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT, SWITCHES
+from olaf.plan.topology import DEFAULT_QUEUE_SIZES, EDGE_SWITCHES, PARENT, SWITCHES
 from olaf.plan.tx import TxParams
 from olaf.plan.workload import TrainJob
 
 MAX_MODEL_PARAMS = MAX_CHUNKS_WIRE * MAX_ELEMENTS
 """Largest ``grads``: 65535 chunks of 65535 elements (the 16-bit wire fields)."""
+
+DEADLINE_SLACK = 1.25
+"""A run of ``updates_per_worker`` without a duration gets this many times its nominal schedule
+(plus :data:`DEADLINE_EXTRA_S`) before it is stopped as incomplete (:meth:`RunPlan.deadline_s`)."""
+DEADLINE_EXTRA_S = 5.0
+"""Seconds added to a deadline of :data:`DEADLINE_SLACK` × the schedule: the hosts' start-up."""
 
 PPP_HEADER_LEN = 2
 """Bytes ns-3's point-to-point device puts in front of an IPv4 datagram (PPP)."""
@@ -362,7 +368,7 @@ class RunPlan(FileModel):
     @property
     def queue_sizes(self) -> dict[str, int]:
         """Q_max of every switch (paper defaults for the ones not given)."""
-        return {**DEFAULT_QUEUE_SIZE[self.topology], **self.queue_size}
+        return {**DEFAULT_QUEUE_SIZES[self.topology], **self.queue_size}
 
     def uplink(self, switch: str) -> Link:
         """``switch``'s link toward the PS (the access link's if not given)."""
@@ -407,6 +413,14 @@ class RunPlan(FileModel):
         if self.duration_s is None:
             return None
         return round((max(self.latest_start_ms(g) for g in self.groups) / 1000 + self.duration_s) * 1e9)
+
+    def deadline_s(self) -> float:
+        """When a run of this plan is stopped, s after t0: ``duration_s``, or for a run of
+        ``updates_per_worker`` alone :data:`DEADLINE_SLACK` × :meth:`schedule_end_ns` + 5 s (a
+        worker not done by then makes the run incomplete)."""
+        if self.duration_s is not None:
+            return self.duration_s
+        return DEADLINE_SLACK * self.schedule_end_ns() / 1e9 + DEADLINE_EXTRA_S
 
     def schedule_end_ns(self) -> int:
         """When every worker has surely finished generating (t0 = 0): the generation window's end,

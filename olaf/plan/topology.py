@@ -35,8 +35,14 @@ PARENT: dict[str, dict[str, Optional[str]]] = {"tor": {"s1": None}, "multihop": 
 """The next switch toward the PS (None: the switch attached to the PS)."""
 EDGE_QUEUE_SIZE = 5
 """Q_max of the multihop edge switches s1, s2 (paper §8.3), segments."""
-DEFAULT_QUEUE_SIZE = {"tor": {"s1": QUEUE_SIZE}, "multihop": {"s1": EDGE_QUEUE_SIZE, "s2": EDGE_QUEUE_SIZE, "s3": QUEUE_SIZE}}
-"""Q_max of every switch by topology, segments: paper §8.1 (8) and §8.3 (SW1/SW2 5, SW3 8)."""
+DEFAULT_QUEUE_SIZES = {"tor": {"s1": QUEUE_SIZE},
+                       "multihop": {"s1": EDGE_QUEUE_SIZE, "s2": EDGE_QUEUE_SIZE, "s3": QUEUE_SIZE}}
+"""Q_max of every switch by topology, segments: paper §8.1 (8, :data:`olaf.constants.DEFAULT_QUEUE_SIZE`)
+and §8.3 (SW1/SW2 5, SW3 8)."""
+DEFAULT_CLUSTERS = 9
+DEFAULT_WORKERS_PER_CLUSTER = 3
+"""The default network of ``olaf run``, ``olaf train``, ``make run`` and ``make train``: 9 clusters ×
+3 workers behind one ToR switch (paper §8.1)."""
 MAX_CLUSTERS_PER_SWITCH = 250
 """Clusters behind one edge switch of an emulated network (worker addressing 10.0.x.y)."""
 MAX_WORKERS_PER_CLUSTER = 16

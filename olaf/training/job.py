@@ -18,7 +18,7 @@ from olaf.backends.base import Backend, PlanRefused
 from olaf.configfile import ConfigError, validate
 from olaf.constants import IPV4_MAX_LEN, MTU
 from olaf.plan.plan import RunPlan
-from olaf.plan.topology import DEFAULT_QUEUE_SIZE, EDGE_SWITCHES, PARENT
+from olaf.plan.topology import DEFAULT_CLUSTERS, DEFAULT_QUEUE_SIZES, DEFAULT_WORKERS_PER_CLUSTER, EDGE_SWITCHES, PARENT
 from olaf.plan.workload import NETS, PPOConfig, PPOTaskSpec, TrainJob
 
 DEFAULT_TARGETS = {"LunarLander-v3": 0.0, "CartPole-v1": 150.0}
@@ -118,7 +118,8 @@ def option_of(field: str) -> str:
 
 def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]] = None, target: Optional[float],
                budget_s: float, mtu: int = MTU,
-               stop_at_target: bool = True, topo: str = "tor", clusters: int = 9, workers_per_cluster: int = 3,
+               stop_at_target: bool = True, topo: str = "tor", clusters: int = DEFAULT_CLUSTERS,
+               workers_per_cluster: int = DEFAULT_WORKERS_PER_CLUSTER,
                workers_per_host: int = 1,
                queue: str = "olaf", queue_size: Optional[int] = None, rate_pps: float = 0, load: Optional[float] = None,
                tc: bool = False,
@@ -193,7 +194,7 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     if queue != "olaf":
         raw["queue"] = queue
     root = next(sw for sw, up in PARENT[topo].items() if up is None)
-    if queue_size is not None and queue_size != DEFAULT_QUEUE_SIZE[topo][root]:
+    if queue_size is not None and queue_size != DEFAULT_QUEUE_SIZES[topo][root]:
         raw["queue_size"] = {root: queue_size}
     if rate_pps:
         raw["uplinks"] = {root: {"pps": rate_pps}}
