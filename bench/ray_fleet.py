@@ -27,6 +27,8 @@ from typing import Any, Optional
 
 import click
 
+from olaf.rundir.training import read_training
+
 OLAF = str(Path(sys.executable).parent / "olaf")
 NODE_PROCESSES = ("gcs_server", "raylet", "dashboard", "runtime_env", "log_monitor", "monitor.py")
 """Command-line words of a Ray node's own processes (not its actors)."""
@@ -101,10 +103,10 @@ def run_one(backend: str, args: list[str], results: Path) -> dict[str, Any]:
         raise click.ClickException(f"olaf train --backend {backend} failed ({p.returncode}): {err[-2000:]}")
     d = latest_run(results, before)
     assert d is not None
-    tr = json.loads((d / "training.json").read_text())
+    tr = read_training(d)
     procs = len(set(pids.values()))
     return {"backend": backend, "run": str(d), "workers": len(pids), "processes": procs,
-            "time_to_target_s": tr.get("time_to_target_s"), "reached": tr.get("reached"),
+            "time_to_target_s": tr.time_to_target_s, "reached": tr.reached,
             "pss_per_process_mib": sum(peak.values()) / 1024 / max(procs, 1),
             "pss_per_worker_mib": sum(peak.values()) / 1024 / max(len(pids), 1),
             "node_pss_mib": sum(node_peak.values()) / 1024}

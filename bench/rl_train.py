@@ -72,15 +72,16 @@ def main(clusters: int, per_cluster: int, env_id: str, target: float, budget_s: 
     runner = backends.get("local", BackendOptions(console=Console(stderr=True), progress=True, report=True))
     t = run_plan(runner, plan, out)
     assert t is not None
-    result = {"plan": plan.model_dump(mode="json"), "training": t, "wall_s_total": time.monotonic() - t_start,
+    result = {"plan": plan.model_dump(mode="json"), "training": t.model_dump(mode="json"),
+              "wall_s_total": time.monotonic() - t_start,
               "load_avg_end": os.getloadavg()}
     (out / "result.json").write_text(json.dumps(result, indent=1))
-    if t["reached"]:
-        click.echo(f"reached {target} after {t['time_to_target_s']:.1f} s and {t['env_steps']} env steps; "
-                   f"{t['ps_updates']} updates at the PS")
+    if t.reached:
+        click.echo(f"reached {target} after {t.time_or_elapsed_s:.1f} s and {t.env_steps} env steps; "
+                   f"{t.ps_updates} updates at the PS")
     else:
-        click.echo(f"not reached within {budget_s} s: final mean worker reward {t['final_mean_worker_reward']} after "
-                   f"{t['env_steps']} env steps; {t['ps_updates']} updates at the PS")
+        click.echo(f"not reached within {budget_s} s: final mean worker reward {t.final_mean_worker_reward} after "
+                   f"{t.env_steps} env steps; {t.ps_updates} updates at the PS")
 
 
 if __name__ == "__main__":

@@ -102,6 +102,10 @@ SCHEMAS = {
         "olaf.rundir.records", "PsSummary", "Olaf PS summary (hosts/<name>.summary.json)",
         "The parameter server's counters, per-cluster counts and final model at shutdown; "
         "olaf/rundir/records.py, docs/hosts.md."),
+    Path("docs/schemas/training.schema.json"): _schema(
+        "olaf.rundir.training", "TrainingResult", "Olaf training result (training.json of a training run)",
+        "Whether and when a training job reached its target and solved its task, its final reward, counts, "
+        "errors and the evaluations of the global model; olaf/rundir/training.py, docs/training.md."),
     Path("docs/schemas/solve.schema.json"): _schema(
         "olaf.training.solve", "SolveRecord", "Olaf time-to-solved comparison (solve.json)",
         "Every run of `make bench-solve`: system, seed, whether and when it solved, its configuration and "

@@ -45,7 +45,7 @@ def run_cartpole(tmp_path, task: PPOTaskSpec) -> tuple[dict, dict, dict]:
     hosts = tmp_path / "hosts"
     done = {w: json.loads((hosts / f"{w}.summary.json").read_text()) for w in ("w1", "w2", "w3", "w4")}
     iterations = {n: s["generated"] for n, s in done.items()}
-    assert t["reached"] or all(n == ITERATIONS for n in iterations.values()), \
+    assert t.reached or all(n == ITERATIONS for n in iterations.values()), \
         f"hang guard: {BUDGET_S:.0f} s passed before the workers did {ITERATIONS} iterations ({iterations})"
     return t, done, iterations
 
@@ -54,13 +54,13 @@ def run_cartpole(tmp_path, task: PPOTaskSpec) -> tuple[dict, dict, dict]:
 def test_cartpole_mean_worker_reward_rises_over_loopback(tmp_path):
     t, done, iterations = run_cartpole(tmp_path, PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(gamma=0.99)))
     hosts = tmp_path / "hosts"
-    print(f"reached {THRESHOLD}: {t['reached']}, iterations per worker {iterations}, {t['elapsed_s']:.0f} s")
+    print(f"reached {THRESHOLD}: {t.reached}, iterations per worker {iterations}, {t.elapsed_s:.0f} s")
     with open(tmp_path / "progress.csv") as f:
         first = next(float(r["mean_worker_reward"]) for r in csv.DictReader(f) if r["mean_worker_reward"])
     assert first < 50, f"an untrained policy scores about 22, the run started at {first}"
-    assert t["reached"], (f"mean worker reward {t['final_mean_worker_reward']} after {ITERATIONS} iterations per "
+    assert t.reached, (f"mean worker reward {t.final_mean_worker_reward} after {ITERATIONS} iterations per "
                           f"worker, below {THRESHOLD}")
-    assert max(iterations.values()) <= ITERATIONS and not t["worker_errors"]
+    assert max(iterations.values()) <= ITERATIONS and not t.worker_errors
     ps_sum = json.loads((hosts / "ps.summary.json").read_text())
     assert ps_sum["accepted"] >= 10 and ps_sum["malformed"] == 0 and ps_sum["num_weights"] == GRADS
     for s in done.values():
@@ -83,10 +83,10 @@ def test_cartpole_rises_with_the_model_in_three_chunks(tmp_path):
     t, done, iterations = run_cartpole(
         tmp_path, PPOTaskSpec(env_id="CartPole-v1", ppo=PPOConfig(gamma=0.99), mtu=CHUNK_MTU))
     hosts = tmp_path / "hosts"
-    print(f"K = 3: reached {THRESHOLD}: {t['reached']}, iterations per worker {iterations}, {t['elapsed_s']:.0f} s")
-    assert t["reached"], (f"mean worker reward {t['final_mean_worker_reward']} after {ITERATIONS} iterations per "
+    print(f"K = 3: reached {THRESHOLD}: {t.reached}, iterations per worker {iterations}, {t.elapsed_s:.0f} s")
+    assert t.reached, (f"mean worker reward {t.final_mean_worker_reward} after {ITERATIONS} iterations per "
                           f"worker, below {THRESHOLD}")
-    assert not t["worker_errors"]
+    assert not t.worker_errors
     ps = json.loads((hosts / "ps.summary.json").read_text())
     assert (ps["num_chunks"], ps["num_weights"], ps["wrong_size"], ps["malformed"]) == (3, GRADS, 0, 0)
     assert ps["accepted"] >= 30 and ps["initialised"] == 3

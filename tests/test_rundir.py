@@ -385,6 +385,7 @@ def test_an_ns3_run_writes_a_valid_run_directory(sim, tmp_path):
 def test_training_monitor_and_outputs_read_the_logs_through_the_follower_and_reader(tmp_path):
     """olaf train's monitor follows worker and PS logs as they grow (a line in two writes, a corrupt
     line counted, not fatal) and its outputs take t0 from the manifest."""
+    from olaf.rundir.training import read_training
     from olaf.training.monitor import TrainMonitor, write_training_outputs
 
     hosts = tmp_path / "hosts"
@@ -420,9 +421,45 @@ def test_training_monitor_and_outputs_read_the_logs_through_the_follower_and_rea
     text, stop = mon.poll(1.5)
     assert stop and mon.reached_s == 1.5 and "reward 50.0" in text and "global 90.0" in text
     result = write_training_outputs(tmp_path, mon, {"env": "CartPole-v1"})
-    assert result["reached"] and result["ps_updates"] == 4 and result["ps_messages"] == 2
-    assert result["iterations"] == 2 and result["saturated_elements"] == 2
-    assert result["corrupt_log_lines"] == {"w1": 1}
+    assert result.reached and result.ps_updates == 4 and result.ps_messages == 2
+    assert result.iterations == 2 and result.saturated_elements == 2
+    assert result.corrupt_log_lines == {"w1": 1}
     rows = (tmp_path / "rewards.csv").read_text().splitlines()
     assert rows[1:] == ["w1,0.100,0,32,10.000,1,0", "w1,0.200,1,64,90.000,1,2"]
-    assert json.loads((tmp_path / "training.json").read_text()) == result
+    assert json.loads((tmp_path / "training.json").read_text()) == result.model_dump(mode="json")
+    assert read_training(tmp_path) == result
+
+
+def test_a_training_json_that_is_not_a_training_result_is_named_with_its_fields(tmp_path):
+    from olaf.rundir.training import TrainingFileError, read_training
+
+    with pytest.raises(TrainingFileError, match="missing"):
+        read_training(tmp_path)
+    (tmp_path / "training.json").write_text("{not json")
+    with pytest.raises(TrainingFileError, match="cannot read"):
+        read_training(tmp_path)
+    (tmp_path / "training.json").write_text('{"reached": "maybe"}')
+    with pytest.raises(TrainingFileError, match=r"not a training result \(job: Field required"):
+        read_training(tmp_path)
+
+
+def test_the_solve_comparison_reads_an_olaf_run_through_the_training_and_manifest_models(tmp_path):
+    from olaf.rundir.manifest import RunManifest, write_manifest
+    from olaf.rundir.training import EvalRow, TrainingResult, write_training
+    from olaf.training.solve import read_olaf
+
+    job = {"ps_step": "paper", "ps_lr": 0.3, "task": {"ppo": {"n_epochs": 4}}}
+    write_manifest(tmp_path, RunManifest(backend="local", plan={"seed": 11, "duration_s": 900.0,
+                                                                 "workload": {"kind": "ppo", "job": job}}))
+    ev = [EvalRow(t_s=t, env_steps=s, ps_updates=u, episodes=100, mean=m, std=10.0, eval_s=3.0)
+          for t, s, u, m in ((60.0, 100_000, 500, 120.0), (120.0, 200_000, 1000, 201.0), (180.0, None, 1500, 210.0))]
+    write_training(tmp_path, TrainingResult(
+        job={"seed": 11}, target=0.0, reached=True, time_to_target_s=50.0, elapsed_s=190.0,
+        final_mean_worker_reward=150.0, workers_with_reward=27, env_steps=300_000, iterations=600,
+        fewest_worker_iterations=20, ps_updates=1500, ps_messages=1500, saturated_elements=0, evaluations=ev,
+        final_eval=ev[-1], best_eval=ev[-1], solve_at=200.0, solved=True, solved_eval=ev[1]))
+    run = read_olaf(tmp_path)
+    assert (run.system, run.seed, run.solved, run.time_to_solved_s, run.env_steps_to_solved) == \
+        ("olaf", 11, True, 120.0, 200_000)
+    assert run.best_eval == 210.0 and run.budget_s == 900.0 and run.label == "Olaf paper γ 0.3"
+    assert run.curve == [(60.0, 100_000, 120.0), (120.0, 200_000, 201.0), (180.0, 0, 210.0)]

@@ -5,11 +5,23 @@ Olaf job did. (The jobs themselves run through BMv2 in tests/test_mininet_train.
 import pytest
 
 from olaf.experiments import train_figures as F
+from olaf.rundir.training import EvalRow, TrainingResult
 
 
-def job(reached_s, elapsed_s=300.0):
-    return {"reached": reached_s is not None, "time_to_target_s": reached_s, "elapsed_s": elapsed_s,
-            "final_mean_worker_reward": 0.0}
+def result(**kw) -> TrainingResult:
+    """A training.json of a job that ran 300 s, changed by ``kw``."""
+    base = {"job": {}, "target": 0.0, "reached": False, "time_to_target_s": None, "elapsed_s": 300.0,
+            "final_mean_worker_reward": 0.0, "workers_with_reward": 4, "env_steps": 0, "iterations": 0,
+            "fewest_worker_iterations": 0, "ps_updates": 100, "ps_messages": 100, "saturated_elements": 0}
+    return TrainingResult.model_validate({**base, **kw})
+
+
+def evaluation(t_s, mean) -> EvalRow:
+    return EvalRow(t_s=t_s, env_steps=None, ps_updates=0, episodes=100, mean=mean, std=0.0, eval_s=1.0)
+
+
+def job(reached_s, elapsed_s=300.0, **kw):
+    return result(reached=reached_s is not None, time_to_target_s=reached_s, elapsed_s=elapsed_s, **kw)
 
 
 def table(results, rates):
@@ -43,8 +55,8 @@ def test_fig7_no_speedup_when_olaf_misses_the_target(tmp_path):
 
 
 def solving_job(solved_s, elapsed_s=600.0):
-    return {**job(50.0, elapsed_s), "solve_at": 200.0, "solved": solved_s is not None,
-            "solved_eval": None if solved_s is None else {"t_s": solved_s, "mean": 205.0}}
+    return job(50.0, elapsed_s, solve_at=200.0, solved=solved_s is not None,
+               solved_eval=None if solved_s is None else evaluation(solved_s, 205.0))
 
 
 def test_fig7_speedup_on_time_to_solved_beside_time_to_target():
@@ -65,9 +77,9 @@ def test_fig7_speedup_on_time_to_solved_beside_time_to_target():
 
 
 def info(evals, chunks=None, ps_updates=100):
-    ev = [{"t_s": t, "mean": m} for t, m in evals]
-    return {"training": {"evaluations": ev, "best_eval": max(ev, key=lambda e: e["mean"]) if ev else None,
-                         "final_eval": ev[-1] if ev else None, "ps_updates": ps_updates}, "chunks": chunks}
+    ev = [evaluation(t, m) for t, m in evals]
+    return {"training": result(evaluations=ev, best_eval=max(ev, key=lambda e: e.mean) if ev else None,
+                               final_eval=ev[-1] if ev else None, ps_updates=ps_updates), "chunks": chunks}
 
 
 def chunks(k, updates, lost, fully):

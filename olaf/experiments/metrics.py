@@ -43,7 +43,6 @@ feed the CDF of paper Fig. 6.
 from __future__ import annotations
 
 import csv
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -58,6 +57,7 @@ from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.report.deliveries import time_to_n_from_each, worker_deliveries
 from olaf.report.report import deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import load_run
+from olaf.rundir.training import read_training
 
 RUN_METRICS = ("sent", "generated", "skipped", "delivered", "aggregated", "dropped", "loss_pct", "aom_avg_ms",
                "aom_peak_ms", "jain", "aggregations_mean", "completed_pct", "fully_delivered", "num_chunks",
@@ -98,12 +98,11 @@ def iteration_curve(run_dir: Path) -> list[tuple[float, float]]:
 
 def training_metrics(run_dir: Path) -> dict[str, Optional[float]]:
     """:data:`TRAINING_METRICS` of the training run in ``run_dir`` (its ``training.json`` and ``rewards.csv``)."""
-    t = json.loads((run_dir / "training.json").read_text())
-    target = t["target"]
-    return {"reached": 1.0 if t["reached"] else 0.0, "time_to_target_s": t["time_to_target_s"],
-            "iterations_to_target": next((x for x, y in iteration_curve(run_dir) if y >= target), None),
-            "final_mean_worker_reward": t["final_mean_worker_reward"], "ps_updates": t["ps_updates"],
-            "iterations": t["iterations"], "env_steps": t["env_steps"]}
+    t = read_training(run_dir)
+    return {"reached": 1.0 if t.reached else 0.0, "time_to_target_s": t.time_to_target_s,
+            "iterations_to_target": next((x for x, y in iteration_curve(run_dir) if y >= t.target), None),
+            "final_mean_worker_reward": t.final_mean_worker_reward, "ps_updates": float(t.ps_updates),
+            "iterations": float(t.iterations), "env_steps": float(t.env_steps)}
 
 
 @dataclass

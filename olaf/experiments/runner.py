@@ -43,6 +43,7 @@ from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.provenance import provenance
 from olaf.report.rundata import RunDirError
 from olaf.rundir.atomic import write_json
+from olaf.rundir.training import TrainingResult
 
 
 @dataclass
@@ -265,7 +266,7 @@ def run_sweep(sweep: Sweep, backend: str, out: Path, options: BackendOptions, re
     return False
 
 
-def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, Any]]:
+def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[TrainingResult]:
     """Run ``plan`` on ``runner`` into ``out``. A training workload runs with a
     :class:`~olaf.training.monitor.TrainMonitor` and gets its training outputs (``training.json``, curves)
     written, also when the run fails after it started; returns ``training.json``'s content, None for
@@ -290,7 +291,8 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
                            job.stop_at_target, job.iterations, job.ps_updates, job.solve_at)
     g, root = plan.groups[0], plan.root_switch
     meta = {"env": job.task.env_id, "backend": runner.name, "queue": plan.discipline,
-            "rate_pps": plan.uplinks[root].pps if root in plan.uplinks else 0, "topo": plan.topology,
+            "rate_pps": (plan.uplinks[root].pps or 0) if root in plan.uplinks else 0,
+            "load": plan.uplinks[root].load if root in plan.uplinks else None, "topo": plan.topology,
             "clusters": g.clusters, "workers_per_cluster": g.workers_per_cluster, "mode": job.mode,
             "seed": plan.seed, "budget_s": plan.duration_s, "iterations": job.iterations,
             "ps_updates": job.ps_updates, "num_params": job.num_params}
@@ -309,8 +311,8 @@ def run_plan(runner: Backend, plan: RunPlan, out: Path) -> Optional[dict[str, An
             write_training_outputs(out, monitor, meta)
         raise
     result = write_training_outputs(out, monitor, meta)
-    if result["worker_errors"]:
-        raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in result["worker_errors"].items())
+    if result.worker_errors:
+        raise RunFailed("worker task errors: " + "; ".join(f"{w}: {e}" for w, e in result.worker_errors.items())
                         + f" (what was collected is in {out})")
     return result
 

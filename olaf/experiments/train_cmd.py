@@ -211,9 +211,9 @@ def train_cmd(ctx: click.Context, build: Path, results: Path, backend: str, **kw
     out = new_run_dir(results, f"train-{backend}-{plan.topology}-{plan.discipline}")
     r = run_plan(runner, plan, out)
     assert r is not None  # a training plan
-    t = "not reached" if not r["reached"] else f"reached in {r['time_to_target_s']:.0f} s"
-    console.print(f"target {r['target']:g} {t}; final mean worker reward {r['final_mean_worker_reward']}; "
-                  f"{r['ps_updates']} worker updates at the PS; results: {out}")
+    t = "not reached" if not r.reached else f"reached in {r.time_or_elapsed_s:.0f} s"
+    console.print(f"target {r.target:g} {t}; final mean worker reward {r.final_mean_worker_reward}; "
+                  f"{r.ps_updates} worker updates at the PS; results: {out}")
 
 
 def _register_compare() -> None:

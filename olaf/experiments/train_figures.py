@@ -53,6 +53,7 @@ from olaf.experiments.metrics import iteration_curve
 from olaf.experiments.stats import Estimate, estimate
 from olaf.experiments.sweep import Sweep
 from olaf.plan.plan import PPOWorkload
+from olaf.rundir.training import EvalRow, TrainingResult, read_training
 
 FIGURES = ("fig2", "fig3", "fig7", "fig8")
 BACKEND = "mininet"
@@ -169,11 +170,11 @@ def compare(fig: str, base: dict[str, Any], rates: list[float], seeds: int, out:
                                                            for r in failed] or ["interrupted"])
                                    + f" (runs so far in {out})")
     by_iteration = fig in ("fig2", "fig3")
-    results: dict[tuple[str, int], dict[str, Any]] = {}
+    results: dict[tuple[str, int], TrainingResult] = {}
     curves: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for r in records:
         key = (sweep.label(r.index), r.seed)
-        results[key] = json.loads((out / r.run_dir / "training.json").read_text())
+        results[key] = read_training(out / r.run_dir)
         curves[key] = _curve(out / r.run_dir, by_iteration)
     assert isinstance(sweep.base.workload, PPOWorkload)
     target = sweep.base.workload.job.target
@@ -206,8 +207,8 @@ def _threshold(env_id: str) -> Optional[float]:
         return None
 
 
-def _first_eval_at(evaluations: list[dict[str, Any]], threshold: float) -> Optional[float]:
-    return next((e["t_s"] for e in evaluations if e["mean"] >= threshold), None)
+def _first_eval_at(evaluations: list[EvalRow], threshold: float) -> Optional[float]:
+    return next((e.t_s for e in evaluations if e.mean >= threshold), None)
 
 
 def run_info(run_dir: Path) -> dict[str, Any]:
@@ -223,7 +224,7 @@ def run_info(run_dir: Path) -> dict[str, Any]:
         from olaf.report.rundata import load_run  # noqa: PLC0415
 
         summary = summarize(load_run(run_dir))
-    return {"training": json.loads((run_dir / "training.json").read_text()),
+    return {"training": read_training(run_dir),
             "chunks": summary["overall"].get("chunks")}
 
 
@@ -241,20 +242,20 @@ def eval_delivery_rows(labels: list[str], infos: dict[tuple[str, int], dict[str,
     per: dict[str, list[dict[str, Any]]] = {lab: [] for lab in labels}
     for (label, _seed), info in sorted(infos.items()):
         per[label].append(info)
-    if not any(i["training"].get("evaluations") or i["chunks"] for i in infos.values()):
+    if not any(i["training"].evaluations or i["chunks"] for i in infos.values()):
         return []
     rows = []
     for label in labels:
-        ts = [i["training"] for i in per[label]]
-        evals = [t.get("evaluations") or [] for t in ts]
+        ts: list[TrainingResult] = [i["training"] for i in per[label]]
+        evals = [t.evaluations for t in ts]
         t0 = [_first_eval_at(e, 0.0) for e in evals]
         tsol = [_first_eval_at(e, solved_at) if solved_at is not None else None for e in evals]
         row: dict[str, Any] = {
-            "arm": label, "runs": len(ts), "best_eval": estimate((t.get("best_eval") or {}).get("mean") for t in ts),
-            "final_eval": estimate((t.get("final_eval") or {}).get("mean") for t in ts),
+            "arm": label, "runs": len(ts), "best_eval": estimate(t.best_eval.mean if t.best_eval else None for t in ts),
+            "final_eval": estimate(t.final_eval.mean if t.final_eval else None for t in ts),
             "t_eval0_s": estimate(t0), "eval0_reached": sum(x is not None for x in t0),
             "t_solved_s": estimate(tsol), "solved_reached": sum(x is not None for x in tsol), "solved_at": solved_at,
-            "ps_updates": estimate(t["ps_updates"] for t in ts)}
+            "ps_updates": estimate(t.ps_updates for t in ts)}
         cs = [i["chunks"] for i in per[label] if i["chunks"] and i["chunks"]["sent"]]
         if cs:
             row.update(k=cs[0]["k"], chunks_lost_pct=estimate(100 * c["lost"] / c["sent"] for c in cs),
@@ -298,26 +299,25 @@ def _write_runs(out: Path, results, curves, target: float, by_iteration: bool) -
         w.writerow(["arm", "seed", "reached", "time_to_target_s", "elapsed_s", "final_mean_worker_reward",
                     "ps_updates", "iterations", "env_steps", "target"])
         for (label, seed), r in results.items():
-            w.writerow([label, seed, int(r["reached"]), r["time_to_target_s"] if r["reached"] else "", r["elapsed_s"],
-                        r["final_mean_worker_reward"], r["ps_updates"], r["iterations"], r["env_steps"], target])
+            w.writerow([label, seed, int(r.reached), r.time_to_target_s if r.reached else "", r.elapsed_s,
+                        r.final_mean_worker_reward, r.ps_updates, r.iterations, r.env_steps, target])
 
 
 def _per_arm(results, label: str, key) -> Estimate:
     return estimate(key(r) for (lab, _), r in results.items() if lab == label)
 
 
-def _time_to(r: dict[str, Any]) -> float:
+def _time_to(r: TrainingResult) -> float:
     """Time to the target, or the job's whole time when it was not reached (a lower bound)."""
-    return r["time_to_target_s"] if r["reached"] else r["elapsed_s"]
+    return r.time_or_elapsed_s
 
 
-def _time_to_solved(r: dict[str, Any]) -> Optional[float]:
+def _time_to_solved(r: TrainingResult) -> Optional[float]:
     """Time to the confirmed solved evaluation (``training.json`` ``solved_eval``), s, or None."""
-    s = r.get("solved_eval")
-    return s["t_s"] if r.get("solved") and s else None
+    return r.time_to_solved_s
 
 
-def _speedup_row(results: dict[tuple[str, int], dict[str, Any]], rate: str, rate_ups: float, seeds: list[int],
+def _speedup_row(results: dict[tuple[str, int], TrainingResult], rate: str, rate_ups: float, seeds: list[int],
                  what: str, time_of: Any) -> dict[str, Any]:
     """``T_FIFO / T_Olaf`` per seed at one rate, by ``time_of`` (None: not reached): a seed whose
     FIFO job did not get there counts FIFO's whole time (the speedup is then at least the ratio,
@@ -330,7 +330,7 @@ def _speedup_row(results: dict[tuple[str, int], dict[str, Any]], rate: str, rate
             return {"arm": f"speedup FIFO/Olaf at {rate} pps ({what})", "rate_pps": rate_ups,
                     "speedup": estimate([]), "bound": "", "what": what}
         if tf is None:
-            tf, bound = f["elapsed_s"], "≥ "
+            tf, bound = f.elapsed_s, "≥ "
         sp.append(tf / to)
     return {"arm": f"speedup FIFO/Olaf at {rate} pps ({what})", "rate_pps": rate_ups, "speedup": estimate(sp),
             "bound": bound, "what": what}
@@ -340,9 +340,9 @@ def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict
     rows = []
     for a in jobs:
         runs = [r for (lab, _), r in results.items() if lab == a.label]
-        row = {"arm": a.label, "final_reward": _per_arm(results, a.label, lambda r: r["final_mean_worker_reward"]),
+        row = {"arm": a.label, "final_reward": _per_arm(results, a.label, lambda r: r.final_mean_worker_reward),
                "time_to_target_s": _per_arm(results, a.label, _time_to),
-               "reached": sum(r["reached"] for r in runs), "runs": len(runs)}
+               "reached": sum(r.reached for r in runs), "runs": len(runs)}
         if by_iteration:
             row["iterations_to_target"] = estimate(_iterations_to(c, target) for (lab, _), c in curves.items()
                                                    if lab == a.label)
@@ -360,14 +360,14 @@ def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict
             seeds = sorted({s for (lab, s) in results if lab == f"olaf-{rate}pps"})
             sp = [_time_to(results[(f"fifo-{rate}pps", s)]) / _time_to(results[(f"olaf-{rate}pps", s)])
                   for s in seeds]
-            olaf_all = all(results[(f"olaf-{rate}pps", s)]["reached"] for s in seeds)
-            fifo_all = all(results[(f"fifo-{rate}pps", s)]["reached"] for s in seeds)
+            olaf_all = all(results[(f"olaf-{rate}pps", s)].reached for s in seeds)
+            fifo_all = all(results[(f"fifo-{rate}pps", s)].reached for s in seeds)
             # FIFO not reaching it: the speedup is at least the ratio; Olaf not reaching it: no bound
             bound = "" if olaf_all and fifo_all else "≥ " if olaf_all else None
             rows.append({"arm": f"speedup FIFO/Olaf at {rate} pps (time to target)", "rate_pps": rate_ups,
                          "speedup": estimate(sp) if bound is not None else estimate([]), "bound": bound or "",
                          "what": "time to target"})
-            if any(r.get("solve_at") is not None for r in results.values()):
+            if any(r.solve_at is not None for r in results.values()):
                 rows.append(_speedup_row(results, rate, rate_ups, seeds, "time to solved", _time_to_solved))
     return rows
 

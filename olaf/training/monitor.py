@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from olaf.plan.workload import first_solved
-from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlFollower, read_jsonl
 from olaf.rundir.manifest import ManifestError, read_manifest
 from olaf.rundir.records import ErrorRecord, EvalRecord, FlushRecord, GenRecord, UpdateRecord
+from olaf.rundir.training import EvalRow, TrainingResult, write_training
 from olaf.training.evaluator import EVAL_LOG
 from olaf.training.progress import Progress, RewardTracker
 from olaf.training.staleness import write_staleness
@@ -208,7 +208,7 @@ def _ps_receptions(path: Path) -> tuple[list[tuple[int, int]], int]:
     return out, got.corrupt_lines
 
 
-def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]) -> dict[str, Any]:
+def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]) -> TrainingResult:
     """Write ``progress.csv``, ``rewards.csv``, ``training.json`` and the two plots into ``out``
     (the run directory; its manifest ``run.json`` gives t0); returns the ``training.json`` content.
 
@@ -259,37 +259,37 @@ def write_training_outputs(out: Path, monitor: TrainMonitor, job: dict[str, Any]
         i = bisect.bisect_right(poll_times, t_s)
         return monitor.history[i - 1][1].env_steps if i else None
 
-    def eval_row(r: EvalRecord) -> dict[str, Any]:
+    def eval_row(r: EvalRecord) -> EvalRow:
         t_s = (r.ckpt_t_ns - t0_ns) / 1e9
-        return {"t_s": round(t_s, 2), "env_steps": steps_at(t_s), "ps_updates": r.ps_updates, "episodes": r.episodes,
-                "mean": round(r.mean, 3), "std": round(r.std, 3), "eval_s": round(r.eval_s, 2)}
+        return EvalRow(t_s=round(t_s, 2), env_steps=steps_at(t_s), ps_updates=r.ps_updates, episodes=r.episodes,
+                       mean=round(r.mean, 3), std=round(r.std, 3), eval_s=round(r.eval_s, 2))
 
-    result = {
-        "job": job,
-        "target": monitor.target,
-        "reached": monitor.reached_s is not None,
-        "time_to_target_s": monitor.reached_s,
-        "elapsed_s": last[0] if last else 0.0,
-        "final_mean_worker_reward": last[1].mean_worker_reward if last else None,
-        "workers_with_reward": last[1].workers_with_reward if last else 0,
-        "env_steps": last[1].env_steps if last else 0,
-        "iterations": last[1].generations if last else 0,
-        "fewest_worker_iterations": last[1].fewest_generations if last else 0,
-        "ps_updates": total,
-        "ps_messages": len(receptions),
-        "saturated_elements": sum(f["saturated_elements"] for f in facts.values()),
-        "worker_errors": {n: f["error"] for n, f in facts.items() if f["error"]},
-        "lost_workers": sorted(monitor.lost),
-        "corrupt_log_lines": {**{n: f["corrupt"] for n, f in facts.items() if f["corrupt"]},
-                              **({"ps": ps_corrupt} if ps_corrupt else {})},
-        "evaluations": [eval_row(r) for r in evals],
-        "final_eval": eval_row(evals[-1]) if evals else None,
-        "best_eval": eval_row(max(evals, key=lambda r: r.mean)) if evals else None,
-        "solve_at": monitor.solve_at,
-        "solved": solved is not None,
-        "solved_eval": None if solved is None else eval_row(solved),
-    }
-    write_json(out / "training.json", result, indent=1)
+    result = TrainingResult(
+        job=job,
+        target=monitor.target,
+        reached=monitor.reached_s is not None,
+        time_to_target_s=monitor.reached_s,
+        elapsed_s=last[0] if last else 0.0,
+        final_mean_worker_reward=last[1].mean_worker_reward if last else None,
+        workers_with_reward=last[1].workers_with_reward if last else 0,
+        env_steps=last[1].env_steps if last else 0,
+        iterations=last[1].generations if last else 0,
+        fewest_worker_iterations=last[1].fewest_generations if last else 0,
+        ps_updates=total,
+        ps_messages=len(receptions),
+        saturated_elements=sum(f["saturated_elements"] for f in facts.values()),
+        worker_errors={n: f["error"] for n, f in facts.items() if f["error"]},
+        lost_workers=sorted(monitor.lost),
+        corrupt_log_lines={**{n: f["corrupt"] for n, f in facts.items() if f["corrupt"]},
+                           **({"ps": ps_corrupt} if ps_corrupt else {})},
+        evaluations=[eval_row(r) for r in evals],
+        final_eval=eval_row(evals[-1]) if evals else None,
+        best_eval=eval_row(max(evals, key=lambda r: r.mean)) if evals else None,
+        solve_at=monitor.solve_at,
+        solved=solved is not None,
+        solved_eval=None if solved is None else eval_row(solved),
+    )
+    write_training(out, result)
     _plot(out, monitor, per_worker)
     write_staleness(out)
     return result

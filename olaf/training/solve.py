@@ -24,6 +24,9 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from olaf.rundir.manifest import read_manifest
+from olaf.rundir.training import read_training
+
 SYSTEMS = ("sb3", "sb3-2core", "olaf")
 """The systems of the comparison."""
 
@@ -80,18 +83,19 @@ def read_olaf(d: Path, label: Optional[str] = None) -> SolveRun:
     """An ``olaf train --solve`` run directory as a :class:`SolveRun`.
 
     Raises:
-        FileNotFoundError, ValueError: ``training.json`` or ``run.json`` missing or unreadable.
+        olaf.rundir.training.TrainingFileError, olaf.rundir.manifest.ManifestError: ``training.json``
+            or ``run.json`` missing or unreadable.
     """
-    t = json.loads((d / "training.json").read_text())
-    plan = json.loads((d / "run.json").read_text())["plan"]
+    t = read_training(d)
+    plan = read_manifest(d).plan
     job = plan["workload"]["job"]
-    s = t.get("solved_eval")
-    return SolveRun(system="olaf", seed=plan.get("seed", t["job"].get("seed", 0)), label=label or describe_job(job),
-                    solved=bool(t["solved"]), time_to_solved_s=s["t_s"] if s else None,
-                    env_steps_to_solved=s["env_steps"] if s else None,
-                    best_eval=max((e["mean"] for e in t["evaluations"]), default=None),
+    s = t.solved_eval
+    return SolveRun(system="olaf", seed=plan.get("seed", t.job.get("seed", 0)), label=label or describe_job(job),
+                    solved=t.solved, time_to_solved_s=s.t_s if s else None,
+                    env_steps_to_solved=s.env_steps if s else None,
+                    best_eval=max((e.mean for e in t.evaluations), default=None),
                     budget_s=plan.get("duration_s"), config=job,
-                    curve=[(e["t_s"], e["env_steps"] or 0, e["mean"]) for e in t["evaluations"]], source=str(d))
+                    curve=[(e.t_s, e.env_steps or 0, e.mean) for e in t.evaluations], source=str(d))
 
 
 def describe_job(job: dict[str, Any]) -> str:
