@@ -106,6 +106,10 @@ SCHEMAS = {
         "olaf.rundir.training", "TrainingResult", "Olaf training result (training.json of a training run)",
         "Whether and when a training job reached its target and solved its task, its final reward, counts, "
         "errors and the evaluations of the global model; olaf/rundir/training.py, docs/training.md."),
+    Path("docs/schemas/metrics.schema.json"): _schema(
+        "olaf.experiments.metrics", "RunMetrics", "Olaf run metrics (metrics.json of each run of an experiment)",
+        "One run's metric values, its aggregation histogram, whether it completed and whether its fates close; "
+        "olaf/experiments/metrics.py, docs/experiments.md."),
     Path("docs/schemas/solve.schema.json"): _schema(
         "olaf.training.solve", "SolveRecord", "Olaf time-to-solved comparison (solve.json)",
         "Every run of `make bench-solve`: system, seed, whether and when it solved, its configuration and "

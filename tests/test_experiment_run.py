@@ -136,3 +136,19 @@ def test_ctrl_c_keeps_what_completed(sim, tmp_path, monkeypatch):
     assert r.exit_code == 1 and "interrupted: 1 of 6 runs completed" in r.output
     res = json.loads((tmp_path / "out" / "results.json").read_text())
     assert res["interrupted"] and len(res["runs"]) == 1 and res["points"][0]["runs"] == 1
+
+
+def test_a_runs_metrics_round_trip_and_a_bad_file_is_named(tmp_path):
+    from olaf.experiments.metrics import MetricsFileError, RunMetrics, read_metrics, write_metrics
+    from olaf.rundir.manifest import Incomplete
+
+    m = RunMetrics(values={"aom_avg_ms": 12.5, "time_to_k_ms": None}, agg_hist={0: 40, 2: 3},
+                   incomplete=Incomplete(updates_per_worker=10, deadline_s=5.0, generated={"w3": 7}),
+                   fates_consistent=True)
+    write_metrics(tmp_path, m)
+    assert read_metrics(tmp_path) == m
+    (tmp_path / "metrics.json").write_text('{"values": {"x": "high"}}')
+    with pytest.raises(MetricsFileError, match="metrics.json: not a run's metrics"):
+        read_metrics(tmp_path)
+    with pytest.raises(MetricsFileError, match="cannot read"):
+        read_metrics(tmp_path / "nowhere")

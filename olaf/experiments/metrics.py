@@ -44,19 +44,21 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
-from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from olaf.aom import Delivery, aggregations_per_delivery, peak_aom_gap, peak_aoms
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.report.deliveries import time_to_n_from_each, worker_deliveries
 from olaf.report.report import deliveries_by_cluster, summarize, write_summary
 from olaf.report.rundata import load_run
+from olaf.rundir.atomic import write_json
+from olaf.rundir.manifest import Incomplete
 from olaf.rundir.training import read_training
 
 RUN_METRICS = ("sent", "generated", "skipped", "delivered", "aggregated", "dropped", "loss_pct", "aom_avg_ms",
@@ -105,14 +107,44 @@ def training_metrics(run_dir: Path) -> dict[str, Optional[float]]:
             "iterations": float(t.iterations), "env_steps": float(t.env_steps)}
 
 
-@dataclass
-class RunMetrics:
-    """One run's metrics, its aggregation-count histogram and its completeness."""
+METRICS_FILE = "metrics.json"
 
-    values: dict[str, Optional[float]]
-    agg_hist: dict[int, int] = field(default_factory=dict)
-    incomplete: Optional[dict[str, Any]] = None
-    fates_consistent: Optional[bool] = None
+
+class MetricsFileError(ValueError):
+    """A run's ``metrics.json`` that cannot be read (missing, not JSON, not :class:`RunMetrics`)."""
+
+
+class RunMetrics(BaseModel):
+    """One run's metrics, its aggregation-count histogram and its completeness (``metrics.json`` of
+    each run of an experiment; JSON Schema ``docs/schemas/metrics.schema.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    values: dict[str, Optional[float]] = Field(description="metric name → value (module docstring; None: undefined)")
+    agg_hist: dict[int, int] = Field(default_factory=dict, description="aggregation count − 1 → delivered updates")
+    incomplete: Optional[Incomplete] = Field(default=None, description="workers that did not generate their "
+                                             "updates in time (run.json's)")
+    fates_consistent: Optional[bool] = Field(default=None, description="the hop-by-hop fates of every packet close "
+                                             "(None: no switch counters)")
+
+
+def write_metrics(run_dir: Path, m: RunMetrics) -> Path:
+    """Write ``run_dir/metrics.json`` atomically; returns its path."""
+    return write_json(run_dir / METRICS_FILE, m.model_dump(mode="json"), indent=1)
+
+
+def read_metrics(run_dir: Path) -> RunMetrics:
+    """The metrics of a finished run (``run_dir/metrics.json``).
+
+    Raises:
+        MetricsFileError: missing, not JSON or not :class:`RunMetrics` (the message names the file).
+    """
+    path = run_dir / METRICS_FILE
+    try:
+        return RunMetrics.model_validate_json(path.read_text())
+    except OSError as e:
+        raise MetricsFileError(f"{path}: cannot read ({e.strerror})") from None
+    except ValidationError as e:
+        raise MetricsFileError(f"{path}: not a run's metrics ({e.errors()[0]['msg']})") from None
 
 
 def _chunk_metrics(chunks: Optional[dict[str, Any]]) -> dict[str, Optional[float]]:
@@ -197,5 +229,5 @@ def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
     if isinstance(s.workload, PPOWorkload) and (run_dir / "training.json").exists():
         v.update(training_metrics(run_dir))
     incomplete = run.manifest.incomplete if run.manifest is not None else None
-    return RunMetrics(v, dict(Counter(int(a) for a in aggs)), None if incomplete is None else incomplete.model_dump(),
-                      ov.get("fates_consistent"))
+    return RunMetrics(values=v, agg_hist=dict(Counter(int(a) for a in aggs)), incomplete=incomplete,
+                      fates_consistent=ov.get("fates_consistent"))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import json
 import os
 import shutil
 import time
@@ -34,7 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from olaf import backends
 from olaf.backends.base import Backend, BackendOptions
-from olaf.experiments.metrics import RunMetrics, metric_names, run_metrics
+from olaf.experiments.metrics import MetricsFileError, RunMetrics, metric_names, read_metrics, run_metrics, write_metrics
 from olaf.experiments.spec import ExperimentSpec, sweep_of
 from olaf.experiments.stats import estimate
 from olaf.experiments.sweep import PlannedRun, Sweep, point_label, same_value
@@ -167,23 +166,17 @@ def write_results(res: ExperimentResult) -> list[dict[str, Any]]:
     return points
 
 
-METRICS_FILE = "metrics.json"
-
-
 def _record(pr: PlannedRun, m: RunMetrics, wall_s: float = 0.0) -> RunRecord:
     return RunRecord(pr.index, pr.point, pr.seed, "", "incomplete" if m.incomplete else "ok", m.values, m.agg_hist,
-                     m.incomplete, m.fates_consistent, wall_s=wall_s)
+                     None if m.incomplete is None else m.incomplete.model_dump(), m.fates_consistent, wall_s=wall_s)
 
 
 def _reuse(pr: PlannedRun, run_dir: Path) -> Optional[RunRecord]:
     """The record of a run finished earlier (its ``metrics.json``), None if there is none."""
     try:
-        doc = json.loads((run_dir / METRICS_FILE).read_text())
-        m = RunMetrics(doc["values"], {int(k): n for k, n in doc["agg_hist"].items()}, doc.get("incomplete"),
-                       doc.get("fates_consistent"))
-    except (OSError, ValueError, KeyError, TypeError):
+        return _record(pr, read_metrics(run_dir))
+    except MetricsFileError:
         return None
-    return _record(pr, m)
 
 
 def run_experiment(spec: ExperimentSpec, backend: str, out: Path, *, console: Console,
@@ -327,8 +320,7 @@ def _one(runner: Backend, pr: PlannedRun, run_dir: Path, keep_logs: bool) -> Run
     except (RunFailed, RunDirError, OSError) as e:
         return RunRecord(pr.index, pr.point, pr.seed, "", "failed", error=str(getattr(e, "message", e)),
                          wall_s=time.perf_counter() - t0)
-    write_json(run_dir / METRICS_FILE, {"values": m.values, "agg_hist": m.agg_hist, "incomplete": m.incomplete,
-                                        "fates_consistent": m.fates_consistent}, indent=1)
+    write_metrics(run_dir, m)
     if not keep_logs:
         for log in (run_dir / "hosts").glob("*.jsonl"):
             log.unlink()
