@@ -38,7 +38,10 @@ bring between its iterations. Here that worker is an RLlib EnvRunner:
 The adapter is thin on purpose: RLlib's new API stack moves between releases, so it is pinned
 (``ray[rllib]`` == :data:`olaf.rl.extra.RAY_VERSION`, the ``rllib`` extra) and touches only
 ``SingleAgentEnvRunner.sample``/``get_metrics``, ``AlgorithmConfig.build_learner``,
-``Learner.update`` and the EnvRunner group's async calls.
+``Learner.update`` and the EnvRunner group's async calls. Every method that overrides one of
+RLlib's carries RLlib's own ``@override(Parent)`` (``ray.rllib.utils.annotations``), which raises
+when the class is defined if the parent no longer has that method: an upgrade that renames one
+fails at import, not silently at run time.
 
 Units: times in seconds (float) in this API; weights and directions float32/float64 vectors of P
 elements (Q7.24 on the wire, ``docs/protocol.md``); rewards are RLlib's undiscounted episode
@@ -60,6 +63,7 @@ from ray.rllib.algorithms.ppo import PPO, PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
+from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
@@ -293,6 +297,7 @@ class OlafPPOConfig(PPOConfig):
     """RLlib's ``PPOConfig`` plus where the Olaf PS and each EnvRunner's endpoint are
     (:meth:`olaf`); builds :class:`OlafPPO`, whose EnvRunners are :class:`OlafEnvRunner`."""
 
+    @override(PPOConfig)
     def __init__(self, algo_class: Optional[type] = None) -> None:
         super().__init__(algo_class=algo_class or OlafPPO)
         self.env_runner_cls = OlafEnvRunner  # type: ignore[assignment]
@@ -354,6 +359,7 @@ class OlafPPOConfig(PPOConfig):
         self.olaf_network = None if network is None else str(network)
         return self
 
+    @override(PPOConfig)
     def validate(self) -> None:
         super().validate()
         if self.in_evaluation:  # RLlib's evaluation EnvRunners only sample: no Olaf side
@@ -399,6 +405,7 @@ class OlafPPOConfig(PPOConfig):
             raise ValueError(f"this config's model has {p} parameters, {path} is deployed for num_grads "
                              f"{d.num_grads}: redeploy for {p} (and start the PS with --num-params {p})")
 
+    @override(PPOConfig)
     def validate_train_batch_size_vs_rollout_fragment_length(self) -> None:
         """Each EnvRunner updates on its own rollout (``rollout_fragment_length`` ×
         ``num_envs_per_env_runner`` steps), not on a batch gathered from all of them: RLlib's check
@@ -447,6 +454,7 @@ class OlafEnvRunner(SingleAgentEnvRunner):
     ``.summary.json``; ``olaf report`` reads them) until RLlib stops the EnvRunner.
     """
 
+    @override(SingleAgentEnvRunner)
     def __init__(self, *, config: Any, **kwargs: Any) -> None:
         super().__init__(config=config, **kwargs)
         self._learning: Optional[RLlibLearning] = None
@@ -551,6 +559,7 @@ class OlafEnvRunner(SingleAgentEnvRunner):
         return {"worker_index": self.worker_index, "env_runner": self.get_metrics(), "olaf": counters,
                 "weights": weights}
 
+    @override(SingleAgentEnvRunner)
     def stop(self) -> None:
         """Close the Olaf worker (linger, summary), then RLlib's stop."""
         if self._worker is not None:
@@ -568,14 +577,17 @@ class OlafPPO(PPO):
     """
 
     @classmethod
+    @override(PPO)
     def get_default_config(cls) -> OlafPPOConfig:
         return OlafPPOConfig()
 
+    @override(PPO)
     def setup(self, config: Any) -> None:
         super().setup(config)
         self._olaf_counters: dict[int, dict[str, Any]] = {}
         self._olaf_steps = 0
 
+    @override(PPO)
     def training_step(self) -> None:
         """Keep one ``olaf_step`` outstanding on every healthy EnvRunner; take the ones that are
         done (at least one, waiting up to ``sample_timeout_s``) and aggregate their metrics."""
