@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hostnet import guard
 
 from olaf import backends
-from olaf.backends.base import BackendOptions, PlanRefused, set_paths
+from olaf.backends.base import Backend, BackendOptions, PlanRefused, set_paths
 from olaf.cli import main
 from olaf.configfile import ConfigError, validate
 from olaf.plan.plan import RunPlan
@@ -269,3 +269,43 @@ def test_the_ray_and_rllib_extras_pin_the_version_the_code_checks():
     extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extras["ray"] == [f"ray=={RAY_VERSION}"]
     assert extras["rllib"] == [f"ray[rllib]=={RAY_VERSION}"]
+
+
+class _WithoutRun(Backend):
+    name, description, mtu, max_mtu = "norun", "no run method", 1500, 1500
+
+    def __init__(self, options):
+        self.options = options
+
+    def preflight(self):
+        pass
+
+    def check(self, plan):
+        pass
+
+
+class _WithoutMtu:
+    name, description = "nomtu", "no MTU"
+
+    def __init__(self, options):
+        self.options = options
+
+    def preflight(self):
+        pass
+
+    def check(self, plan):
+        pass
+
+    def run(self, plan, out, monitor=None):
+        raise AssertionError("never run")
+
+
+def test_the_registry_refuses_a_class_that_does_not_follow_the_backend_protocol(monkeypatch):
+    monkeypatch.setitem(backends.REGISTRY, "norun", f"{__name__}:_WithoutRun")
+    monkeypatch.setitem(backends.REGISTRY, "nomtu", f"{__name__}:_WithoutMtu")
+    with pytest.raises(TypeError, match="abstract .*run"):
+        backends.get("norun")
+    with pytest.raises(TypeError, match="backend 'nomtu' .* does not follow olaf.backends.base.Backend: it has no "
+                                        "mtu, max_mtu"):
+        backends.get("nomtu")
+    assert all(isinstance(backends.get(n), Backend) for n in ("local", "mininet", "ns3", "ray"))

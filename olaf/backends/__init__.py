@@ -41,9 +41,15 @@ def get(name: str, options: BackendOptions | None = None) -> Backend:
 
     Raises:
         ValueError: no backend of that name (the message lists them).
+        TypeError: the registered class does not follow :class:`~olaf.backends.base.Backend`.
     """
     target = REGISTRY.get(name)
     if target is None:
         raise ValueError(f"unknown backend {name!r}; use one of {', '.join(REGISTRY)}")
     module, cls = target.split(":")
-    return getattr(importlib.import_module(module), cls)(options or BackendOptions())
+    backend = getattr(importlib.import_module(module), cls)(options or BackendOptions())
+    if not isinstance(backend, Backend):  # its attributes: the methods are abstract in Backend
+        missing = [m for m in ("name", "description", "options", "mtu", "max_mtu") if not hasattr(backend, m)]
+        raise TypeError(f"backend {name!r} ({target}) does not follow olaf.backends.base.Backend: it has no "
+                        f"{', '.join(missing)}")
+    return backend

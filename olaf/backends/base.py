@@ -10,9 +10,10 @@ cannot run. :func:`refuse_set` is the helper every backend uses for that.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Protocol
+from typing import Any, Optional, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -94,8 +95,14 @@ class RunResult:
     summary: Optional[dict[str, Any]] = None
 
 
+@runtime_checkable
 class Backend(Protocol):
-    """A way to run a plan. ``name`` is its registry name (:mod:`olaf.backends`)."""
+    """A way to run a plan. ``name`` is its registry name (:mod:`olaf.backends`).
+
+    Every backend names it as its base (``class LocalBackend(Backend)``), so mypy checks each
+    method's signature against this one and a backend without one of them cannot be created
+    (they are abstract); the registry checks the attributes too (:func:`olaf.backends.get`).
+    """
 
     name: str
     description: str
@@ -108,6 +115,7 @@ class Backend(Protocol):
     """The largest MTU a training job may ask of this backend's links (``olaf train --mtu``),
     bytes: the links are raised to the job's MTU where it is above :attr:`mtu`."""
 
+    @abstractmethod
     def preflight(self) -> None:
         """Say what this machine lacks for this backend, before any run starts.
 
@@ -116,6 +124,7 @@ class Backend(Protocol):
         """
         ...
 
+    @abstractmethod
     def check(self, plan: RunPlan) -> None:
         """Refuse what this backend cannot honour.
 
@@ -124,6 +133,7 @@ class Backend(Protocol):
         """
         ...
 
+    @abstractmethod
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
         """Run ``plan`` into the run directory ``out`` (created), after :meth:`check`.
 

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from olaf.backends.base import BackendOptions, PlanRefused, RunResult, refuse_set, refuse_shared_hosts
+from olaf.backends.base import Backend, BackendOptions, PlanRefused, RunResult, refuse_set, refuse_shared_hosts
 from olaf.constants import IPV4_MAX_LEN
 from olaf.harness import RunFailed, RunInterrupted, RunMonitor
 from olaf.hosts import jobconfig
@@ -85,7 +85,7 @@ def _failed(p: subprocess.Popen[Any], what: str) -> LocalRunFailed:
     return LocalRunFailed(f"{_name(p)} {what} (exit {p.returncode}): {err[-2000:]}")
 
 
-class LocalBackend:
+class LocalBackend(Backend):
     """Loopback processes, no switch: the ideal network."""
 
     name = "local"

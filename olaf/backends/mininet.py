@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
-from olaf.backends.base import BackendOptions, PlanRefused, RunResult, refuse_set
+from olaf.backends.base import Backend, BackendOptions, PlanRefused, RunResult, refuse_set
 from olaf.chunks import ChunkingError
 from olaf.constants import (
     ELEMENT_LEN,
@@ -108,7 +108,7 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
     return spec
 
 
-class MininetBackend:
+class MininetBackend(Backend):
     """Mininet + BMv2: the real data plane and host programs, on this machine."""
 
     name = "mininet"

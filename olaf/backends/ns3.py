@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from olaf.backends.base import BackendOptions, PlanRefused, RunResult, refuse_set, refuse_shared_hosts
+from olaf.backends.base import Backend, BackendOptions, PlanRefused, RunResult, refuse_set, refuse_shared_hosts
 from olaf.chunks import ChunkingError
 from olaf.constants import JUMBO_MTU
 from olaf.harness import RunMonitor
@@ -32,7 +32,7 @@ REFUSED = {
 }
 
 
-class Ns3Backend:
+class Ns3Backend(Backend):
     """Paper-scale simulation, deterministic per seed."""
 
     name = "ns3"
