@@ -35,7 +35,7 @@ import ray
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-from olaf.backends.ray import LocalRayHead
+from olaf.backends.ray.cluster import LocalRayHead
 from olaf.constants import MTU
 from olaf.plan.workload import JOB_PS
 from olaf.rl.rllib import OLAF_PPO_PS_LR, OlafPPOConfig

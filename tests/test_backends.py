@@ -248,8 +248,9 @@ def test_the_ray_backend_names_the_extra_or_the_version_it_needs(monkeypatch):
     """Without Ray, or with another version than the pinned one, the ray backend says what to install."""
     import sys
 
-    from olaf.backends.ray import RAY_VERSION, require_ray
+    from olaf.backends.ray.cluster import require_ray
     from olaf.harness import RunFailed
+    from olaf.rl.extra import RAY_VERSION
 
     monkeypatch.setitem(sys.modules, "ray", None)   # import ray raises ImportError
     with pytest.raises(RunFailed, match=r"pip install -e '\.\[ray\]' \(ray==" + RAY_VERSION.replace(".", r"\.")):
@@ -264,7 +265,7 @@ def test_the_ray_backend_names_the_extra_or_the_version_it_needs(monkeypatch):
 def test_the_ray_and_rllib_extras_pin_the_version_the_code_checks():
     import tomllib
 
-    from olaf.backends.ray import RAY_VERSION
+    from olaf.rl.extra import RAY_VERSION
 
     extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extras["ray"] == [f"ray=={RAY_VERSION}"]

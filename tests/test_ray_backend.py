@@ -1,4 +1,4 @@
-"""Tier 3 (mininet, train): the ray backend through BMv2 (olaf/backends/ray.py, docs/ray.md,
+"""Tier 3 (mininet, train): the ray backend through BMv2 (olaf/backends/ray/, docs/ray.md,
 docs/rllib.md) — a training job's workers as Ray actors joined to their Mininet hosts' namespaces
 (and restarted with their identity when killed), the RLlib algorithm OlafPPO with one EnvRunner per
 worker, and a Ray head with one node per host whose traffic never crosses the switch."""

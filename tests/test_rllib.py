@@ -24,7 +24,7 @@ import torch  # noqa: E402
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig  # noqa: E402
 from torch.nn.utils import parameters_to_vector  # noqa: E402
 
-from olaf.backends.ray import LocalRayHead  # noqa: E402
+from olaf.backends.ray.cluster import LocalRayHead  # noqa: E402
 from olaf.chunks import Chunking  # noqa: E402
 from olaf.constants import MTU  # noqa: E402
 from olaf.plan.workload import ARCHS, PPOConfig, PPOTaskSpec  # noqa: E402

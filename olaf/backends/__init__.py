@@ -26,7 +26,7 @@ REGISTRY: dict[str, str] = {
     "local": "olaf.backends.local:LocalBackend",
     "mininet": "olaf.backends.mininet:MininetBackend",
     "ns3": "olaf.backends.ns3:Ns3Backend",
-    "ray": "olaf.backends.ray:RayBackend",
+    "ray": "olaf.backends.ray.backend:RayBackend",
 }
 """Backend name → ``module:class``."""
 
