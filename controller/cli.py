@@ -33,6 +33,7 @@ from olaf.controller.tm import ThriftError
 from olaf.fixedpoint import reward_to_fixed
 from olaf.paths import build_dir
 from olaf.rundir import REGROUPS_FILE
+from olaf.rundir.jsonl import write_jsonl
 from olaf.rundir.records import RegroupRecord
 
 DEFAULT_NETWORK = Path("results/latest/network.yaml")
@@ -136,8 +137,7 @@ class Ctx:
         cfgmod.save(self.ctl.d, self.network)
         # For the run's report: from now on, each worker's updates count for its new cluster.
         record = RegroupRecord(t_ns=time.time_ns(), clusters={str(c): list(ws) for c, ws in self.ctl.d.clusters.items()})
-        with open(self.network.parent / REGROUPS_FILE, "a") as f:
-            f.write(record.line() + "\n")
+        write_jsonl(self.network.parent / REGROUPS_FILE, [record], append=True)
 
     def close(self) -> None:
         if hasattr(self, "ctl"):

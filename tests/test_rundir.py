@@ -463,3 +463,20 @@ def test_the_solve_comparison_reads_an_olaf_run_through_the_training_and_manifes
         ("olaf", 11, True, 120.0, 200_000)
     assert run.best_eval == 210.0 and run.budget_s == 900.0 and run.label == "Olaf paper γ 0.3"
     assert run.curve == [(60.0, 100_000, 120.0), (120.0, 200_000, 201.0), (180.0, 0, 210.0)]
+
+
+def test_write_jsonl_writes_a_whole_log_that_read_jsonl_reads_back_and_appends(tmp_path):
+    from pydantic import TypeAdapter
+
+    from olaf.rundir.jsonl import JsonlLog, read_jsonl, write_jsonl
+    from olaf.rundir.records import RegroupRecord
+
+    recs = [RegroupRecord(t_ns=i, clusters={"1": ["w1"], "2": [f"w{i + 2}"]}) for i in range(3)]
+    path = tmp_path / "sub" / "regroups.jsonl"
+    assert write_jsonl(path, recs[:2]) == 2 and write_jsonl(path, recs[2:], append=True) == 1
+    regroups = TypeAdapter(RegroupRecord)
+    got = read_jsonl(path, regroups)
+    assert got.records == recs and got.corrupt_lines == 0
+    with JsonlLog(path, append=True) as log:
+        log.write(recs[0])
+    assert read_jsonl(path, regroups).records == [*recs, recs[0]]

@@ -1,6 +1,7 @@
 """JSON-lines logs: the one writer, the one reader and the one follower.
 
-* :class:`JsonlLog` appends :class:`~olaf.rundir.records.Record` models, one a line.
+* :class:`JsonlLog` appends :class:`~olaf.rundir.records.Record` models, one a line, as a host
+  runs; :func:`write_jsonl` writes records known at once (a simulation's logs, a regroup).
 * :func:`read_jsonl` reads a finished log: the records that are valid and a count of the
   lines that are not. A line is *corrupt* when it is not JSON, not a JSON object, or not a
   valid record of the model (``strict``: a number where an integer belongs, a string for a
@@ -17,7 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Optional, TextIO, TypeVar
+from typing import Any, Generic, Iterable, Optional, TextIO, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -67,6 +68,30 @@ class JsonlLog:
         if self._f is not None:
             self._f.close()
             self._f = None
+
+    def __enter__(self) -> JsonlLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_jsonl(path: Path | str, records: Iterable[Record], *, append: bool = False) -> int:
+    """Write ``records`` to ``path`` one a line (created or truncated; appended with ``append``), in
+    one pass with a large buffer (a whole log known at once: a simulation's, a regroup); returns
+    how many.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    n = 0
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a" if append else "w", buffering=1 << 20) as f:
+        for r in records:
+            f.write(r.line())
+            f.write("\n")
+            n += 1
+    return n
 
 
 @dataclass

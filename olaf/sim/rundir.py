@@ -70,6 +70,7 @@ from olaf.plan.topology import worker_seed
 from olaf.provenance import provenance
 from olaf.rundir import DELIVERIES_COLUMNS, DELIVERIES_FILE
 from olaf.rundir.atomic import write_json
+from olaf.rundir.jsonl import write_jsonl
 from olaf.rundir.manifest import Incomplete, RunManifest, write_manifest
 from olaf.rundir.records import (
     NOT_MODELLED,
@@ -128,13 +129,6 @@ def _int_ip(x: int) -> str:
     return ".".join(str((int(x) >> s) & 0xFF) for s in (24, 16, 8, 0))
 
 
-def _write_jsonl(path: Path, recs: Iterable[Record]) -> None:
-    with open(path, "w", buffering=1 << 20) as f:
-        for r in recs:
-            f.write(r.line())
-            f.write("\n")
-
-
 def _gen_records(g: np.ndarray, k: int) -> Iterable[GenRecord]:
     """The worker's generations; with K > 1 chunks a sent one names the chunks its link took."""
     for r in g:
@@ -182,7 +176,7 @@ def _worker_log(run: SimRun, w: WorkerHost, end_ns: int, hosts: Path) -> WorkerS
         # one time-ordered log, as a real worker writes it
         merged: list[GenRecord | AckRecord] = sorted([*_gen_records(gens, k), *_ack_records(acks, k)],
                                                    key=lambda r: r.t_ns)
-        _write_jsonl(hosts / f"{name}.jsonl",
+        write_jsonl(hosts / f"{name}.jsonl",
                      [start, GoRecord(ev="go", t_ns=t0, t0_ns=t0, requested_t0_ns=t0), *merged,
                       StopRecord(ev="stop", t_ns=end_ns, reason="schedule_end")])
     return WorkerSummary(
@@ -304,7 +298,7 @@ def _ps_log(run: SimRun, end_ns: int, hosts: Path, lg: Optional[Ledger]) -> None
                                    init=False, outcome=NOT_MODELLED, global_reward=None)
             yield StopRecord(ev="stop", t_ns=end_ns, reason="duration")
 
-        _write_jsonl(hosts / "ps.jsonl", gen())
+        write_jsonl(hosts / "ps.jsonl", gen())
     write_json(hosts / "ps.summary.json", PsSummary(
         role="ps", name="ps", bind=f"{PS_IP}:{UPDATE_PORT}", lr=None, t_start_ns=0, t_stop_ns=end_ns,
         stop_reason="duration", datagrams=int(c.datagrams), updates=int(c.updates), inits=0,
