@@ -23,6 +23,7 @@ from olaf.constants import WORKER_NICE
 from olaf.harness import RunMonitor
 from olaf.plan.plan import RunPlan
 from olaf.plan.topology import shares_hosts
+from olaf.rundir.manifest import read_manifest
 
 
 class PlanRefused(ConfigError):
@@ -93,6 +94,18 @@ class RunResult:
     status: str = "ok"
     elapsed_s: float = 0.0
     summary: Optional[dict[str, Any]] = None
+
+    @classmethod
+    def of_run(cls, backend: str, out: Path, elapsed_s: float, summary: Optional[dict[str, Any]]) -> RunResult:
+        """The result of the finished run in ``out``, its :attr:`status` from its manifest (the one
+        rule for every backend).
+
+        Raises:
+            olaf.rundir.manifest.ManifestError: ``out/run.json`` missing or unreadable.
+        """
+        m = read_manifest(out)
+        status = "incomplete" if m.incomplete else "stopped" if m.stopped_early_s is not None else "ok"
+        return cls(backend, out, status, elapsed_s, summary)
 
 
 @runtime_checkable

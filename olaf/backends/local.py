@@ -197,10 +197,9 @@ class LocalBackend(Backend):
         self._write_manifest(out, plan, t0, t_end, partial=partial, partial_reason="interrupted" if partial else None,
                              incomplete=incomplete, stopped_early_s=stopped_early)
         summary = report_run(out, plots=self.options.plots, quiet=self.options.quiet) if self.options.report else None
-        status = "incomplete" if incomplete else "stopped" if stopped_early is not None else "ok"
         if partial:
             raise RunInterrupted(f"interrupted; hosts stopped, partial report in {out}")
-        return RunResult(self.name, out, status, time.monotonic() - t_start, summary)
+        return RunResult.of_run(self.name, out, time.monotonic() - t_start, summary)
 
     def _write_manifest(self, out: Path, plan: RunPlan, t0: int, t_end: int, **fields: Any) -> None:
         write_manifest(out, RunManifest(backend=self.name, t_start_ns=t0, t_end_ns=t_end,

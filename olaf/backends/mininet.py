@@ -36,7 +36,6 @@ from olaf.constants import (
 from olaf.harness import RunMonitor
 from olaf.paths import build_dir
 from olaf.plan.plan import PPOWorkload, RunPlan
-from olaf.rundir.manifest import read_manifest
 
 REFUSED = {
     "uplinks.*.delay_us": "veth links add no propagation delay",
@@ -151,7 +150,5 @@ class MininetBackend(Backend):
         summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
                            progress=self.options.progress, quiet=self.options.quiet, monitor=monitor,
                            launch=partial(launch_processes, nice=self.options.worker_nice))
-        m = read_manifest(out)
-        status = "incomplete" if m.incomplete else "stopped" if m.stopped_early_s is not None else "ok"
-        return RunResult(self.name, out, status, time.monotonic() - t, summary)
+        return RunResult.of_run(self.name, out, time.monotonic() - t, summary)
 

@@ -83,7 +83,6 @@ class Ns3Backend(Backend):
         from olaf.sim.backend import run_ns3  # noqa: PLC0415 (ns-3 and cppyy load on first use)
 
         run_ns3(plan, out, report=self.options.report and plan.records, plots=self.options.plots)
-        m = read_manifest(out)
         summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
-        sim_end_ns = m.backend_info.get("sim", {}).get("sim_end_ns", 0)
-        return RunResult(self.name, out, "incomplete" if m.incomplete else "ok", float(sim_end_ns) / 1e9, summary)
+        sim_end_ns = read_manifest(out).backend_info.get("sim", {}).get("sim_end_ns", 0)
+        return RunResult.of_run(self.name, out, float(sim_end_ns) / 1e9, summary)

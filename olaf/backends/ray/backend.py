@@ -16,7 +16,6 @@ from olaf.harness import RunMonitor
 from olaf.paths import build_dir
 from olaf.plan.plan import RunPlan
 from olaf.rundir.atomic import write_json
-from olaf.rundir.manifest import read_manifest
 
 
 class RayBackend(MininetBackend):
@@ -63,6 +62,4 @@ class RayBackend(MininetBackend):
                 head.close()
         if launcher.placement:
             write_json(out / "ray_nodes.json", launcher.placement, indent=1)
-        m = read_manifest(out)
-        status = "incomplete" if m.incomplete else "stopped" if m.stopped_early_s is not None else "ok"
-        return RunResult(self.name, out, status, time.monotonic() - t, summary)
+        return RunResult.of_run(self.name, out, time.monotonic() - t, summary)
