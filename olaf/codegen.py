@@ -110,6 +110,10 @@ SCHEMAS = {
         "olaf.experiments.metrics", "RunMetrics", "Olaf run metrics (metrics.json of each run of an experiment)",
         "One run's metric values, its aggregation histogram, whether it completed and whether its fates close; "
         "olaf/experiments/metrics.py, docs/experiments.md."),
+    Path("docs/schemas/summary.schema.json"): _schema(
+        "olaf.rundir.summary", "RunSummary", "Olaf run report (summary.json)",
+        "Per-cluster and overall accounting, AoM, fates and chunk delivery, the window, the hosts' losses and "
+        "the switch counters of one run; olaf/rundir/summary.py, olaf/report/report.py."),
     Path("docs/schemas/solve.schema.json"): _schema(
         "olaf.training.solve", "SolveRecord", "Olaf time-to-solved comparison (solve.json)",
         "Every run of `make bench-solve`: system, seed, whether and when it solved, its configuration and "

@@ -12,7 +12,6 @@ as K chunks, and each switch's queue gets ``queue_size · K`` segments, which mu
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +21,7 @@ from olaf.constants import JUMBO_MTU
 from olaf.harness import RunMonitor
 from olaf.plan.plan import RunPlan
 from olaf.rundir.manifest import read_manifest
+from olaf.rundir.summary import SUMMARY_FILE, read_summary
 
 REFUSED = {
     "workload": "ns-3's workers are synthetic C++ applications (reward U(-1, 0), no learning task; "
@@ -83,6 +83,6 @@ class Ns3Backend(Backend):
         from olaf.sim.backend import run_ns3  # noqa: PLC0415 (ns-3 and cppyy load on first use)
 
         run_ns3(plan, out, report=self.options.report and plan.records, plots=self.options.plots)
-        summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
+        summary = read_summary(out).model_dump(mode="json") if (out / SUMMARY_FILE).exists() else None
         sim_end_ns = read_manifest(out).backend_info.get("sim", {}).get("sim_end_ns", 0)
         return RunResult.of_run(self.name, out, float(sim_end_ns) / 1e9, summary)

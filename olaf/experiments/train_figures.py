@@ -53,6 +53,7 @@ from olaf.experiments.metrics import iteration_curve
 from olaf.experiments.stats import Estimate, estimate
 from olaf.experiments.sweep import Sweep
 from olaf.plan.plan import PPOWorkload
+from olaf.rundir.summary import SUMMARY_FILE, RunSummary, read_summary
 from olaf.rundir.training import EvalRow, TrainingResult, read_training
 
 FIGURES = ("fig2", "fig3", "fig7", "fig8")
@@ -216,16 +217,15 @@ def run_info(run_dir: Path) -> dict[str, Any]:
     the chunk accounting its report already wrote (``summary.json`` ``overall.chunks``, by
     :func:`olaf.report.report.summarize`, which runs here only for a directory without one; None
     for K = 1)."""
-    f = run_dir / "summary.json"
-    if f.exists():
-        summary = json.loads(f.read_text())
+    if (run_dir / SUMMARY_FILE).exists():
+        summary = read_summary(run_dir)
     else:
         from olaf.report.report import summarize  # noqa: PLC0415
         from olaf.report.rundata import load_run  # noqa: PLC0415
 
-        summary = summarize(load_run(run_dir))
-    return {"training": read_training(run_dir),
-            "chunks": summary["overall"].get("chunks")}
+        summary = RunSummary.model_validate(summarize(load_run(run_dir)))
+    chunks = summary.overall.chunks
+    return {"training": read_training(run_dir), "chunks": None if chunks is None else chunks.model_dump()}
 
 
 def eval_delivery_rows(labels: list[str], infos: dict[tuple[str, int], dict[str, Any]],

@@ -73,6 +73,7 @@ from olaf.report.accounting import cluster_account, hop_account
 from olaf.report.rundata import RunData, RunDirError, plausible_gen_ts, usable
 from olaf.rundir.atomic import write_json
 from olaf.rundir.records import Outcome, PsSummary, UpdateRecord, WorkerSummary
+from olaf.rundir.summary import RunSummary
 
 NS_PER_MS = 1e6
 
@@ -298,7 +299,13 @@ def _chunk_delivery(chunks: list[UpdateRecord], k: int, sent_updates: int) -> di
 
 
 def write_summary(summary: dict[str, Any], out_dir: Path | str) -> tuple[Path, Path]:
-    """Write ``summary.json`` and ``summary.csv`` into ``out_dir``; return their paths."""
+    """Write ``summary.json`` and ``summary.csv`` into ``out_dir``; return their paths.
+
+    Raises:
+        pydantic.ValidationError: ``summary`` is not a :class:`~olaf.rundir.summary.RunSummary`
+            (the report and its model drifted apart: a bug, caught before the file is written).
+    """
+    RunSummary.model_validate(summary)
     out_dir = Path(out_dir)
     jpath, cpath = out_dir / "summary.json", out_dir / "summary.csv"
     write_json(jpath, summary)

@@ -11,13 +11,13 @@ Layout::
     regroups.jsonl            membership changes made with olafctl during the run
     deliveries.csv            per update whose content reached the PS: worker, seq, gen_ts_ns,
                               t_delivered_ns (a backend that knows it exactly: ns-3)
-    summary.json, summary.csv the report (olaf report)
+    summary.json, summary.csv the report (olaf report; olaf.rundir.summary.RunSummary)
     training.json             a training job's result (olaf.rundir.training.TrainingResult)
 
 Backends add their own files beside these (the Mininet backend: the P4 program, switch logs,
 pcaps). Modules: :mod:`~olaf.rundir.records` (the record models), :mod:`~olaf.rundir.jsonl`
 (the writer, reader and follower of the logs), :mod:`~olaf.rundir.manifest` (``run.json``),
-:mod:`~olaf.rundir.training` (``training.json``) and :mod:`~olaf.rundir.atomic` (the atomic file writer).
+:mod:`~olaf.rundir.training` (``training.json``), :mod:`~olaf.rundir.summary` (``summary.json``) and :mod:`~olaf.rundir.atomic` (the atomic file writer).
 """
 
 from __future__ import annotations
