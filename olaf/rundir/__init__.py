@@ -17,7 +17,8 @@ Layout::
 Backends add their own files beside these (the Mininet backend: the P4 program, switch logs,
 pcaps). Modules: :mod:`~olaf.rundir.records` (the record models), :mod:`~olaf.rundir.jsonl`
 (the writer, reader and follower of the logs), :mod:`~olaf.rundir.manifest` (``run.json``),
-:mod:`~olaf.rundir.training` (``training.json``), :mod:`~olaf.rundir.summary` (``summary.json``) and :mod:`~olaf.rundir.atomic` (the atomic file writer).
+:mod:`~olaf.rundir.training` (``training.json``), :mod:`~olaf.rundir.summary` (``summary.json``)
+and :mod:`~olaf.rundir.atomic` (the atomic file writer).
 """
 
 from __future__ import annotations
