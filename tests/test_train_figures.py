@@ -2,6 +2,7 @@
 T_FIFO / T_Olaf per seed, mean over seeds, ≥ when a FIFO job ran out of budget, none when an
 Olaf job did. (The jobs themselves run through BMv2 in tests/test_mininet_train.py.)"""
 
+import click
 import pytest
 
 from olaf.experiments import train_figures as F
@@ -24,9 +25,10 @@ def job(reached_s, elapsed_s=300.0, **kw):
     return result(reached=reached_s is not None, time_to_target_s=reached_s, elapsed_s=elapsed_s, **kw)
 
 
-def table(results, rates):
-    jobs = F.arms("fig7", rates)
-    return jobs, F._table("fig7", jobs, results, {k: [] for k in results}, 0.0, False, rates)
+def table(results, rates, kind="pps"):
+    bottlenecks = [F.Bottleneck(r, kind) for r in rates]
+    jobs = F.arms("fig7", bottlenecks)
+    return jobs, F._table("fig7", jobs, results, {k: [] for k in results}, 0.0, False, bottlenecks)
 
 
 def test_fig7_speedups_bounds_and_plot(tmp_path):
@@ -41,7 +43,7 @@ def test_fig7_speedups_bounds_and_plot(tmp_path):
     F._plot_speedup(tmp_path / "fig7-speedup.png", rows, 0.0)
     assert (tmp_path / "fig7-speedup.png").stat().st_size > 5_000
     md = F._markdown("fig7", {"env": "CartPole-v1", "clusters": 2, "workers_per_cluster": 2, "budget_s": 300.0},
-                     [8, 4], 2, 0.0, rows)
+                     [F.Bottleneck(8), F.Bottleneck(4)], 2, 0.0, rows)
     assert "| speedup FIFO/Olaf at 4 pps (time to target) | ≥ 1.30" in md
 
 
@@ -69,7 +71,7 @@ def test_fig7_speedup_on_time_to_solved_beside_time_to_target():
     assert sp["time to solved"]["speedup"].mean == pytest.approx((450 / 300 + 1200 / 400) / 2)
     assert sp["time to solved"]["bound"] == "≥ " and sp["time to target"]["speedup"].mean == pytest.approx(1.0)
     md = F._markdown("fig7", {"env": "LunarLander-v3", "clusters": 9, "workers_per_cluster": 3, "budget_s": 1200.0},
-                     [3], 2, 0.0, rows)
+                     [F.Bottleneck(3)], 2, 0.0, rows)
     assert "| speedup FIFO/Olaf at 3 pps (time to solved) | ≥ 2.25" in md
     results[("olaf-3pps", 2)] = solving_job(None)
     _, rows = table(results, [3])
@@ -111,7 +113,7 @@ def test_eval_and_delivery_table_per_arm():
 def test_figure_seeds_start_at_the_jobs_seed(seed, seeds, want):
     # `olaf train --seed S compare fig8 --seeds N` runs seeds S..S+N-1: a later run adds seeds to an earlier one
     sweep, jobs = F.figure_sweep("fig8", {"env": "CartPole-v1", "target": None, "budget_s": 60.0, "seed": seed},
-                                 [6, 3], seeds)
+                                 [F.Bottleneck(6), F.Bottleneck(3)], seeds)
     assert sweep.seeds == want
     assert [a.label for a in jobs] == ["ideal", "olaf-6pps", "fifo-6pps", "olaf-3pps", "fifo-3pps"]
 
@@ -119,7 +121,7 @@ def test_figure_seeds_start_at_the_jobs_seed(seed, seeds, want):
 def test_fractional_rates_name_their_arms_and_reach_the_plan():
     # ½ and ¼ of a job that offers 5.8 updates/s: 3 and 1.5 updates/s (K chunk packets each)
     sweep, jobs = F.figure_sweep("fig8", {"env": "CartPole-v1", "target": None, "budget_s": 60.0, "seed": 1},
-                                 [3.0, 1.5], 1)
+                                 [F.Bottleneck(3.0), F.Bottleneck(1.5)], 1)
     assert [a.label for a in jobs] == ["ideal", "olaf-3pps", "fifo-3pps", "olaf-1.5pps", "fifo-1.5pps"]
     assert [a.settings.get("uplinks.s1.pps") for a in jobs] == [None, 3.0, 3.0, 1.5, 1.5]
 
@@ -147,3 +149,36 @@ def test_a_fractional_bottleneck_rate_reaches_the_plan():
 
     plan = build_plan(env="CartPole-v1", target=None, budget_s=60.0, rate_pps=1.5)
     assert plan.uplinks[plan.root_switch].pps == 1.5
+
+
+def test_fig7_at_measured_loads_names_its_arms_rows_and_axis_by_load(tmp_path):
+    """--loads: each pair of arms sets uplinks.<root>.load (the capacity measured during the job), the
+    rows say "load 2", and the plot orders the bottlenecks from the most capacity to the least."""
+    jobs = F.arms("fig7", [F.Bottleneck(2, "load"), F.Bottleneck(4, "load")])
+    assert [(a.label, a.settings) for a in jobs[:2]] == [("olaf-load2", {"uplinks.s1.load": 2, "queue": "olaf"}),
+                                                         ("fifo-load2", {"uplinks.s1.load": 2, "queue": "fifo"})]
+    results = {("olaf-load2", 1): job(100.0), ("fifo-load2", 1): job(160.0),
+               ("olaf-load4", 1): job(150.0), ("fifo-load4", 1): job(None)}
+    _, rows = table(results, [2, 4], kind="load")
+    sp = {r["load"]: r for r in rows if "speedup" in r}
+    assert sp[2]["arm"] == "speedup FIFO/Olaf at load 2 (time to target)" and sp[2]["speedup"].mean == pytest.approx(1.6)
+    assert sp[4]["bound"] == "≥ " and sp[4]["speedup"].mean == pytest.approx(2.0)
+    F._plot_speedup(tmp_path / "loads.png", rows, 0.0)
+    assert (tmp_path / "loads.png").stat().st_size > 5_000
+    md = F._markdown("fig7", {"env": "CartPole-v1", "clusters": 2, "workers_per_cluster": 2, "budget_s": 300.0},
+                     [F.Bottleneck(2, "load"), F.Bottleneck(4, "load")], 1, 0.0, rows)
+    assert "bottleneck loads 2, 4 (offered / capacity, measured)" in md
+
+
+@pytest.mark.parametrize(("fig", "rates", "loads", "message"), [
+    ("fig7", "6", "2", "give --rates or --loads, not both"),
+    ("fig7", None, "1", "load must be a finite number > 1"),
+    ("fig7", None, "two", "comma-separated numbers"),
+    ("fig8", None, "4,2", "the first of more capacity"),
+    ("fig8", "3,6", None, "the first of more capacity"),
+    ("fig3", None, "2", "fig3 has no bottleneck"),
+])
+def test_compare_bottleneck_options_are_checked_before_anything_runs(fig, rates, loads, message):
+    with pytest.raises(click.BadParameter, match=message):
+        F.arms(fig, F._bottlenecks(fig, rates, loads))
+    assert [b.value for b in F._bottlenecks("fig8", None, "2,4")] == [2, 4]

@@ -76,31 +76,52 @@ class Arm:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def rate_label(rate: float) -> str:
-    """A bottleneck rate (updates/s) as the arms name it: ``6`` for 6.0, ``1.5`` for 1.5."""
-    return f"{rate:g}"
+@dataclass(frozen=True)
+class Bottleneck:
+    """The bottleneck of a pair of fig7/fig8 arms (Olaf and FIFO): ``value`` updates/s (``kind``
+    ``pps``, ``--rates``) or offered load / capacity, measured during the job (``kind`` ``load``,
+    ``--loads``: :mod:`olaf.plan.bottleneck`; 2 is the paper's "half of the offered rate")."""
+
+    value: float
+    kind: str = "pps"
+
+    @property
+    def label(self) -> str:
+        """As the arms name it: ``1.5pps``, ``load2``."""
+        return f"{self.value:g}pps" if self.kind == "pps" else f"load{self.value:g}"
+
+    @property
+    def text(self) -> str:
+        """As the tables say it: ``1.5 pps``, ``load 2``."""
+        return f"{self.value:g} pps" if self.kind == "pps" else f"load {self.value:g}"
+
+    @property
+    def capacity_rank(self) -> float:
+        """Larger for more capacity (a higher rate, a lower load)."""
+        return self.value if self.kind == "pps" else -self.value
 
 
-def arms(fig: str, rates: list[float], root: str = "s1") -> list[Arm]:
+def arms(fig: str, bottlenecks: list[Bottleneck], root: str = "s1") -> list[Arm]:
     """The jobs of figure ``fig`` (one of :data:`FIGURES`); ``root`` is the switch attached to the PS
-    (its uplink is the bottleneck); ``rates`` in updates/s, named by :func:`rate_label`
-    (``olaf-1.5pps``).
+    (its uplink is the bottleneck); fig7 and fig8 have an Olaf and a FIFO arm per bottleneck
+    (``olaf-1.5pps``, ``fifo-load2``).
 
     Raises:
-        click.BadParameter: fig8 without exactly two rates, fig7 without any.
+        click.BadParameter: fig8 without exactly two bottlenecks, the first of more capacity; fig7
+            without any.
     """
+    hint = "--loads" if bottlenecks and bottlenecks[0].kind == "load" else "--rates"
+    pairs = [Arm(f"{q}-{b.label}", {f"uplinks.{root}.{b.kind}": b.value, "queue": q})
+             for b in bottlenecks for q in ("olaf", "fifo")]
     if fig == "fig8":
-        if len(rates) != 2 or rates[0] <= rates[1]:
-            raise click.BadParameter("fig8 needs two rates HIGH,LOW with HIGH > LOW (the paper's 40 and 20 Gbit/s)",
-                                     param_hint="--rates")
-        return [Arm("ideal", {})] + [
-            Arm(f"{q}-{rate_label(r)}pps", {f"uplinks.{root}.pps": r, "queue": q})
-            for r in rates for q in ("olaf", "fifo")]
+        if len(bottlenecks) != 2 or bottlenecks[0].capacity_rank <= bottlenecks[1].capacity_rank:
+            raise click.BadParameter("fig8 needs two bottlenecks, the first of more capacity (the paper's 40 and "
+                                     "20 Gbit/s): rates HIGH,LOW or loads LOW,HIGH", param_hint=hint)
+        return [Arm("ideal", {}), *pairs]
     if fig == "fig7":
-        if not rates:
-            raise click.BadParameter("fig7 needs at least one rate", param_hint="--rates")
-        return [Arm(f"{q}-{rate_label(r)}pps", {f"uplinks.{root}.pps": r, "queue": q})
-                for r in rates for q in ("olaf", "fifo")]
+        if not bottlenecks:
+            raise click.BadParameter("fig7 needs at least one bottleneck", param_hint=hint)
+        return pairs
     if fig == "fig2":
         return [Arm(m, {"job.mode": m}) for m in ("async", "async_with_aggr", "sync")]
     if fig == "fig3":
@@ -132,7 +153,7 @@ def _iterations_to(curve: list[tuple[float, float]], target: float) -> Optional[
     return next((x for x, y in curve if y >= target), None)
 
 
-def figure_sweep(fig: str, base: dict[str, Any], rates: list[float], seeds: int) -> tuple[Sweep, list[Arm]]:
+def figure_sweep(fig: str, base: dict[str, Any], bottlenecks: list[Bottleneck], seeds: int) -> tuple[Sweep, list[Arm]]:
     """Figure ``fig`` as a sweep: the base job's plan (``olaf train``'s options ``base``,
     :func:`olaf.training.job.build_plan`) over the figure's arms and ``seeds`` seeds from the base
     job's seed (``olaf train --seed S``: S..S + seeds − 1; default 1), so that a later invocation can
@@ -141,13 +162,13 @@ def figure_sweep(fig: str, base: dict[str, Any], rates: list[float], seeds: int)
     from olaf.training.job import build_plan  # noqa: PLC0415
 
     plan = build_plan(**base, stop_at_target=fig != "fig8")
-    jobs = arms(fig, rates, plan.root_switch)
+    jobs = arms(fig, bottlenecks, plan.root_switch)
     first = plan.seed
     return Sweep(plan, [a.settings for a in jobs], list(range(first, first + seeds)),
                  labels=[a.label for a in jobs]), jobs
 
 
-def compare(fig: str, base: dict[str, Any], rates: list[float], seeds: int, out: Path, options: BackendOptions,
+def compare(fig: str, base: dict[str, Any], bottlenecks: list[Bottleneck], seeds: int, out: Path, options: BackendOptions,
             backend: str = BACKEND) -> dict[str, Any]:
     """Run figure ``fig``'s jobs through the sweep engine (:func:`olaf.experiments.runner.run_sweep`)
     into ``out/runs/`` and write its files into ``out``; returns the table's data.
@@ -157,7 +178,7 @@ def compare(fig: str, base: dict[str, Any], rates: list[float], seeds: int, out:
     """
     from olaf.experiments.runner import RunRecord, run_sweep  # noqa: PLC0415
 
-    sweep, jobs = figure_sweep(fig, base, rates, seeds)
+    sweep, jobs = figure_sweep(fig, base, bottlenecks, seeds)
     if (out / "runs").exists():
         raise click.ClickException(f"{out / 'runs'} exists: pass another --out or remove it")
     records: list[RunRecord] = []
@@ -180,11 +201,11 @@ def compare(fig: str, base: dict[str, Any], rates: list[float], seeds: int, out:
     assert isinstance(sweep.base.workload, PPOWorkload)
     target = sweep.base.workload.job.target
     _write_runs(out, results, curves, target, by_iteration)
-    rows = _table(fig, jobs, results, curves, target, by_iteration, rates)
+    rows = _table(fig, jobs, results, curves, target, by_iteration, bottlenecks)
     _plot(out / f"{fig}.png", fig, jobs, curves, target, by_iteration)
     if fig == "fig7":
         _plot_speedup(out / "fig7-speedup.png", rows, target)
-    md = _markdown(fig, base, rates, seeds, target, rows)
+    md = _markdown(fig, base, bottlenecks, seeds, target, rows)
     (out / f"{fig}.md").write_text(md)
     infos = {(sweep.label(r.index), r.seed): run_info(out / r.run_dir) for r in records}
     ev = eval_delivery_rows([a.label for a in jobs], infos, _threshold(base["env"]))
@@ -317,26 +338,26 @@ def _time_to_solved(r: TrainingResult) -> Optional[float]:
     return r.time_to_solved_s
 
 
-def _speedup_row(results: dict[tuple[str, int], TrainingResult], rate: str, rate_ups: float, seeds: list[int],
+def _speedup_row(results: dict[tuple[str, int], TrainingResult], b: Bottleneck, seeds: list[int],
                  what: str, time_of: Any) -> dict[str, Any]:
-    """``T_FIFO / T_Olaf`` per seed at one rate, by ``time_of`` (None: not reached): a seed whose
-    FIFO job did not get there counts FIFO's whole time (the speedup is then at least the ratio,
-    marked ≥); if an Olaf job did not get there no speedup is given."""
+    """``T_FIFO / T_Olaf`` per seed at one bottleneck, by ``time_of`` (None: not reached): a seed
+    whose FIFO job did not get there counts FIFO's whole time (the speedup is then at least the
+    ratio, marked ≥); if an Olaf job did not get there no speedup is given."""
+    head = {"arm": f"speedup FIFO/Olaf at {b.text} ({what})", b.kind if b.kind == "load" else "rate_pps": b.value,
+            "what": what}
     sp, bound = [], ""
     for s in seeds:
-        o, f = results[(f"olaf-{rate}pps", s)], results[(f"fifo-{rate}pps", s)]
+        o, f = results[(f"olaf-{b.label}", s)], results[(f"fifo-{b.label}", s)]
         to, tf = time_of(o), time_of(f)
         if to is None:
-            return {"arm": f"speedup FIFO/Olaf at {rate} pps ({what})", "rate_pps": rate_ups,
-                    "speedup": estimate([]), "bound": "", "what": what}
+            return {**head, "speedup": estimate([]), "bound": ""}
         if tf is None:
             tf, bound = f.elapsed_s, "≥ "
         sp.append(tf / to)
-    return {"arm": f"speedup FIFO/Olaf at {rate} pps ({what})", "rate_pps": rate_ups, "speedup": estimate(sp),
-            "bound": bound, "what": what}
+    return {**head, "speedup": estimate(sp), "bound": bound}
 
 
-def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict[str, Any]]:
+def _table(fig, jobs, results, curves, target, by_iteration, bottlenecks) -> list[dict[str, Any]]:
     rows = []
     for a in jobs:
         runs = [r for (lab, _), r in results.items() if lab == a.label]
@@ -348,32 +369,33 @@ def _table(fig, jobs, results, curves, target, by_iteration, rates) -> list[dict
                                                    if lab == a.label)
         rows.append(row)
     if fig in ("fig7", "fig8"):
-        for rate_ups in rates:
-            rate = rate_label(rate_ups)
-            o = next(r for r in rows if r["arm"] == f"olaf-{rate}pps")
-            f_ = next(r for r in rows if r["arm"] == f"fifo-{rate}pps")
+        most = max(bottlenecks, key=lambda b: b.capacity_rank)
+        for b in bottlenecks:
+            o = next(r for r in rows if r["arm"] == f"olaf-{b.label}")
+            f_ = next(r for r in rows if r["arm"] == f"fifo-{b.label}")
             if fig == "fig8":
                 om, fm = o["final_reward"].mean, f_["final_reward"].mean
                 gain = None if om is None or fm is None or fm == 0 else 100 * (om - fm) / abs(fm)
-                paper = PAPER_FIG8["high" if rate == rate_label(max(rates)) else "low"]
-                rows.append({"arm": f"Olaf over FIFO at {rate} pps (%)", "gain_pct": gain, "paper_pct": paper})
-            seeds = sorted({s for (lab, s) in results if lab == f"olaf-{rate}pps"})
-            sp = [_time_to(results[(f"fifo-{rate}pps", s)]) / _time_to(results[(f"olaf-{rate}pps", s)])
-                  for s in seeds]
-            olaf_all = all(results[(f"olaf-{rate}pps", s)].reached for s in seeds)
-            fifo_all = all(results[(f"fifo-{rate}pps", s)].reached for s in seeds)
+                paper = PAPER_FIG8["high" if b == most else "low"]
+                rows.append({"arm": f"Olaf over FIFO at {b.text} (%)", "gain_pct": gain, "paper_pct": paper})
+            seeds = sorted({s for (lab, s) in results if lab == f"olaf-{b.label}"})
+            olaf_all = all(results[(f"olaf-{b.label}", s)].reached for s in seeds)
+            fifo_all = all(results[(f"fifo-{b.label}", s)].reached for s in seeds)
             # FIFO not reaching it: the speedup is at least the ratio; Olaf not reaching it: no bound
-            bound = "" if olaf_all and fifo_all else "≥ " if olaf_all else None
-            rows.append({"arm": f"speedup FIFO/Olaf at {rate} pps (time to target)", "rate_pps": rate_ups,
-                         "speedup": estimate(sp) if bound is not None else estimate([]), "bound": bound or "",
-                         "what": "time to target"})
+            row = _speedup_row(results, b, seeds, "time to target", lambda r: r.time_or_elapsed_s)
+            if not olaf_all:
+                row.update(speedup=estimate([]), bound="")
+            elif not fifo_all:
+                row["bound"] = "≥ "
+            rows.append(row)
             if any(r.solve_at is not None for r in results.values()):
-                rows.append(_speedup_row(results, rate, rate_ups, seeds, "time to solved", _time_to_solved))
+                rows.append(_speedup_row(results, b, seeds, "time to solved", _time_to_solved))
     return rows
 
 
-def _markdown(fig, base, rates, seeds, target, rows) -> str:
-    rate_text = ", ".join(map(rate_label, rates))
+def _markdown(fig, base, bottlenecks, seeds, target, rows) -> str:
+    loads = bool(bottlenecks) and bottlenecks[0].kind == "load"
+    rate_text = ", ".join(f"{b.value:g}" for b in bottlenecks)
     head = {"fig8": "Fig. 8 (§8.2): mean per-worker reward, ideal vs Olaf vs FIFO",
             "fig7": "Fig. 7 (§8.2): time-to-reward speedup of Olaf over FIFO",
             "fig2": "Fig. 2 (§2.1): training modes", "fig3": "Fig. 3 (§2.1): number of workers"}[fig]
@@ -381,8 +403,10 @@ def _markdown(fig, base, rates, seeds, target, rows) -> str:
              f"Generated by `olaf train compare {fig}`: {base['env']}, "
              + ("N clusters of 1 worker" if fig == "fig3" else
                 f"{base['clusters']} clusters × {base['workers_per_cluster']} workers") + f", target {target:g}, budget "
-             f"{base['budget_s']:g} s, {seeds} seed(s)" + (f", bottleneck rates {rate_text} updates/s" if fig in
-                                                            ("fig7", "fig8") else "") + "; ours: mean ± 95 % CI.", ""]
+             f"{base['budget_s']:g} s, {seeds} seed(s)" + ((f", bottleneck loads {rate_text} (offered / capacity, "
+                                                             "measured)" if loads else
+                                                             f", bottleneck rates {rate_text} updates/s")
+                                                            if fig in ("fig7", "fig8") else "") + "; ours: mean ± 95 % CI.", ""]
     lines += ["| job | final mean worker reward | time to target (s) | reached | "
               + ("iterations to target |" if fig in ("fig2", "fig3") else "paper |"),
               "|---|---|---|---|---|"]
@@ -405,23 +429,25 @@ def _markdown(fig, base, rates, seeds, target, rows) -> str:
 
 
 def _plot_speedup(path: Path, rows: list[dict[str, Any]], target: float) -> None:
-    """Paper Fig. 7's axes: speedup ``T_fifo / T_olaf`` (mean, 95 % CI bar) per bottleneck rate (packets/s);
-    a lower bound (≥, FIFO did not reach the target) is drawn hollow."""
+    """Paper Fig. 7's axes: speedup ``T_fifo / T_olaf`` (mean, 95 % CI bar) per bottleneck, from the
+    most capacity to the least (rates in packets/s, or loads: offered / capacity); a lower bound
+    (≥, FIFO did not reach the target) is drawn hollow."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    pts = sorted(((r["rate_pps"], r["speedup"], r["bound"]) for r in rows
+    pts = sorted(((r["rate_pps"] if "rate_pps" in r else -r["load"], r["speedup"], r["bound"]) for r in rows
                   if "speedup" in r and r["speedup"].mean is not None and r.get("what") == "time to target"),
                  key=lambda p: -p[0])
+    loads = any("load" in r for r in rows)
     f, ax = plt.subplots(figsize=(5, 3.5))
     for i, (_, e, bound) in enumerate(pts):
         ax.bar(i, e.mean, yerr=e.ci95 or 0.0, capsize=4, color="none" if bound else "tab:blue",
                edgecolor="tab:blue", label="lower bound (FIFO did not reach it)" if bound else None)
-    ax.set_xticks(range(len(pts)), [str(p[0]) for p in pts])
+    ax.set_xticks(range(len(pts)), [f"{abs(p[0]):g}" for p in pts])
     ax.axhline(1.0, ls="--", lw=0.8, color="grey")
-    ax.set_xlabel("bottleneck toward the PS (packets/s)")
+    ax.set_xlabel("bottleneck toward the PS: " + ("offered load / capacity" if loads else "packets/s"))
     ax.set_ylabel(f"speedup T_FIFO / T_Olaf (reward {target:g})")
     if any(p[2] for p in pts):
         ax.legend()
@@ -460,40 +486,68 @@ def _plot(path: Path, fig: str, jobs, curves, target: float, by_iteration: bool)
 @click.command("compare")
 @click.argument("fig", type=click.Choice(FIGURES))
 @click.option("--rates", default=None, help="Bottleneck rates, updates/s (K chunk packets each), comma-separated (fig7, fig8) "
-                                            "[default: fig8 6,3; fig7 6,4,3; --quick halves nothing].")
+                                            "[default: fig8 6,3; fig7 6,4,3].")
+@click.option("--loads", default=None, help="Instead of --rates: bottlenecks as offered load / capacity, comma-separated "
+                                            "(fig7, fig8; fig8 LOW,HIGH), each measured at the switch during its job "
+                                            "(olaf train --load): 2 is half of what the workers offer, on any machine.")
 @click.option("--seeds", default=1, show_default=True, type=click.IntRange(1, 20),
               help="Repetitions per job, with seeds `olaf train --seed` S, S+1, ... (default S = 1).")
 @click.option("--quick", is_flag=True, help="CartPole-v1, 2 clusters x 2 workers, 120 s per job.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="[default: results/train-FIG]")
 @click.pass_obj
-def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], seeds: int, quick: bool,
+def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], loads: Optional[str], seeds: int, quick: bool,
                 out: Optional[Path]) -> None:
     """Run one of the paper's training figures: FIG is fig8, fig7, fig2 or fig3 (root).
 
     The job options of `olaf train` (before `compare`) set the base job, e.g.
-    `olaf train --env CartPole-v1 --budget-s 300 compare fig8 --rates 6,3 --seeds 3`.
+    `olaf train --env CartPole-v1 --budget-s 300 compare fig8 --rates 6,3 --seeds 3`, or
+    `... compare fig7 --loads 2` (a bottleneck of half the offered rate).
     """
-
-    try:
-        rate_list = [float(r) for r in rates.split(",")] if rates else ([6.0, 3.0] if fig == "fig8" else [6.0, 4.0, 3.0])
-    except ValueError:
-        raise click.BadParameter(f"{rates!r}: comma-separated updates/s, e.g. 6,3 or 3,1.5", param_hint="--rates") from None
-    if not all(0 < r < math.inf for r in rate_list):
-        raise click.BadParameter(f"{rates!r}: every rate must be a finite number of updates/s > 0 (no bottleneck is "
-                                 "the ideal arm, which fig8 has anyway)", param_hint="--rates")
+    bottlenecks = _bottlenecks(fig, rates, loads)
     base = dict(obj)
     build, results = base.pop("build"), base.pop("results")
     for k, opt in (("rate_pps", "--rate-pps"), ("load", "--load")):
         if base.pop(k, None):
-            raise click.UsageError(f"`compare {fig}` sets every job's bottleneck (--rates); drop `olaf train {opt}`")
+            raise click.UsageError(f"`compare {fig}` sets every job's bottleneck (--rates or --loads); drop "
+                                   f"`olaf train {opt}`")
     base.pop("queue", None)
     if base.get("mtu", 0) is None:  # `olaf train --mtu` not given: build_plan's default (the emulated links')
         del base["mtu"]
     if quick:
         base.update(QUICK)
-    arms(fig, rate_list)  # the rate checks, before anything starts
+    arms(fig, bottlenecks)  # the checks, before anything starts
     options = BackendOptions(console=Console(), build=build, quiet=True, progress=False, report=True, plots=True,
                              bmv2_log_level=base.pop("bmv2_log_level", "warn"),
                              workers_per_actor=base.pop("workers_per_actor", 1),
                              worker_nice=base.pop("worker_nice", WORKER_NICE))
-    compare(fig, base, rate_list, seeds, out or results / f"train-{fig}", options, backend=base.pop("backend"))
+    compare(fig, base, bottlenecks, seeds, out or results / f"train-{fig}", options, backend=base.pop("backend"))
+
+
+def _bottlenecks(fig: str, rates: Optional[str], loads: Optional[str]) -> list[Bottleneck]:
+    """``--rates`` or ``--loads`` as bottlenecks (the defaults: rates); fig2 and fig3 take neither.
+
+    Raises:
+        click.BadParameter: both given, one given to fig2/fig3, a value not a finite number > 0
+            (a load of at most 1 does not congest).
+    """
+    if rates is not None and loads is not None:
+        raise click.BadParameter("give --rates or --loads, not both", param_hint="--loads")
+    if fig in ("fig2", "fig3"):
+        if rates is not None or loads is not None:
+            raise click.BadParameter(f"{fig} has no bottleneck", param_hint="--rates" if rates is not None else "--loads")
+        return []
+    kind, text, hint = ("load", loads, "--loads") if loads is not None else ("pps", rates, "--rates")
+    if text is None:
+        return [Bottleneck(r) for r in ([6.0, 3.0] if fig == "fig8" else [6.0, 4.0, 3.0])]
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: comma-separated numbers, e.g. " + ("2,4" if kind == "load" else "6,3 or 3,1.5"),
+                                 param_hint=hint) from None
+    floor = 1.0 if kind == "load" else 0.0
+    if not all(floor < v < math.inf for v in values):
+        raise click.BadParameter(f"{text!r}: every " + ("load must be a finite number > 1 (offered / capacity: 1 does not "
+                                                          "congest)" if kind == "load" else
+                                                          "rate must be a finite number of updates/s > 0 (no bottleneck "
+                                                          "is the ideal arm, which fig8 has anyway)"), param_hint=hint)
+    return [Bottleneck(v, kind) for v in values]
