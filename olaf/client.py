@@ -89,7 +89,7 @@ from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed,
 from olaf.hosts.learning import Experience, Generation
 from olaf.hosts.txcontrol import Decision, TransmissionControl
 from olaf.plan.tx import TxParams
-from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_socket
+from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
 
@@ -394,7 +394,8 @@ class OlafClient:
     Raises:
         ValueError: a bad argument; the message names it and what is accepted.
         olaf.chunks.ChunkingError: a model too large for the wire at ``mtu`` (a ValueError).
-        OSError: ``bind`` cannot be bound (e.g. the port is in use).
+        OSError: ``bind`` cannot be bound; the message names the address and the likely cause
+            (:func:`olaf.udpsock.udp_bound`: the port in use, not an address of this host …).
     """
 
     def __init__(self, ps: Any, *, num_params: int, bind: Any = ("0.0.0.0", ACK_PORT), mtu: Optional[int] = MTU,
@@ -467,12 +468,7 @@ class OlafClient:
         self._init_offset = 0  # where the repetitions' rotation of the missing chunks starts (drawn at init())
         self._next_init_ns = 0  # when the next INIT repetition is due
 
-        self._sock = udp_socket(int(rcvbuf))
-        try:
-            self._sock.bind(self.bind)
-        except OSError:
-            self._sock.close()
-            raise
+        self._sock = udp_bound(self.bind, int(rcvbuf), who="Olaf client")
         self._rcvbuf = (int(rcvbuf), rcvbuf_granted(self._sock))  # asked for, granted
         self._thread: Optional[threading.Thread] = None
         if background:

@@ -18,6 +18,7 @@ from ``asm-generic/socket.h``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 import struct
 from pathlib import Path
@@ -59,6 +60,38 @@ def udp_socket(rcvbuf: int = SOCKET_RCVBUF) -> socket.socket:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     with contextlib.suppress(OSError):
         s.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
+    return s
+
+
+BIND_HINTS = {
+    errno.EADDRINUSE: "another socket is bound to it (a second client or PS on the same address and port?); "
+                      "give another port, or stop the other process",
+    errno.EADDRNOTAVAIL: "it is not an address of this host (or of this network namespace); give one of its "
+                         "addresses (`ip -4 addr`) or 0.0.0.0",
+    errno.EACCES: "a port below 1024 needs root; give a port of 1024 or more",
+}
+"""Why a bind fails, by errno, and what to do (:func:`udp_bound`)."""
+
+
+def udp_bound(addr: tuple[str, int], rcvbuf: int = SOCKET_RCVBUF, *, who: str = "socket") -> socket.socket:
+    """:func:`udp_socket` bound to ``addr``; ``who`` (``"client"``, ``"PS"``) names it in errors.
+
+    Raises:
+        ValueError: ``rcvbuf`` < 1.
+        OSError: the bind failed; the message names ``who``, the address and the likely cause
+            (:data:`BIND_HINTS`), the errno is the kernel's. The socket is closed.
+    """
+    s = udp_socket(rcvbuf)
+    try:
+        s.bind(addr)
+    except OSError as e:
+        s.close()
+        hint = BIND_HINTS.get(e.errno or 0, "")
+        raise OSError(e.errno, f"the {who} cannot bind UDP {addr[0]}:{addr[1]}: {e.strerror}"
+                      + (f" ({hint})" if hint else "")) from None
+    except (TypeError, OverflowError) as e:
+        s.close()
+        raise OSError(errno.EINVAL, f"the {who} cannot bind UDP {addr!r}: {e}") from None
     return s
 
 

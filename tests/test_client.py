@@ -461,3 +461,22 @@ def test_a_busy_caller_loses_no_answer_and_keeps_the_newest_slice_per_chunk(ps):
         a = c.adopt(np.zeros(P))
         assert a.slices == k
         np.testing.assert_allclose(a.weights, np.full(P, LR * n_updates * 2.0 ** -8), atol=1e-6)
+
+
+def test_a_bind_that_fails_names_the_address_and_the_cause(tmp_path):
+    """A port in use, and an address this host does not have: an OSError with the kernel's errno
+    whose message says which address, why and what to do (the PS's bind says so too)."""
+    import errno
+
+    ip = loopback_net()
+    with OlafClient((ip(100), UPDATE_PORT), num_params=8, bind=(ip(1), ACK_PORT)):
+        with pytest.raises(OSError, match=rf"Olaf client cannot bind UDP {ip(1)}:{ACK_PORT}: .*another socket is "
+                                          r"bound to it") as e:
+            OlafClient((ip(100), UPDATE_PORT), num_params=8, bind=(ip(1), ACK_PORT))
+        assert e.value.errno == errno.EADDRINUSE
+    with pytest.raises(OSError, match=r"cannot bind UDP 192\.0\.2\.1:.*not an address of this host") as e:
+        OlafClient((ip(100), UPDATE_PORT), num_params=8, bind=("192.0.2.1", ACK_PORT))
+    assert e.value.errno == errno.EADDRNOTAVAIL
+    with OlafClient((ip(100), UPDATE_PORT), num_params=8, bind=(ip(100), UPDATE_PORT)):
+        with pytest.raises(OSError, match=rf"the PS cannot bind UDP {ip(100)}:{UPDATE_PORT}"):
+            ParameterServer(PsConfig(bind_ip=ip(100), port=UPDATE_PORT, num_params=8, out_dir=tmp_path))

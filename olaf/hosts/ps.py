@@ -90,7 +90,7 @@ from olaf.rundir.records import (
     UntrustedRecord,
     UpdateRecord,
 )
-from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_socket
+from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
 from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
 
 RECV_BUF = 65535
@@ -222,8 +222,7 @@ class ParameterServer:
         self.wrong_size_reasons: Counter[str] = Counter()
         self.staleness = StalenessTracker(int(cfg.worker_ack_wait_ms * 1e6))
         """What the PS sent to each worker and when: its estimate of an update's staleness."""
-        self.sock = udp_socket(cfg.rcvbuf)
-        self.sock.bind((cfg.bind_ip, cfg.port))
+        self.sock = udp_bound((cfg.bind_ip, cfg.port), cfg.rcvbuf, who="PS")
         self.rcvbuf_bytes = rcvbuf_granted(self.sock)
         """The receive buffer the kernel granted, bytes (:func:`olaf.udpsock.rcvbuf_granted`)."""
         self.ready = threading.Event()
