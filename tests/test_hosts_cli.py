@@ -111,3 +111,17 @@ def test_worker_argv_refuses_a_trace_schedule():
     cfg = WorkerConfig(ps_ip="10.0.0.100", bind_ip="10.0.1.1", schedule=ScheduleSpec(trace_ms=[1.0, 2.0]))
     with pytest.raises(ValueError, match="--trace FILE"):
         worker_argv(cfg)
+
+
+def test_the_ps_console_line_counts_worker_updates_apart_from_chunks_and_names_each_refusal():
+    from olaf.hosts.commands import ps_summary_line
+
+    s = {"updates": 1680, "accepted": 1600, "rejected": 0, "wrong_size": 28, "before_init": 0, "untrusted": 52,
+         "untrusted_reasons": {"reward": 50, "gen_ts": 2}, "wrong_size_reasons": {"num_chunks 5 != 28": 28},
+         "inits": 100, "malformed": 3, "stop_reason": "signal", "num_chunks": 28,
+         "per_cluster": {"0": {"worker_updates": 40}, "1": {"worker_updates": 20}}}
+    assert ps_summary_line(s) == ("60 worker updates in 1680 chunk messages (28 per update), of them 1600 accepted; "
+                                  "28 of another model size: num_chunks 5 != 28 28; 52 untrusted: gen_ts 2, reward 50; "
+                                  "100 INIT, 3 malformed (signal)")
+    one = {**s, "num_chunks": 1, "updates": 57, "accepted": 56, "wrong_size": 0, "untrusted": 0, "rejected": 1}
+    assert ps_summary_line(one) == "57 updates, of them 56 accepted; 1 rejected by the reward gate; 100 INIT, 3 malformed (signal)"

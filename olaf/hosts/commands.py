@@ -351,8 +351,31 @@ def ps_cmd(**params: Any) -> None:
         s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
     except CheckpointError as e:  # includes a checkpoint of another model size
         raise click.BadParameter(str(e), param_hint="--resume") from None
-    click.echo(f"ps: {s['updates']} updates ({s['accepted']} accepted), {s['inits']} INIT, "
-               f"{s['malformed']} malformed ({s['stop_reason']}); log {cfg.log_path}", err=True)
+    click.echo(f"ps: {ps_summary_line(s)}; log {cfg.log_path}", err=True)
+
+
+REFUSALS = (("rejected", "rejected by the reward gate"), ("wrong_size", "of another model size"),
+            ("before_init", "before the model's INIT"), ("untrusted", "untrusted"))
+"""The summary counters of updates the PS did not apply, as its console line names them."""
+
+
+def ps_summary_line(s: dict[str, Any]) -> str:
+    """The PS's summary (:class:`~olaf.rundir.records.PsSummary` as a dict) in one line: worker updates
+    apart from the messages (chunks) that carried them, what was applied, each reason an update was
+    not (only those that happened: reward gate, model size, before INIT, untrusted with its reasons),
+    INITs, malformed datagrams and why the PS stopped."""
+    k = s.get("num_chunks") or 1
+    worker_updates = sum(c.get("worker_updates", 0) for c in s.get("per_cluster", {}).values())
+    head = (f"{worker_updates} worker updates in {s['updates']} chunk messages ({k} per update), of them"
+            if k > 1 else f"{s['updates']} updates, of them")
+    parts = [f"{s['accepted']} accepted"]
+    for key, what in REFUSALS:
+        if s.get(key):
+            reasons = s.get("untrusted_reasons") if key == "untrusted" else s.get("wrong_size_reasons")
+            detail = f": {', '.join(f'{r} {n}' for r, n in sorted(reasons.items()))}" if reasons and key in (
+                "untrusted", "wrong_size") else ""
+            parts.append(f"{s[key]} {what}{detail}")
+    return f"{head} {'; '.join(parts)}; {s['inits']} INIT, {s['malformed']} malformed ({s['stop_reason']})"
 
 
 def ps_config(params: dict[str, Any]) -> PsConfig:
