@@ -124,4 +124,5 @@ def test_the_ps_console_line_counts_worker_updates_apart_from_chunks_and_names_e
                                   "28 of another model size: num_chunks 5 != 28 28; 52 untrusted: gen_ts 2, reward 50; "
                                   "100 INIT, 3 malformed (signal)")
     one = {**s, "num_chunks": 1, "updates": 57, "accepted": 56, "wrong_size": 0, "untrusted": 0, "rejected": 1}
-    assert ps_summary_line(one) == "57 updates, of them 56 accepted; 1 rejected by the reward gate; 100 INIT, 3 malformed (signal)"
+    assert ps_summary_line(one) == ("57 updates, of them 56 accepted; 1 rejected by the reward gate; 100 INIT, "
+                                    "3 malformed (signal)")
