@@ -31,9 +31,9 @@ model.set_logger(Logger(folder=None, output_formats=[]))  # else each learn() ma
 params = list(model.policy.parameters())
 monitor = model.get_env().envs[0]  # SB3 wraps the environment in a Monitor: it keeps the episode returns
 with OlafClient(args.ps, bind=args.bind, num_params=parameters_to_vector(params).numel()) as client:
-    if not client.init(params, wait_s=60.0):  # the first INIT to reach the PS becomes the global model
-        raise SystemExit(f"no answer from the PS at {args.ps} within 60 s (is `olaf ps --num-params "
-                         f"{parameters_to_vector(params).numel()} --mtu 1500` running there?)")
+    # the first INIT to reach the PS becomes the global model; no model back in 60 s raises
+    # olaf.client.ModelTimeout, naming the PS, the model's size and what to check
+    client.init(params, wait_s=60.0)
     first_global, seen = client.latest_weights(), 0
     for it in range(args.iterations):
         # between iterations only: take the global model's slices that arrived since the last one

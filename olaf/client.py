@@ -93,7 +93,8 @@ from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
 
-__all__ = ["ClientEvents", "ClientStats", "OlafClient", "PushResult", "Adoption", "as_vector", "endpoint"]
+__all__ = ["Adoption", "ClientEvents", "ClientStats", "ModelTimeout", "OlafClient", "OlafError", "PushResult", "as_vector",
+           "endpoint"]
 
 RECV_BUF = 65535
 """Receive buffer per datagram, bytes (the largest UDP payload)."""
@@ -215,6 +216,14 @@ def endpoint(value: Any, name: str, default_port: int) -> tuple[str, int]:
         return socket.gethostbyname(str(host)), port
     except OSError as e:
         raise ValueError(f"{name}={value!r}: cannot resolve {host!r} to an IPv4 address ({e})") from None
+
+
+class OlafError(Exception):
+    """An Olaf job that cannot go on as configured; the message says what was seen and what to check."""
+
+
+class ModelTimeout(OlafError, TimeoutError):
+    """:meth:`OlafClient.init` waited ``wait_s`` and the whole global model did not come back."""
 
 
 def _uint16_or_none(value: Optional[int], name: str) -> Optional[int]:
@@ -478,19 +487,25 @@ class OlafClient:
 
     # -- the caller's side ----------------------------------------------------------------------
 
-    def init(self, weights: VectorLike, *, wait_s: Optional[float] = None) -> bool:
+    def init(self, weights: VectorLike, *, wait_s: Optional[float] = None, lenient: bool = False) -> bool:
         """Send the INIT with the initial weights (P elements, Q7.24 on the wire, saturated) and
         repeat it every ``init_retry_s`` until the model is acked (in the background, or inside
         the waits with ``background=False``).
 
         Args:
             weights: the initial weights, a flat vector of P (see :func:`as_vector`).
-            wait_s: wait at most this long (s) for the whole global model to come back; None: do not wait.
+            wait_s: wait at most this long (s) for the whole global model to come back; None: do not
+                wait (the INIT goes on repeating; :attr:`model_acked` says when it is back).
+            lenient: with ``wait_s``, return False instead of raising when the model is not back
+                (a job that may start before its PS, or behind a congested path, and polls later).
 
         Returns:
-            Whether the whole global model has arrived (:attr:`model_acked`).
+            Whether the whole global model has arrived (:attr:`model_acked`; always True when
+            ``wait_s`` is given and ``lenient`` is not).
 
         Raises:
+            ModelTimeout: ``wait_s`` passed without the whole model (not ``lenient``); the message
+                names the PS, P, K, the MTU, the slices that did come back and the likely causes.
             ValueError: ``weights`` not a vector of P numbers (the message names P).
             RuntimeError: ``init`` was already called, or the client is closed.
         """
@@ -503,9 +518,33 @@ class OlafClient:
             self._init_gen_ts = time.time_ns()
             self._init_offset = int(self._init_rng.integers(self.chunking.num_chunks))
             self._send_init(retry=False, now=self._init_gen_ts)
-        if wait_s is not None:
-            return self.wait_for_model(wait_s)
-        return self.model_acked
+        if wait_s is None:
+            return self.model_acked
+        if self.wait_for_model(wait_s) or lenient:
+            return self.model_acked
+        raise ModelTimeout(self._no_model_message(wait_s))
+
+    def _no_model_message(self, wait_s: float) -> str:
+        """Why :meth:`init` got no global model: what came back, and what to check."""
+        with self._lock:
+            have, wrong = int(self._have.sum()), self._c["acks_wrong_size"]
+            foreign, malformed = self._c["acks_foreign"], self._c["acks_malformed"]
+        c, ps = self.chunking, f"{self.ps[0]}:{self.ps[1]}"
+        size = (f"P = {self.num_params} parameters in K = {c.num_chunks} chunks of at most {c.chunk_len}"
+                if c.num_chunks > 1 else f"P = {self.num_params} parameters in one message")
+        seen = [f"{have} of {c.num_chunks} slices came back"]
+        if wrong:
+            seen.append(f"{wrong} ACKs of another model size (the PS's P or K differs)")
+        if foreign:
+            seen.append(f"{foreign} datagrams from another source than the PS")
+        if malformed:
+            seen.append(f"{malformed} malformed")
+        return (f"no global model from the PS at {ps} within {wait_s:g} s ({size}): {', '.join(seen)}. "
+                f"Check that `olaf ps` runs and listens there; that it has this model's size (`olaf ps "
+                f"--num-params {self.num_params}" + (" --mtu MTU` with this client's MTU" if c.num_chunks > 1 else "`")
+                + "; through an Olaf switch, an update of another size is dropped as malformed before the PS, "
+                "so nothing answers); a congested path slows the INIT: wait longer, or pass lenient=True and "
+                "watch model_acked")
 
     def push(self, direction: VectorLike, mean_reward: Optional[float], *, episodes: Optional[int] = None,
              samples: int = 1) -> PushResult:

@@ -480,3 +480,25 @@ def test_a_bind_that_fails_names_the_address_and_the_cause(tmp_path):
     with OlafClient((ip(100), UPDATE_PORT), num_params=8, bind=(ip(100), UPDATE_PORT)):
         with pytest.raises(OSError, match=rf"the PS cannot bind UDP {ip(100)}:{UPDATE_PORT}"):
             ParameterServer(PsConfig(bind_ip=ip(100), port=UPDATE_PORT, num_params=8, out_dir=tmp_path))
+
+
+def test_init_that_gets_no_model_back_raises_naming_the_ps_the_size_and_what_to_check(ps):
+    """No PS at the address, and a PS of another model size (which answers nothing): init(wait_s)
+    raises ModelTimeout (an OlafError and a TimeoutError) with what came back and what to check;
+    lenient=True returns False instead; without wait_s nothing waits and nothing raises."""
+    from olaf.client import ModelTimeout, OlafError
+
+    ip, ps_addr, out = ps
+    with OlafClient((ip(77), UPDATE_PORT), num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU) as c:
+        with pytest.raises(ModelTimeout, match=rf"no global model from the PS at {ip(77)}:{UPDATE_PORT} within 0.3 s "
+                                               rf"\(P = {P} parameters in K = 3 chunks of at most 4\): 0 of 3 slices "
+                                               r"came back\. Check that `olaf ps` runs .*--num-params 10 --mtu MTU") as e:
+            c.init(np.zeros(P), wait_s=0.3)
+        assert isinstance(e.value, OlafError) and isinstance(e.value, TimeoutError)
+    with OlafClient((ip(77), UPDATE_PORT), num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU) as c:
+        assert c.init(np.zeros(P), wait_s=0.2, lenient=True) is False
+    with OlafClient((ip(77), UPDATE_PORT), num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU) as c:
+        assert c.init(np.zeros(P)) is False  # no wait: the INIT repeats in the background
+    with OlafClient(ps_addr, num_params=P + 6, bind=(ip(2), ACK_PORT), mtu=MTU) as c:  # the PS has P = 10
+        with pytest.raises(ModelTimeout, match=r"P = 16 parameters in K = 4 chunks.*0 of 4 slices came back"):
+            c.init(np.zeros(P + 6), wait_s=0.5)
