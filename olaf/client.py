@@ -292,6 +292,9 @@ class ClientStats:
             chunks whose slices had not come back).
         init_chunks_sent: INIT datagrams sent (K for the first INIT, fewer for a repetition).
         send_errors, recv_errors: datagrams whose ``sendto`` / ``recvmsg`` failed.
+        callback_errors: calls of ``on_weights`` or an ``events`` hook that raised (logged, ignored).
+        handling_errors: datagrams whose handling raised in the receive thread (a bug: logged, and
+            the thread went on).
         socket_drops: datagrams (ACK slices) the kernel dropped because the socket's receive buffer
             was full (``SO_RXQ_OVFL``, :mod:`olaf.udpsock`): lost on this host, after the network.
         slices_superseded: ACK slices with weights replaced by a newer slice of the same chunk
@@ -326,6 +329,8 @@ class ClientStats:
     init_chunks_sent: int
     send_errors: int
     recv_errors: int
+    callback_errors: int
+    handling_errors: int
     socket_drops: int
     slices_superseded: int
     rcvbuf_bytes: int
@@ -747,7 +752,8 @@ class OlafClient:
                 pushes=c["pushes"], sent=c["sent"], skipped=c["skipped"], skipped_by_reason=dict(self._skipped),
                 chunks_sent=c["chunks_sent"], init_sent=c["init_sent"],
                 init_chunks_sent=c["init_chunks_sent"], send_errors=c["send_errors"],
-                recv_errors=c["recv_errors"], socket_drops=c["socket_drops"],
+                recv_errors=c["recv_errors"], callback_errors=c["callback_errors"],
+                handling_errors=c["handling_errors"], socket_drops=c["socket_drops"],
                 slices_superseded=c["slices_superseded"], rcvbuf_bytes=self._rcvbuf[1],
                 rcvbuf_advice=rcvbuf_advice(*self._rcvbuf), acks=c["acks"], acks_own=c["acks_own"],
                 acks_others=c["acks"] - c["acks_own"] - c["acks_wrong_size"], acks_wrong_size=c["acks_wrong_size"],
@@ -834,7 +840,17 @@ class OlafClient:
         self._init_rounds += 1
         delay = init_retry_delay_s(self._init_rounds, float(self._init_rng.random()), *self._retry_s)
         self._next_init_ns = now + int(delay * 1e9)
-        self._events.init_sent(time.time_ns(), retry)
+        self._event("init_sent", time.time_ns(), retry)
+
+    def _event(self, name: str, *args: Any) -> None:
+        """Call the ``events`` hook ``name`` (lock held). A hook that raises is a caller's bug: it is
+        logged with its traceback and counted (``callback_errors``), and never stops the receive
+        thread, which would leave the client deaf to every later ACK."""
+        try:
+            getattr(self._events, name)(*args)
+        except Exception:
+            self._c["callback_errors"] += 1
+            _log.exception("OlafClient events.%s hook failed", name)
 
     def _retry_init(self, now: int) -> None:
         """Repeat the INIT if it is due (lock held)."""
@@ -878,7 +894,7 @@ class OlafClient:
             ack = parse_ack(data)
         except MalformedOlafPacket as e:
             self._c["acks_malformed"] += 1
-            self._events.malformed(t_ns, len(data), str(e))
+            self._event("malformed", t_ns, len(data), str(e))
             return False
         self._c["acks"] += 1
         c = self.chunking
@@ -924,7 +940,7 @@ class OlafClient:
             if not self.model_acked and self._have.all():
                 self.model_acked = notify = True
         self._last_global_reward = None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward)
-        self._events.ack(t_ns, ack, own)
+        self._event("ack", t_ns, ack, own)
         return notify
 
     def _receive_one(self) -> bool:
@@ -948,11 +964,18 @@ class OlafClient:
         return True
 
     def _receive_loop(self) -> None:
-        """The receive thread: take datagrams until :meth:`close`, repeating the INIT when due."""
+        """The receive thread: take datagrams until :meth:`close`, repeating the INIT when due. An
+        exception while handling one (a bug) is logged and counted (``handling_errors``) and the
+        thread goes on: a dead receive thread would leave the client deaf, silently."""
         while not self._closed.is_set():
-            with self._lock:
-                self._retry_init(time.time_ns())
-            self._receive_one()
+            try:
+                with self._lock:
+                    self._retry_init(time.time_ns())
+                self._receive_one()
+            except Exception:
+                with self._lock:
+                    self._c["handling_errors"] += 1
+                _log.exception("OlafClient receive thread: handling a datagram failed")
 
     def _pump(self, deadline_ns: int, done: Optional[Callable[[], bool]]) -> None:
         """``background=False``: receive ACKs (and repeat the INIT when due) until ``deadline_ns``,

@@ -502,3 +502,28 @@ def test_init_that_gets_no_model_back_raises_naming_the_ps_the_size_and_what_to_
     with OlafClient(ps_addr, num_params=P + 6, bind=(ip(2), ACK_PORT), mtu=MTU) as c:  # the PS has P = 10
         with pytest.raises(ModelTimeout, match=r"P = 16 parameters in K = 4 chunks.*0 of 4 slices came back"):
             c.init(np.zeros(P + 6), wait_s=0.5)
+
+
+def test_an_event_hook_that_raises_never_leaves_the_client_deaf(ps, caplog):
+    """The first ACK's hook raises (a caller's bug, or a hook called before its owner is built):
+    the client logs and counts it, and its receive thread takes every later ACK (the model, the
+    answer to a push)."""
+    from olaf.client import ClientEvents
+
+    class FirstAckRaises(ClientEvents):
+        def __init__(self) -> None:
+            self.acks = 0
+
+        def ack(self, t_ns, ack, own) -> None:
+            self.acks += 1
+            if self.acks == 1:
+                raise AttributeError("'Worker' object has no attribute 'chunking'")
+
+    ip, ps_addr, _ = ps
+    events = FirstAckRaises()
+    with OlafClient(ps_addr, num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU, events=events) as c:
+        assert c.init(np.zeros(P), wait_s=HANG_S)
+        assert c.push(np.full(P, 0.25, dtype=np.float32), 1.5).sent and c.wait_for_answer(HANG_S)
+        st = c.stats()
+    assert st.callback_errors == 1 and st.handling_errors == 0 and events.acks >= 4 and st.acks == events.acks
+    assert "events.ack hook failed" in caplog.text

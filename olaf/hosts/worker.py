@@ -238,8 +238,11 @@ class _LogEvents(ClientEvents):
         self.worker._log_write(InitRecord(ev="init", t_ns=t_ns, retry=retry))
 
     def ack(self, t_ns: int, ack: Ack, own: bool) -> None:
+        # from the receive thread, which may call this before the worker's constructor returns (a
+        # restarted worker's socket gets its cluster's ACKs at once): only the log and its lock,
+        # set before the client, and the ACK itself are used
         st = ack.status
-        chunked = self.worker.chunking.num_chunks > 1
+        chunked = ack.num_chunks > 1
         self.worker._log_write(AckRecord(
             ev="ack", t_ns=t_ns, cluster_id=ack.cluster_id, worker_id=ack.worker_id, seq=ack.seq, count=ack.count,
             gen_ts=ack.gen_ts, global_reward=None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward),

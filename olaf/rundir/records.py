@@ -404,6 +404,9 @@ class WorkerSummary(Record):
     acks_foreign: Count = 0
     acks_wrong_size: Count
     recv_errors: Count
+    callback_errors: Count = Field(default=0, description="event hooks or on_weights calls that raised (logged)")
+    handling_errors: Count = Field(default=0, description="datagrams whose handling raised in the receive thread "
+                                   "(a bug; logged, the thread went on)")
     socket_drops: Count = 0
     slices_superseded: Count = Field(default=0, description="ACK slices replaced by a newer slice of the same "
                                      "chunk before the worker adopted them (kept: the newest per chunk)")
