@@ -116,7 +116,8 @@ def arms(fig: str, bottlenecks: list[Bottleneck], root: str = "s1") -> list[Arm]
     if fig == "fig8":
         if len(bottlenecks) != 2 or bottlenecks[0].capacity_rank <= bottlenecks[1].capacity_rank:
             raise click.BadParameter("fig8 needs two bottlenecks, the first of more capacity (the paper's 40 and "
-                                     "20 Gbit/s): rates HIGH,LOW or loads LOW,HIGH", param_hint=hint)
+                                     "20 Gbit/s): rates HIGH,LOW with HIGH > LOW, or loads LOW,HIGH with LOW < HIGH",
+                                     param_hint=hint)
         return [Arm("ideal", {}), *pairs]
     if fig == "fig7":
         if not bottlenecks:
