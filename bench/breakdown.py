@@ -26,7 +26,9 @@ from typing import Any, Optional
 import click
 
 from olaf.rundir.jsonl import read_jsonl
+from olaf.rundir.manifest import ManifestError
 from olaf.rundir.records import GenRecord, UpdateRecord
+from olaf.rundir.training import TrainingFileError
 from olaf.training.solve import SolveRun, read_olaf, read_sb3
 from olaf.training.staleness import REPORT, measure
 
@@ -143,7 +145,11 @@ def main(sb3: tuple[str, ...], olaf: tuple[str, ...], baseline: str, marks: Opti
         raise click.BadParameter(f"{marks!r}: every mark must be > 0 (millions of steps)", param_hint="--marks")
     rows = [row(lab, read_sb3(d), d) for lab, d in _pairs(sb3, "--sb3")]
     for lab, d in _pairs(olaf, "--olaf"):
-        rows.append(row(lab, read_olaf(d), d))
+        try:
+            run = read_olaf(d)
+        except (TrainingFileError, ManifestError) as e:
+            raise click.BadParameter(f"{lab}={d}: {e}", param_hint="--olaf") from None
+        rows.append(row(lab, run, d))
         if marks_m:
             workers = len(list((d / "hosts").glob("w*.summary.json")))
             ups = _updates(d / "hosts")  # the PS log, read once for both
