@@ -344,7 +344,7 @@ def _speedup_row(results: dict[tuple[str, int], TrainingResult], b: Bottleneck, 
     """``T_FIFO / T_Olaf`` per seed at one bottleneck, by ``time_of`` (None: not reached): a seed
     whose FIFO job did not get there counts FIFO's whole time (the speedup is then at least the
     ratio, marked ≥); if an Olaf job did not get there no speedup is given."""
-    head = {"arm": f"speedup FIFO/Olaf at {b.text} ({what})", b.kind if b.kind == "load" else "rate_pps": b.value,
+    head = {"arm": f"speedup FIFO/Olaf at {b.text} ({what})", "load" if b.kind == "load" else "rate_pps": b.value,
             "what": what}
     sp, bound = [], ""
     for s in seeds:

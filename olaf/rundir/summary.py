@@ -10,11 +10,12 @@ of a K > 1 model is :class:`ChunkDelivery`).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from olaf.rundir.modelfile import read_model_file
 
 SUMMARY_FILE = "summary.json"
 
@@ -123,15 +124,5 @@ def read_summary(run_dir: Path | str) -> RunSummary:
     Raises:
         SummaryFileError: missing (run ``olaf report`` on it), not JSON, or not a report.
     """
-    path = Path(run_dir) / SUMMARY_FILE
-    try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise SummaryFileError(f"{path}: missing (write it with `olaf report {run_dir}`)") from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise SummaryFileError(f"{path}: cannot read: {e}") from None
-    try:
-        return RunSummary.model_validate(raw)
-    except ValidationError as e:
-        fields = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
-        raise SummaryFileError(f"{path}: not a report ({fields})") from None
+    return read_model_file(Path(run_dir) / SUMMARY_FILE, RunSummary, SummaryFileError, what="a report",
+                           missing=f"write it with `olaf report {run_dir}`")

@@ -7,13 +7,13 @@ Written once by the job's monitor (:func:`olaf.training.monitor.write_training_o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from olaf.rundir.atomic import write_json
+from olaf.rundir.modelfile import read_model_file
 
 TRAINING_FILE = "training.json"
 
@@ -90,15 +90,5 @@ def read_training(run_dir: Path | str) -> TrainingResult:
     Raises:
         TrainingFileError: no ``training.json``, not JSON, or not a training result (the fields named).
     """
-    path = Path(run_dir) / TRAINING_FILE
-    try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise TrainingFileError(f"{path}: missing (not a training run, or it never started)") from None
-    except (OSError, json.JSONDecodeError) as e:
-        raise TrainingFileError(f"{path}: cannot read: {e}") from None
-    try:
-        return TrainingResult.model_validate(raw)
-    except ValidationError as e:
-        fields = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
-        raise TrainingFileError(f"{path}: not a training result ({fields})") from None
+    return read_model_file(Path(run_dir) / TRAINING_FILE, TrainingResult, TrainingFileError, what="a training result",
+                           missing="not a training run, or it never started")
