@@ -49,8 +49,10 @@ from olaf.configfile import validate as validate_model
 from olaf.constants import (
     ACK_PORT,
     DEFAULT_ACTIVITY_WINDOW_MS,
+    DEFAULT_JITTER_MS,
     DEFAULT_NUM_CHUNKS,
     DEFAULT_NUM_GRADS,
+    DEFAULT_PERIOD_MS,
     DEFAULT_QUEUE_SIZE,
     MAX_CHUNKS,
     MAX_CLUSTERS,
@@ -131,8 +133,8 @@ class AdmissionFile(FileModel):
 
     enabled: bool = Field(True, description="check create-cluster / add-worker with the verifier")
     switch: Optional[str] = Field(None, description="the switch whose Olaf queue is the engine (default: the PS's)")
-    worker_period_ms: float = Field(50.0, gt=0)
-    worker_jitter_ms: float = Field(10.0, ge=0)
+    worker_period_ms: float = Field(DEFAULT_PERIOD_MS, gt=0)
+    worker_jitter_ms: float = Field(DEFAULT_JITTER_MS, ge=0)
     tc: bool = Field(False, description="workers use transmission control (paper §5)")
     delta_t_ms: float = Field(DEFAULT_DELTA_T_MS, gt=0, description="transmission control Δ̄_T, ms (paper §5)")
     v_per_s: float = Field(DEFAULT_V_PER_S, ge=0, description="slope v of f, 1/s")

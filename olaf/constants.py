@@ -168,6 +168,13 @@ DEFAULT_ACTIVITY_WINDOW_MS = DEFAULT_ACTIVITY_WINDOW_NS / 1_000_000
 """:data:`DEFAULT_ACTIVITY_WINDOW_NS` in ms (the unit of configuration files and options)."""
 DEFAULT_NUM_GRADS = 16
 """Gradient elements per update of a deployment that does not say."""
+DEFAULT_PERIOD_MS = 50.0
+"""Update period of each worker of ``olaf run``'s microbenchmark job (and of a network file's
+admission section that does not say), ms: 27 workers at 20 updates/s offer 540 updates/s.
+A run plan's cluster group without a period has 100 ms (paper §8.1's workers,
+:class:`olaf.plan.plan.ClusterGroup`)."""
+DEFAULT_JITTER_MS = 10.0
+"""Jitter of :data:`DEFAULT_PERIOD_MS`, ms (each gap is period + U(−jitter, +jitter))."""
 DEFAULT_NUM_CHUNKS = 1
 """Chunks per update K of a deployment that does not say (a model that fits one frame)."""
 

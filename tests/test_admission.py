@@ -43,10 +43,13 @@ def test_verifier_problem_maps_the_deployment():
         cfgmod.validate_model(cfgmod.AdmissionFile, {"tc_reading": "sometimes"})
 
 
-def test_a_run_spec_hands_its_tc_reading_to_admission():
-    from olaf.topologies.spec import RunSpec
+def test_an_emulated_run_hands_its_tc_reading_to_admission():
+    from olaf.plan.plan import RunPlan
+    from olaf.topologies.emulated import EmulatedRun
 
-    d = RunSpec(tc=True, tc_reading="backoff", admission=True).deployment()
+    plan = RunPlan.model_validate({"duration_s": 5, "groups": [{"clusters": 2, "workers_per_cluster": 1}],
+                                   "tc": {"enabled": True, "reading": "backoff"}})
+    d = EmulatedRun(plan, admission=True).deployment()
     assert d.admission.tc and d.admission.tc_reading == "backoff"
 
 

@@ -100,7 +100,7 @@ def test_backend_set_comes_first_and_wins():
 
 @pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
 def test_committed_specs_plan_on_both_backends(path: Path):
-    from olaf.backends.mininet import run_spec
+    from olaf.backends.mininet import emulated_run
 
     s = load_spec(path)
     assert (s.paper or s.paper_claim) and s.scaling and s.reproduces
@@ -109,19 +109,19 @@ def test_committed_specs_plan_on_both_backends(path: Path):
         assert len(runs) == len(s.points()) * len(s.seeds_for(backend))
         if backend == "mininet" and "mininet" in s.backends:
             for r in runs:
-                run_spec(r.plan)
+                emulated_run(r.plan)
     for row in s.paper:  # every paper row matches a sweep point
         assert any(all(p[k] == v for k, v in row.point.items()) for p in s.points()), row.label
 
 
 def test_mininet_mapping_keeps_groups_queues_rates_and_updates(tmp_path):
-    from olaf.backends.mininet import run_spec
+    from olaf.backends.mininet import emulated_run
 
     s = load_spec(ROOT / "experiments" / "table3.yaml")
     r = next(r for r in plan(s, "mininet") if r.point["queue"] == "olaf_tc")
-    rs = run_spec(r.plan)
-    assert (rs.topo, rs.queue, rs.tc) == ("multihop", "olaf", True)
-    assert [(g.name, g.clusters, g.workers_per_cluster, g.period_ms, g.switch) for g in rs.groups] == [
+    rs = emulated_run(r.plan)
+    assert (rs.topo, rs.queue, rs.tx.enabled) == ("multihop", "olaf", True)
+    assert [(g.name, g.clusters, g.workers_per_cluster, g.period_ms, g.switch) for g in rs.cluster_groups()] == [
         ("S1", 5, 2, 100, "s1"), ("S2", 5, 2, 300, "s2")]
     q = rs.switch_queues()
     assert {sw: x.size for sw, x in q.items()} == {"s1": 5, "s2": 5, "s3": 8}
@@ -131,26 +131,26 @@ def test_mininet_mapping_keeps_groups_queues_rates_and_updates(tmp_path):
     w = rs.worker_config(d, "w20", 9, tmp_path, tmp_path / "start_ns")  # last worker: S2
     assert w.schedule.period_ms == 300 and w.tx.enabled and d.hosts["w20"].switch == "s2"
     t1 = load_spec(ROOT / "experiments" / "table1-fig6.yaml")
-    rs1 = run_spec(plan(t1, "mininet")[0].plan)
+    rs1 = emulated_run(plan(t1, "mininet")[0].plan)
     assert rs1.updates_per_worker == 500 and rs1.switch_queues()["s1"].rate_pps == 360
     w = rs1.worker_config(rs1.deployment(), "w1", 0, tmp_path, tmp_path / "start_ns")
     assert w.schedule.max_updates == 500 and w.schedule.duration_s is None
 
 
 def test_mininet_refuses_what_it_cannot_emulate():
-    from olaf.backends.mininet import run_spec
+    from olaf.backends.mininet import emulated_run
 
     s = validate(RunPlan, {"duration_s": 1, "segments": 16, "groups": [{"clusters": 1, "workers_per_cluster": 1}]})
     with pytest.raises(ConfigError, match="segments: the mininet backend cannot honour it: 16: the P4 build has 256"):
-        run_spec(s)
+        emulated_run(s)
     s = validate(RunPlan, {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
                             "uplinks": {"s1": {"pps": 0.4}}})
     with pytest.raises(ConfigError, match=r"uplinks.s1: the mininet backend cannot honour it: 0.4 packets/s"):
-        run_spec(s)
+        emulated_run(s)
     s = validate(RunPlan, {"duration_s": 1, "groups": [{"clusters": 1, "workers_per_cluster": 1}],
                             "uplinks": {"s1": {"pps": 10, "delay_us": 100}}})
     with pytest.raises(ConfigError, match=r"uplinks.s1.delay_us: the mininet backend cannot honour it: veth") as e:
-        run_spec(s)
+        emulated_run(s)
     assert e.value.field == "uplinks.s1.delay_us"
 
 

@@ -1,10 +1,10 @@
 """One emulated run: Mininet + BMv2 Olaf switches + controller + PS + workers.
 
-Build the network of a :class:`~olaf.topologies.spec.RunSpec`
+Build the network of a plan (:class:`~olaf.topologies.emulated.EmulatedRun`)
 (:mod:`olaf.topologies.network`), program it with the controller, start the PS and
 the workers in their hosts (command lines from their configuration objects,
-:mod:`olaf.hosts.argv`), let updates flow for ``duration_s`` (or open the Mininet CLI
-when it is 0, so ``olafctl`` can regroup clusters from another terminal), stop
+:mod:`olaf.hosts.argv`), let updates flow until the plan's deadline (or open the Mininet CLI
+in an interactive run, so ``olafctl`` can regroup clusters from another terminal), stop
 everything, read the switch counters and write the report into the run directory
 (:mod:`olaf.topologies.rundir`).
 
@@ -48,9 +48,9 @@ from olaf.plan.faults import parse_fault
 from olaf.priority import niced, set_session_nice
 from olaf.report.commands import report_run
 from olaf.rundir.atomic import write_json
+from olaf.topologies.emulated import INTERACTIVE_DURATION_S, EmulatedRun
 from olaf.topologies.faults import FaultInjector
 from olaf.topologies.rundir import copy_program, give_back, update_run_json, updates_run_end, write_run_json
-from olaf.topologies.spec import INTERACTIVE_DURATION_S, RunSpec
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def launch_processes(net: Any, configs: dict[str, WorkerConfig], logs_dir: Path,
     return procs
 
 
-def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progress: bool = True,
+def run_once(run: EmulatedRun, out: Path, build: Path, console: Console, *, progress: bool = True,
              quiet: bool = False, monitor: Optional[RunMonitor] = None,
              launch: WorkerLauncher = launch_processes) -> dict[str, Any]:
     """One run into ``out``; returns the summary. Raises RunFailed.
@@ -126,7 +126,7 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     """
     from olaf.topologies.network import OlafNetwork  # noqa: PLC0415 (needs Mininet)
 
-    d = spec.deployment()
+    d = run.deployment()
     hosts_dir, logs_dir = out / "hosts", out / "logs"
     hosts_dir.mkdir(parents=True, exist_ok=True)
     cfgmod.save(d, out / "network.yaml")
@@ -140,63 +140,63 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
     ps_died: Optional[str] = None
     lost: dict[str, dict[str, Any]] = {}
     try:
-        with OlafNetwork(d, build / "olaf_queue.so", logs_dir, log_level=spec.bmv2_log_level,
-                         pcap_dir=out / "pcap" if spec.pcap else None, mtu=spec.links_mtu) as net:
-            queues = spec.switch_queues()
+        with OlafNetwork(d, build / "olaf_queue.so", logs_dir, log_level=run.bmv2_log_level,
+                         pcap_dir=out / "pcap" if run.pcap else None, mtu=run.links_mtu) as net:
+            queues = run.switch_queues()
             if not quiet:
-                console.print(f"[bold]{spec.topo}[/] network up: {len(d.switches)} switch(es), "
+                console.print(f"[bold]{run.topo}[/] network up: {len(d.switches)} switch(es), "
                               f"{len(d.clusters)} clusters, {sum(map(len, d.clusters.values()))} workers; queue "
-                              f"[bold]{spec.queue}[/] " + ", ".join(f"{sw} size {q.size} rate {q.rate_pps or '∞'} pps"
+                              f"[bold]{run.queue}[/] " + ", ".join(f"{sw} size {q.size} rate {q.rate_pps or '∞'} pps"
                                                                     for sw, q in queues.items()))
             try:
                 ctl.deploy(push_pipeline=True)
             except (SwitchUnavailable, P4RuntimeWriteError, ThriftError):
                 net.check_switches()  # a dead switch explains more than the controller's error
                 raise
-            ps = net.popen(d.ps, [_olaf_bin(), "ps", *ps_argv(spec.ps_config(d, hosts_dir))], logs_dir / "ps.out")
+            ps = net.popen(d.ps, [_olaf_bin(), "ps", *ps_argv(run.ps_config(d, hosts_dir))], logs_dir / "ps.out")
             _wait_files([hosts_dir / "ps.jsonl"], [ps], timeout_s=60, what="the PS")
-            workers = launch(net, {w: spec.worker_config(d, w, cid, hosts_dir, start_file)
+            workers = launch(net, {w: run.worker_config(d, w, cid, hosts_dir, start_file)
                                    for cid, members in d.clusters.items() for w in members}, logs_dir)
             _wait_files([hosts_dir / f"{w}.jsonl" for w in workers], list(workers.values()),
                         timeout_s=120, what="the workers")
-            duration = INTERACTIVE_DURATION_S if spec.interactive else spec.generation_limit_s()
+            duration = INTERACTIVE_DURATION_S if run.interactive else run.generation_limit_s()
             t0 = time.time_ns() + 1_000_000_000
-            for gi, g in enumerate(spec.cluster_groups()):
+            for gi, g in enumerate(run.cluster_groups()):
                 if g.start_ms > 0:
                     write_start_file(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
             write_start_file(start_file, t0)
-            write_run_json(out, spec, t0, None if spec.interactive else t0 + int(duration * 1e9))
+            write_run_json(out, run, t0, None if run.interactive else t0 + int(duration * 1e9))
             try:
-                if spec.interactive:
+                if run.interactive:
                     from mininet.cli import CLI  # noqa: PLC0415
 
                     console.print(f"Mininet CLI: updates are flowing. From another terminal: "
                                   f"`olafctl --network {out / 'network.yaml'} clusters`. Type `exit` to stop.")
                     CLI(net.net)
-                    write_run_json(out, spec, t0, time.time_ns())
+                    write_run_json(out, run, t0, time.time_ns())
                 else:
                     procs = list(workers.values())
-                    injector = FaultInjector([parse_fault(f) for f in spec.faults], net, ctl, ps, list(d.clusters))
-                    measured = MeasuredLinks(ctl, spec.run_plan)
+                    injector = FaultInjector([parse_fault(f) for f in run.faults], net, ctl, ps, list(d.clusters))
+                    measured = MeasuredLinks(ctl, run.plan)
                     early = _progress(console, net, ctl, t0, duration, workers, show=progress, monitor=monitor,
                                       injector=injector, ps=ps, lost=lost, measured=measured)
-                    longest_period = max(g.period_ms + g.jitter_ms for g in spec.cluster_groups())
+                    longest_period = max(g.period_ms + g.jitter_ms for g in run.cluster_groups())
                     if early is not None:
-                        write_run_json(out, spec, t0, time.time_ns(), stopped_early_s=early)
-                        _stop_generation(net, ctl, workers, spec, hosts_dir)
-                    elif spec.updates_per_worker is None:
+                        write_run_json(out, run, t0, time.time_ns(), stopped_early_s=early)
+                        _stop_generation(net, ctl, workers, run, hosts_dir)
+                    elif run.updates_per_worker is None:
                         _wait_exit(procs, timeout_s=30 + longest_period / 1000)
                     else:  # the deadline is the generation limit: give the workers their linger, then stop them
                         _wait_exit(procs, timeout_s=2 + longest_period / 1000)
             except KeyboardInterrupt:
                 partial = True
                 console.print("[yellow]interrupted[/]: stopping hosts, reading counters, writing a partial report")
-                write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
+                write_run_json(out, run, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
                                partial_reason="interrupted", faults=injector.done if injector else [])
             except PsDied as e:
                 partial, ps_died = True, str(e)
                 console.print(f"[red]{e}[/]: stopping the workers, reading counters, writing a partial report")
-                write_run_json(out, spec, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
+                write_run_json(out, run, t0, min(time.time_ns(), t0 + int(duration * 1e9)), partial=True,
                                partial_reason=str(e), faults=injector.done if injector else [])
             net.stop_procs()
             _note_lost(console, workers, lost, (time.time_ns() - t0) / 1e9, monitor)
@@ -204,15 +204,15 @@ def run_once(spec: RunSpec, out: Path, build: Path, console: Console, *, progres
                 update_run_json(out, lost_workers=list(lost.values()))
             if measured is not None and measured.changes:
                 update_run_json(out, bottleneck_changes=measured.changes)
-            if spec.updates_per_worker is not None and not partial and not spec.interactive:
-                _close_updates_run(out, spec, t0, hosts_dir)
+            if run.updates_per_worker is not None and not partial and not run.interactive:
+                _close_updates_run(out, run, t0, hosts_dir)
             final = {n: sc.counters.snapshot(d.clusters) for n, sc in ctl.switches.items()}
             write_json(out / "switch_counters.json", injector.counters(final) if injector else final, indent=1)
             if injector and injector.done and not partial:
                 update_run_json(out, faults=injector.done)
             net.check_switches()
             # workers the harness stopped (deadline, or the monitor's goal reached mid-iteration) did not fail
-            stopped = _signalled(workers) if spec.updates_per_worker is not None or early is not None else set()
+            stopped = _signalled(workers) if run.updates_per_worker is not None or early is not None else set()
             if injector and any(f["fault"] == "ps-kill" for f in injector.done):
                 stopped.add("ps")
             stopped |= set(lost)  # lost with their machine: the run went on without them (run.json)
@@ -243,7 +243,7 @@ def _queued(counters: Any) -> int:
             - sum(reclaimed.values()))
 
 
-def _stop_generation(net: Any, ctl: OlafController, workers: dict[str, Any], spec: RunSpec,
+def _stop_generation(net: Any, ctl: OlafController, workers: dict[str, Any], run: EmulatedRun,
                      hosts_dir: Path) -> None:
     """End a run before its schedule (the monitor's goal reached): stop the workers, wait until
     their first switches have decided every update packet they sent (:func:`_undecided`; at most
@@ -255,7 +255,7 @@ def _stop_generation(net: Any, ctl: OlafController, workers: dict[str, Any], spe
     deadline = time.monotonic() + 5
     while _undecided(ctl, sent) > 0 and time.monotonic() < deadline:
         time.sleep(0.05)
-    drain_s = max((q.size / q.rate_pps for q in spec.switch_queues().values() if q.rate_pps), default=0.0)
+    drain_s = max((q.size / q.rate_pps for q in run.switch_queues().values() if q.rate_pps), default=0.0)
     deadline = time.monotonic() + drain_s + 5
     while any(_queued(sc.counters) for sc in ctl.switches.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -295,12 +295,12 @@ def _signalled(workers: dict[str, Any]) -> set[str]:
     return {n for n, p in workers.items() if p.returncode is not None and p.returncode < 0}
 
 
-def _close_updates_run(out: Path, spec: RunSpec, t0: int, hosts_dir: Path) -> None:
+def _close_updates_run(out: Path, run: EmulatedRun, t0: int, hosts_dir: Path) -> None:
     """``run.json`` of an ``updates_per_worker`` run: the window ends at the last generation;
     workers that did not generate all their updates by the deadline are listed."""
-    assert spec.updates_per_worker is not None
-    t_end, incomplete = updates_run_end(hosts_dir, t0, spec.updates_per_worker, spec.duration_s)
-    write_run_json(out, spec, t0, t_end, incomplete=incomplete)
+    assert run.updates_per_worker is not None
+    t_end, incomplete = updates_run_end(hosts_dir, t0, run.updates_per_worker, run.duration_s)
+    write_run_json(out, run, t0, t_end, incomplete=incomplete)
 
 
 def _wait_files(paths: list[Path], procs: list, timeout_s: float, what: str) -> None:
@@ -410,10 +410,3 @@ def _progress(console: Console, net, ctl: OlafController, t0: int, duration: flo
             time.sleep(1.0)
         prog.update(task, completed=duration)
     return None
-
-
-def write_compare(dirs: dict[str, Path]) -> None:
-    """``olaf compare``: the Olaf run's report against the FIFO baseline (``compare.json``)."""
-    report_run(dirs["olaf"], baseline_dir=dirs["fifo"])
-    give_back(dirs["olaf"])
-    log.info("compare: %s", json.dumps({k: str(v) for k, v in dirs.items()}))

@@ -2,7 +2,7 @@
 
 Files of a run directory (:mod:`olaf.rundir`): ``network.yaml`` (what ``olafctl`` needs),
 ``olaf.p4info.txt`` and ``olaf.json`` (the program the switches ran; ``olafctl`` uses them),
-``run.json`` (the manifest: backend ``mininet``, window, the :class:`RunSpec` as the plan,
+``run.json`` (the manifest: backend ``mininet``, window, the plan, what the emulation made of it,
 provenance), ``hosts/*.jsonl`` (PS and worker logs),
 ``logs/<switch>.log`` (BMv2), ``pcap/`` (with ``--pcap``), ``switch_counters.json``,
 ``summary.json``, ``summary.csv`` and the plots.
@@ -16,14 +16,16 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from olaf.provenance import provenance
 from olaf.rundir.jsonl import read_jsonl
 from olaf.rundir.manifest import Incomplete, RunManifest, read_manifest, write_manifest
 from olaf.rundir.records import GenRecord, WorkerStart
+
+if TYPE_CHECKING:
+    from olaf.topologies.emulated import EmulatedRun
 
 PROGRAM_FILES = ("olaf.p4info.txt", "olaf.json")
 BACKEND = "mininet"
@@ -56,16 +58,13 @@ def copy_program(build: Path, out: Path) -> None:
         shutil.copy2(build / f, out / f)
 
 
-def write_run_json(out: Path, spec: Any, t0: int, t_end: Optional[int], **fields: Any) -> RunManifest:
-    """Write ``run.json``, the manifest of an emulated run: the generation window (ns), the run plan
-    (``spec.plan``, else :meth:`~olaf.topologies.spec.RunSpec.to_plan`), the emulation's own parameters
-    (``spec``, a :class:`~olaf.topologies.spec.RunSpec`) in ``backend_info.emulation``, the provenance and
-    ``fields`` of :class:`~olaf.rundir.manifest.RunManifest` (``partial``, ``incomplete`` …). Returns it."""
-    plan = spec.plan if spec.plan is not None else spec.to_plan()
-    emulation = asdict(replace(spec, plan=None))
-    del emulation["plan"]
-    m = RunManifest(backend=BACKEND, t_start_ns=t0, t_end_ns=t_end, plan=plan.model_dump(mode="json"),
-                    provenance=provenance(), backend_info={"emulation": emulation}, **fields)
+def write_run_json(out: Path, run: EmulatedRun, t0: int, t_end: Optional[int], **fields: Any) -> RunManifest:
+    """Write ``run.json``, the manifest of an emulated run: the generation window (ns), the run plan,
+    what the emulation made of it (:meth:`~olaf.topologies.emulated.EmulatedRun.backend_info`, in
+    ``backend_info.emulation``), the provenance and ``fields`` of
+    :class:`~olaf.rundir.manifest.RunManifest` (``partial``, ``incomplete`` …). Returns it."""
+    m = RunManifest(backend=BACKEND, t_start_ns=t0, t_end_ns=t_end, plan=run.plan.model_dump(mode="json"),
+                    provenance=provenance(), backend_info={"emulation": run.backend_info()}, **fields)
     write_manifest(out, m)
     return m
 

@@ -2,7 +2,7 @@
 P4 program, the P4Runtime controller and real ``olaf ps`` / ``olaf worker`` processes
 (:func:`olaf.topologies.emulation.run_once`, root and the P4 toolchain).
 
-The plan becomes the emulation's :class:`~olaf.topologies.spec.RunSpec` (:func:`run_spec`):
+The plan runs as an :class:`~olaf.topologies.emulated.EmulatedRun` (:func:`emulated_run`):
 its cluster groups, per-switch queue sizes and uplink rates (BMv2 egress rates in packets/s:
 a capacity in Gbit/s is converted with the Ethernet frame of an update; a capacity given as
 ``load`` follows the offered rate measured during the run, :mod:`olaf.plan.bottleneck`), the workload
@@ -22,6 +22,7 @@ from typing import Optional
 
 from olaf.backends.base import Backend, BackendOptions, PlanRefused, RunResult, refuse_set
 from olaf.chunks import ChunkingError
+from olaf.configfile import ConfigError
 from olaf.constants import (
     ELEMENT_LEN,
     ETH_HEADER_LEN,
@@ -35,7 +36,7 @@ from olaf.constants import (
 )
 from olaf.harness import RunMonitor
 from olaf.paths import build_dir
-from olaf.plan.plan import PPOWorkload, RunPlan
+from olaf.plan.plan import RunPlan
 
 REFUSED = {
     "uplinks.*.delay_us": "veth links add no propagation delay",
@@ -51,32 +52,43 @@ def ethernet_frame_bytes(grads: int) -> int:
     return ETH_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + UPDATE_HEADER_LEN + ELEMENT_LEN * grads
 
 
-def _rate_pps(p: RunPlan, switch: str) -> int:
-    if switch not in p.uplinks:
-        return 0  # the access link's capacity: unshaped veth, unlimited
-    link = p.uplinks[switch]
-    if link.load is not None:
-        return 0  # measured during the run, unlimited until then (olaf.plan.bottleneck)
+def egress_rates_pps(p: RunPlan) -> dict[str, int]:
+    """Each switch's BMv2 egress rate toward the PS, packets/s (0: unlimited), from the plan's
+    ``uplinks``: ``updates_per_s`` · K chunk frames, or Gbit/s over the Ethernet frame of a chunk
+    (:func:`ethernet_frame_bytes`), rounded to whole packets/s; a ``load`` link starts unlimited
+    and follows the offered rate measured during the run (:mod:`olaf.plan.bottleneck`); a switch
+    without an uplink has the unshaped access link.
+
+    Raises:
+        PlanRefused: a rate below 1 packet/s, or a model of more chunks than the P4 build takes.
+    """
     try:
         ch = p.chunking(p.hosts_mtu(MTU), MAX_CHUNKS)
     except ChunkingError as e:
         raise PlanRefused("mininet", "grads", str(e)) from None
-    # BMv2 limits packets/s: a plan's pps is updates/s of K chunk frames (olaf.plan.plan.Link)
-    pps = (link.pps * ch.num_chunks if link.pps is not None
-           else link.gbps * 1e9 / (8 * ethernet_frame_bytes(ch.chunk_len)))  # type: ignore[operator]
-    if pps < 1:
-        raise PlanRefused("mininet", f"uplinks.{switch}", f"{pps:.3g} packets/s: BMv2 rates are whole packets/s "
-                          "(>= 1); scale the plan (an experiment: backends.mininet.set)")
-    return round(pps)
+    rates = {}
+    for switch in p.switches:
+        link = p.uplinks.get(switch)
+        if link is None or link.load is not None:
+            rates[switch] = 0
+            continue
+        # BMv2 limits packets/s: a plan's pps is updates/s of K chunk frames (olaf.plan.plan.Link)
+        pps = (link.pps * ch.num_chunks if link.pps is not None
+               else link.gbps * 1e9 / (8 * ethernet_frame_bytes(ch.chunk_len)))  # type: ignore[operator]
+        if pps < 1:
+            raise PlanRefused("mininet", f"uplinks.{switch}", f"{pps:.3g} packets/s: BMv2 rates are whole packets/s "
+                              "(>= 1); scale the plan (an experiment: backends.mininet.set)")
+        rates[switch] = round(pps)
+    return rates
 
 
-def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
-    """The emulated run of plan ``p`` (a :class:`~olaf.topologies.spec.RunSpec`), checked.
+def emulated_run(p: RunPlan, options: Optional[BackendOptions] = None):
+    """Plan ``p`` as the Mininet harness runs it (an :class:`~olaf.topologies.emulated.EmulatedRun`), checked.
 
     Raises:
         PlanRefused: a field the emulation cannot express (named), or sizes its builders refuse.
     """
-    from olaf.topologies.spec import RunSpec, RunSpecError, WorkerGroup  # noqa: PLC0415
+    from olaf.topologies.emulated import EmulatedRun  # noqa: PLC0415
 
     o = options or BackendOptions()
     refuse_set("mininet", p, REFUSED)
@@ -86,25 +98,13 @@ def run_spec(p: RunPlan, options: Optional[BackendOptions] = None):
         raise PlanRefused("mininet", "records", "the hosts always log every update")
     if p.trace is not None:
         p.traces()  # raises ConfigError naming trace.file
-    groups = tuple(WorkerGroup(g.name, g.clusters, g.workers_per_cluster, g.period_ms, g.jitter_ms, g.switch,
-                               g.start_ms, g.start_phase, g.arrivals, g.burst, g.workers_per_host) for g in p.groups)
-    if o.interactive:
-        duration = 0.0  # the Mininet CLI: until it exits
-    else:
-        duration = p.deadline_s()
-    job = p.workload.job if isinstance(p.workload, PPOWorkload) else None
     try:
-        spec = RunSpec(topo=p.topology, queue=p.discipline, duration_s=duration, groups=groups,
-                       updates_per_worker=p.updates_per_worker, queue_sizes=dict(p.queue_sizes),
-                       rates_pps={sw: _rate_pps(p, sw) for sw in p.switches}, grads=p.grads,
-                       reward_threshold=p.reward_threshold, activity_window_ms=p.activity_window_ms,
-                       tc=p.transmission_control, tc_delta_t_ms=p.tc.delta_t_ms, tc_v_per_s=p.tc.v_per_s, tc_reading=p.tc.reading,
-                       tc_q_max=p.tc.q_max, seed=p.seed, bmv2_log_level=o.bmv2_log_level, pcap=o.pcap,
-                       admission=o.admission, training=job, faults=tuple(p.faults), plan=p)
-        spec.deployment()
-    except RunSpecError as e:
-        raise PlanRefused("mininet", e.field, e.message) from None
-    return spec
+        return EmulatedRun(p, egress_rates_pps(p), interactive=o.interactive, bmv2_log_level=o.bmv2_log_level,
+                           pcap=o.pcap, admission=o.admission)
+    except PlanRefused:
+        raise
+    except ConfigError as e:
+        raise PlanRefused("mininet", e.path, e.message) from None
 
 
 class MininetBackend(Backend):
@@ -131,7 +131,7 @@ class MininetBackend(Backend):
         preflight(self.options.build or build_dir())
 
     def check(self, plan: RunPlan) -> None:
-        run_spec(plan, self.options)
+        emulated_run(plan, self.options)
 
     def run(self, plan: RunPlan, out: Path, monitor: Optional[RunMonitor] = None) -> RunResult:
         """Emulate ``plan`` into ``out`` (after :meth:`preflight`, as every backend's run).
@@ -144,10 +144,10 @@ class MininetBackend(Backend):
 
         from olaf.topologies.emulation import launch_processes, run_once  # noqa: PLC0415 (Mininet on first use)
 
-        spec = run_spec(plan, self.options)
+        run = emulated_run(plan, self.options)
         out.mkdir(parents=True, exist_ok=True)
         t = time.monotonic()
-        summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
+        summary = run_once(run, out, self.options.build or build_dir(), self.options.console,
                            progress=self.options.progress, quiet=self.options.quiet, monitor=monitor,
                            launch=partial(launch_processes, nice=self.options.worker_nice))
         return RunResult.of_run(self.name, out, time.monotonic() - t, summary)

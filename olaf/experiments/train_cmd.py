@@ -21,8 +21,8 @@ from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.constants import IPV4_MAX_LEN, WORKER_NICE
 from olaf.hosts.modes import Mode
+from olaf.plan.topology import QUEUES
 from olaf.plan.workload import DEFAULT_ENV, LEARNERS, NETS, PPOConfig, PPOTaskSpec, TrainJob
-from olaf.topologies.spec import QUEUES
 from olaf.training.job import build_plan, checked_backend, job_mtu
 
 

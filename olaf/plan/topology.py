@@ -39,6 +39,9 @@ DEFAULT_QUEUE_SIZES = {"tor": {"s1": QUEUE_SIZE},
                        "multihop": {"s1": EDGE_QUEUE_SIZE, "s2": EDGE_QUEUE_SIZE, "s3": QUEUE_SIZE}}
 """Q_max of every switch by topology, segments: paper §8.1 (8, :data:`olaf.constants.DEFAULT_QUEUE_SIZE`)
 and §8.3 (SW1/SW2 5, SW3 8)."""
+QUEUES = ("olaf", "fifo")
+"""The switches' queue disciplines a command offers: the OlafQueue and the tail-drop FIFO baseline of the
+same size (a plan's ``queue`` also takes ``olaf_tc``: the OlafQueue with transmission control)."""
 DEFAULT_CLUSTERS = 9
 DEFAULT_WORKERS_PER_CLUSTER = 3
 """The default network of ``olaf run``, ``olaf train``, ``make run`` and ``make train``: 9 clusters ×

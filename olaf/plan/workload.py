@@ -222,7 +222,7 @@ JOB_ACK_WAIT_MS = 100.0
 
 @dataclass(frozen=True)
 class TrainJob:
-    """What turns an emulated run (:class:`olaf.topologies.spec.RunSpec`) into a training job
+    """What turns a run (:class:`olaf.plan.plan.RunPlan`'s ``workload``) into a training job
     (``olaf train``): every worker runs the PPO task, the PS the chosen step and mode.
 
     Torch-free, so a run's parameters (``run.json``) can be written and read on a base install.

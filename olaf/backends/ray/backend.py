@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from olaf.backends.base import RunResult
-from olaf.backends.mininet import MininetBackend, run_spec
+from olaf.backends.mininet import MininetBackend, emulated_run
 from olaf.backends.ray.actors import RayLauncher
 from olaf.backends.ray.cluster import LocalRayHead, require_ray
 from olaf.harness import RunMonitor
@@ -44,7 +44,7 @@ class RayBackend(MininetBackend):
         from olaf.topologies.emulation import run_once  # noqa: PLC0415 (Mininet on first use)
 
         ray = require_ray()
-        spec = run_spec(plan, self.options)
+        run = emulated_run(plan, self.options)
         out.mkdir(parents=True, exist_ok=True)
         t = time.monotonic()
         nodes = self.options.ray_nodes
@@ -52,7 +52,7 @@ class RayBackend(MininetBackend):
         launcher = RayLauncher(ray, self.options.workers_per_actor, nodes=nodes, restarts=self.options.actor_restarts,
                                nice=self.options.worker_nice)
         try:
-            summary = run_once(spec, out, self.options.build or build_dir(), self.options.console,
+            summary = run_once(run, out, self.options.build or build_dir(), self.options.console,
                                progress=self.options.progress, quiet=self.options.quiet, monitor=monitor,
                                launch=launcher)
         finally:
