@@ -17,10 +17,12 @@ from olaf.clitypes import logging_options, setup_logging
 
 # name -> (module, attribute, one-line help shown by `olaf --help` without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "run": ("olaf.backends.commands", "run_cmd", "Run Olaf end to end in Mininet + BMv2 (root)."),
-    "compare": ("olaf.backends.commands", "compare_cmd", "FIFO then Olaf on the same topology and load (root)."),
+    "run": ("olaf.backends.commands", "run_cmd",
+            "Run Olaf end to end on a backend: Mininet + BMv2 (root, the default), local, ns3 or ray."),
+    "compare": ("olaf.backends.commands", "compare_cmd",
+                "FIFO then Olaf on the same topology, load and backend (mininet: root)."),
     "experiment": ("olaf.experiments.commands", "experiment_cmd",
-                   "Run an experiment spec (sweeps x seeds) on ns3, mininet or local; tables beside the paper's."),
+                   "Run an experiment spec (sweeps x seeds) on any backend (ns3 by default); tables beside the paper's."),
     "train": ("olaf.experiments.train_cmd", "train_cmd",
               "Distributed PPO until a reward target: through BMv2 (mininet, ray: root) or over loopback "
               "(local); `train compare FIG`."),

@@ -78,7 +78,8 @@ def test_the_cli_sets_only_what_differs_from_the_plans_defaults():
     """A field at its default is not set in the plan, so a backend that cannot honour a field
     refuses it only when it was asked for (the local backend and ``activity_window_ms``)."""
     p = cli_plan(rate_pps=0)
-    assert p.model_fields_set == {"topology", "queue", "grads", "seed", "duration_s", "groups"}
+    assert p.model_fields_set == {"duration_s", "groups"}
+    assert cli_plan(queue="fifo", topo="multihop").model_fields_set >= {"queue", "topology"}
     p = cli_plan(activity_window_ms=300.0, tc=True, tc_reading="backoff", queue_size=4)
     assert {"activity_window_ms", "tc", "queue_size", "uplinks"} <= p.model_fields_set
     assert p.tc.model_fields_set == {"enabled", "reading"} and p.queue_size == {"s1": 4}

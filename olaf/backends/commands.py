@@ -82,10 +82,12 @@ def plan_of_options(*, topo: str, queue: str, duration_s: float, clusters: int, 
     edges = EDGE_SWITCHES[topo]
     root = "s3" if topo == "multihop" else "s1"
     raw: dict[str, Any] = {
-        "topology": topo, "queue": queue, "grads": grads, "seed": seed, "duration_s": duration_s or interactive_s,
+        "duration_s": duration_s or interactive_s,
         "groups": [{"name": f"S{i + 1}", "clusters": clusters, "workers_per_cluster": workers_per_cluster,
                     "period_ms": period_ms, "jitter_ms": jitter_ms, "switch": sw, "workers_per_host": workers_per_host}
                    for i, sw in enumerate(edges)]}
+    raw.update({k: v for k, v in (("topology", topo), ("queue", queue), ("grads", grads), ("seed", seed))
+                if v != RunPlan.model_fields[k].default})
     sizes = {root: queue_size} if queue_size is not None else {}
     rates = {root: rate_pps}
     if topo == "multihop":
@@ -154,7 +156,7 @@ def run_options(f):
                           "(docs/reliability.md)."),
         click.option("--backend", default="mininet", show_default=True, type=click.Choice(backends.names()),
                      help="What runs the plan: mininet (root, the P4 toolchain), local (loopback, no switch), "
-                          "ns3, ray (docs/backends.md)."),
+                          "ns3, ray (docs/architecture.md)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -206,7 +208,7 @@ def _interactive_s() -> float:
 @click.option("--queue", default="olaf", show_default=True, type=click.Choice(QUEUES))
 @run_options
 def run_cmd(build: Path, results: Path, **kw) -> None:
-    """Run Olaf end to end (Mininet + BMv2 by default) and report AoM and loss per cluster."""
+    """Run Olaf end to end on a backend (Mininet + BMv2 by default, root) and report AoM and loss per cluster."""
     console = Console()
     runner = _backend(kw, build, console)
     plan = _checked(runner, plan_of_options(**kw, interactive_s=_interactive_s()), kw["topo"])
@@ -214,7 +216,7 @@ def run_cmd(build: Path, results: Path, **kw) -> None:
     signal.signal(signal.SIGTERM, _term_as_interrupt)
     out = new_run_dir(results, f"{plan.topology}-{plan.queue}")
     runner.run(plan, out)
-    console.print(f"results: {out} (results/latest)")
+    console.print(f"results: {out} ({results / 'latest'})")
 
 
 @click.command("compare")
@@ -238,4 +240,4 @@ def compare_cmd(build: Path, results: Path, **kw) -> None:
         runner.run(plan, dirs[queue])
     report_run(dirs["olaf"], baseline_dir=dirs["fifo"])
     give_back(dirs["olaf"])
-    console.print(f"results: {dirs['fifo']} (FIFO), {dirs['olaf']} (Olaf, results/latest, compare.json)")
+    console.print(f"results: {dirs['fifo']} (FIFO), {dirs['olaf']} (Olaf, {results / 'latest'}, compare.json)")
