@@ -266,11 +266,13 @@ def test_the_library_imports_without_torch():
     assert r.returncode == 0 and r.stdout.strip() == "[1.0, 2.0]", r.stderr
 
 
-def test_the_guide_shows_the_example_file_verbatim():
-    """docs/client.md's example is examples/sb3_client.py (tests/test_client_example.py runs the file)."""
+@pytest.mark.parametrize("name", ["sb3_client.py", "sb3_callback.py"])
+def test_the_guide_shows_the_example_files_verbatim(name):
+    """docs/client.md's examples are examples/sb3_client.py and sb3_callback.py (tests/test_client_example.py
+    and tests/test_integrations_sb3.py run the files)."""
     doc = (ROOT / "docs" / "client.md").read_text()
-    example = (ROOT / "examples" / "sb3_client.py").read_text()
-    assert f"```python\n{example}```" in doc, "docs/client.md's example drifted from examples/sb3_client.py: paste it again"
+    example = (ROOT / "examples" / name).read_text()
+    assert f"```python\n{example}```" in doc, f"docs/client.md's example drifted from examples/{name}: paste it again"
 
 
 def test_acks_the_kernel_drops_for_a_full_receive_buffer_are_counted():
