@@ -1,8 +1,9 @@
 """pyproject.toml lists every package of the source tree: a wheel (not only an editable install)
 carries each of them."""
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 
