@@ -65,6 +65,8 @@ def missing_p4_tools() -> list[str]:
 
 
 BMV2_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+BMV2_LOG_LEVEL = "warn"
+"""The switches' default log level: ``warn`` keeps a loaded switch fast (every packet at ``info`` costs it)."""
 """BMv2's log levels (``--log-level``; :attr:`SwitchSpec.log_level`, ``BackendOptions.bmv2_log_level``)."""
 RING_OFFLOADS = ("tso", "gso", "gro")
 """The ``ethtool -K`` features that make libpcap size BMv2's receive frames for 64 KiB packets

@@ -20,8 +20,8 @@ What it does for a caller:
   queue loses the same workers' chunks at the end of each burst.
 * **Push** (:meth:`OlafClient.push`): folds the caller's update direction and mean episode
   reward into the experience collected since the last sent update (sample-weighted mean
-  direction, episode-weighted mean reward: :class:`olaf.hosts.learning.Experience`), asks
-  transmission control (:class:`olaf.hosts.txcontrol.TransmissionControl`) whether to send,
+  direction, episode-weighted mean reward: :class:`olaf.experience.Experience`), asks
+  transmission control (:class:`olaf.txcontrol.TransmissionControl`) whether to send,
   and if so packs the folded direction as Q7.24 (saturated and counted, never wrapped) and the
   reward as Q15.16, splits it into the deployment's K chunks (:class:`olaf.chunks.Chunking`)
   and sends all K datagrams with one ``seq`` and ``gen_ts``. A skipped push is not lost: it is
@@ -85,10 +85,10 @@ import numpy as np
 
 from olaf.chunks import Chunking
 from olaf.constants import MTU, SOCKET_RCVBUF
+from olaf.experience import Experience, Generation
 from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
-from olaf.hosts.learning import Experience, Generation
-from olaf.hosts.txcontrol import Decision, TransmissionControl
 from olaf.plan.tx import TxParams
+from olaf.txcontrol import Decision, TransmissionControl
 from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
 from olaf.update import Update
 from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
@@ -239,7 +239,7 @@ class PushResult:
     Attributes:
         sent: the update left (at least one of its K datagrams).
         reason: ``decision.reason`` (``tc_off``, ``no_status``, ``no_qmax``, ``uncongested``, ``draw``:
-            :class:`~olaf.hosts.txcontrol.Decision`) when transmission control decided; ``no_episode``
+            :class:`~olaf.txcontrol.Decision`) when transmission control decided; ``no_episode``
             when it would have sent but no episode has ended since the first push (an update needs a
             reward; the push is folded into the next one); ``send_error`` when every datagram failed
             to leave (counted in ``send_errors``; the folded experience is gone with it).
@@ -599,7 +599,7 @@ class OlafClient:
         return self.push_generation(Generation(rewards=rewards, direction=d, samples=int(samples)))
 
     def push_generation(self, gen: Generation) -> PushResult:
-        """:meth:`push` for a :class:`~olaf.hosts.learning.Generation` of an Olaf task (the returns of
+        """:meth:`push` for a :class:`~olaf.experience.Generation` of an Olaf task (the returns of
         the episodes that ended, the direction (P,) and its samples), as ``olaf worker`` pushes.
 
         Raises:

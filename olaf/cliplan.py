@@ -12,8 +12,7 @@ from pathlib import Path
 
 import click
 
-from olaf.backends.base import BackendOptions
-from olaf.bmv2 import BMV2_LOG_LEVELS
+from olaf.bmv2 import BMV2_LOG_LEVEL, BMV2_LOG_LEVELS
 from olaf.constants import SEGMENTS
 from olaf.paths import build_dir
 from olaf.plan.topology import (
@@ -46,7 +45,7 @@ def plan_options(f):
                           f"chunks) [default: the topology's, {root_q}]."),
         click.option("--tc/--no-tc", default=False, show_default=True, help="Worker transmission control (paper §5)."),
         click.option("--seed", default=1, show_default=True, type=int),
-        click.option("--bmv2-log-level", default=BackendOptions.bmv2_log_level, show_default=True,
+        click.option("--bmv2-log-level", default=BMV2_LOG_LEVEL, show_default=True,
                      type=click.Choice(BMV2_LOG_LEVELS), help="Log level of the BMv2 switches (logs/<switch>.log.txt)."),
         click.option("--build", type=click.Path(file_okay=False, path_type=Path), default=build_dir(),
                      show_default=True, help="The P4 build outputs (make build)."),

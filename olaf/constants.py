@@ -305,7 +305,7 @@ class TxReading(LabelledEnum):
 
 
 class TxReason(LabelledEnum):
-    """Why transmission control sent or skipped an update (``olaf.hosts.txcontrol.Decision.reason``,
+    """Why transmission control sent or skipped an update (``olaf.txcontrol.Decision.reason``,
     the simulated workers' generation records)."""
 
     TC_OFF = 0       # transmission control is off: sent

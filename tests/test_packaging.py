@@ -19,3 +19,14 @@ def test_every_package_is_in_the_wheel():
             found.add(".".join([name, *rel.parts]) if rel.parts else name)
     missing = sorted(found - set(tool["packages"]))
     assert not missing, f"add to pyproject.toml's [tool.setuptools] packages: {', '.join(missing)}"
+
+
+def test_the_architecture_doc_shows_the_current_package_graph():
+    import runpy
+
+    m = runpy.run_path(str(ROOT / "scripts" / "package-graph.py"))
+    g = m["graph"](ROOT)
+    assert m["both_ways"](g) == [], "two packages import each other"
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    shown = doc.split("<!-- package-graph -->\n", 1)[1].split("<!-- /package-graph -->", 1)[0]
+    assert shown == m["markdown"](g), "docs/architecture.md's package graph is stale: paste scripts/package-graph.py's output"

@@ -6,9 +6,9 @@ from itertools import islice
 import numpy as np
 import pytest
 
+from olaf.experience import Experience, Generation
 from olaf.fixedpoint import grads_to_fixed, reward_to_fixed
 from olaf.hosts.global_model import GlobalModel, Outcome
-from olaf.hosts.learning import Experience, Generation
 from olaf.hosts.schedule import ScheduleSpec, TraceError, load_trace
 from olaf.hosts.task import BanditTask, TaskParams
 from olaf.update import Update

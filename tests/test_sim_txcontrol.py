@@ -1,5 +1,5 @@
 """The simulated workers' transmission control (olaf/sim/cpp/txcontrol.hpp) gives the same
-send probability P_s as olaf.hosts.txcontrol (paper §5) for the same status and Δ̂, and under
+send probability P_s as olaf.txcontrol (paper §5) for the same status and Δ̂, and under
 both readings (probabilistic, backoff) the same decisions for the same ACKs and draws."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from olaf.constants import TxReading, TxReason
-from olaf.hosts.txcontrol import TransmissionControl, send_probability, staleness_boost
 from olaf.plan.tx import TxParams
+from olaf.txcontrol import TransmissionControl, send_probability, staleness_boost
 from olaf.wire import QueueStatus
 
 pytestmark = pytest.mark.ns3
@@ -61,7 +61,7 @@ def test_backoff_reading(sim) -> None:
 
 class CppDraws:
     """The C++ engine's draws (Xoshiro256 stream 3 of a seed, as a simulated worker's transmission
-    control uses) behind the ``random()`` that olaf.hosts.txcontrol asks of its rng."""
+    control uses) behind the ``random()`` that olaf.txcontrol asks of its rng."""
 
     def __init__(self, sim, seed: int) -> None:
         self.x = sim.Xoshiro256(seed, 3)

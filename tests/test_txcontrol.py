@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from olaf.hosts.txcontrol import TransmissionControl, send_probability, staleness_boost
 from olaf.plan.tx import TxParams
+from olaf.txcontrol import TransmissionControl, send_probability, staleness_boost
 from olaf.wire import QueueStatus
 
 MS = 1_000_000

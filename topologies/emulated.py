@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Optional
 
-from olaf.bmv2 import BMV2_LOG_LEVELS
+from olaf.bmv2 import BMV2_LOG_LEVEL, BMV2_LOG_LEVELS
 from olaf.chunks import Chunking, ChunkingError
 from olaf.configfile import ConfigError
 from olaf.constants import JUMBO_MTU, MAX_CHUNKS, MTU, SEGMENTS
@@ -71,7 +71,7 @@ class EmulatedRun:
     plan: RunPlan
     rates_pps: Mapping[str, int] = field(default_factory=dict)
     interactive: bool = False
-    bmv2_log_level: str = "warn"
+    bmv2_log_level: str = BMV2_LOG_LEVEL
     pcap: bool = False
     admission: bool = False
 

@@ -27,7 +27,7 @@ from typing import Any, Optional
 from mininet.net import Mininet
 from mininet.node import Host, Switch
 
-from olaf.bmv2 import Bmv2Switch, SwitchSpec
+from olaf.bmv2 import BMV2_LOG_LEVEL, Bmv2Switch, SwitchSpec
 from olaf.constants import MTU
 from olaf.controller.config import Deployment
 from olaf.mgmtns import ManagementNamespace
@@ -73,7 +73,7 @@ class OlafNetwork:
             to 9000 (``ip link set … mtu``; Mininet's links have no MTU parameter).
     """
 
-    def __init__(self, deployment: Deployment, extern_so: Path, log_dir: Path, log_level: str = "warn",
+    def __init__(self, deployment: Deployment, extern_so: Path, log_dir: Path, log_level: str = BMV2_LOG_LEVEL,
                  pcap_dir: Optional[Path] = None, mtu: int = MTU):
         self.d = deployment
         self.mtu = mtu

@@ -18,6 +18,7 @@ from typing import Any, Optional, Protocol, runtime_checkable
 from pydantic import BaseModel
 from rich.console import Console
 
+from olaf.bmv2 import BMV2_LOG_LEVEL
 from olaf.configfile import ConfigError
 from olaf.constants import WORKER_NICE
 from olaf.harness import RunMonitor
@@ -66,7 +67,7 @@ class BackendOptions:
     progress: bool = False
     report: bool = True
     plots: bool = False
-    bmv2_log_level: str = "warn"
+    bmv2_log_level: str = BMV2_LOG_LEVEL
     pcap: bool = False
     admission: bool = False
     interactive: bool = False

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from olaf import backends
 from olaf.backends.base import Backend, BackendOptions
+from olaf.bmv2 import BMV2_LOG_LEVEL
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.configfile import ConfigError, validate
@@ -175,7 +176,7 @@ def _backend(kw: dict[str, Any], build: Path, console: Console) -> Backend:
     name = kw.pop("backend")
     if name not in _EMULATED:
         for opt, bad in (("--pcap", kw["pcap"]), ("--admission", kw["admission"]), ("--duration 0", not kw["duration_s"]),
-                         ("--bmv2-log-level", kw["bmv2_log_level"] != BackendOptions.bmv2_log_level)):
+                         ("--bmv2-log-level", kw["bmv2_log_level"] != BMV2_LOG_LEVEL)):
             if bad:
                 raise click.BadParameter(f"{opt} is for an emulated network ({', '.join(_EMULATED)}); drop it or give "
                                          f"--backend mininet", param_hint="--backend")

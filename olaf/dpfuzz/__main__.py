@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from olaf.bmv2 import BMV2_LOG_LEVEL
 from olaf.paths import build_dir, require_source_root
 
 
@@ -44,7 +45,7 @@ def main(frames: int, batch: int, seed: int, rate_fps: float, build: Path, out: 
     if problems:
         raise click.ClickException("; ".join(problems))
     ptf_dir = require_source_root("the data-plane fuzzer") / "ptf_tests"
-    with PtfEnvironment(build, ptf_dir, build / "fuzz-logs", log_level="warn") as env:
+    with PtfEnvironment(build, ptf_dir, build / "fuzz-logs", log_level=BMV2_LOG_LEVEL) as env:
         r = subprocess.run(["ip", "netns", "exec", env.ns, sys.executable, "-m", "olaf.dpfuzz", "--inner",
                             "--frames", str(frames), "--batch", str(batch), "--seed", str(seed),
                             "--rate", str(rate_fps), "--build", str(build),

@@ -47,6 +47,7 @@ import click
 from rich.console import Console
 
 from olaf.backends.base import BackendOptions
+from olaf.bmv2 import BMV2_LOG_LEVEL
 from olaf.configfile import ConfigError
 from olaf.constants import WORKER_NICE
 from olaf.experiments.metrics import iteration_curve
@@ -518,7 +519,7 @@ def compare_cmd(obj: dict[str, Any], fig: str, rates: Optional[str], loads: Opti
         base.update(QUICK)
     arms(fig, bottlenecks)  # the checks, before anything starts
     options = BackendOptions(console=Console(), build=build, quiet=True, progress=False, report=True, plots=True,
-                             bmv2_log_level=base.pop("bmv2_log_level", "warn"),
+                             bmv2_log_level=base.pop("bmv2_log_level", BMV2_LOG_LEVEL),
                              workers_per_actor=base.pop("workers_per_actor", 1),
                              worker_nice=base.pop("worker_nice", WORKER_NICE))
     compare(fig, base, bottlenecks, seeds, out or results / f"train-{fig}", options, backend=base.pop("backend"))

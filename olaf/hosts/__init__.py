@@ -5,7 +5,7 @@
   :mod:`olaf.hosts.task`, or PPO, :mod:`olaf.rl`) on a schedule
   (:mod:`olaf.hosts.schedule`), sends them as Olaf updates over UDP, receives
   ACKs and applies the transmission control of paper §5
-  (:mod:`olaf.hosts.txcontrol`).
+  (:mod:`olaf.txcontrol`).
 * :mod:`olaf.hosts.ps` — ``olaf ps``: the parameter server of paper §2.1; its
   update rule is :mod:`olaf.hosts.global_model`, its training modes (paper
   Fig. 2) :mod:`olaf.hosts.modes`.

@@ -36,7 +36,7 @@ the initial gradient elements (≈ ±10) leave headroom in Q7.24 (±128) for the
 switch to sum several of them.
 
 A worker that skips sending (transmission control, paper §5) keeps training:
-:class:`olaf.hosts.learning.Experience` accumulates episodes until an update is
+:class:`olaf.experience.Experience` accumulates episodes until an update is
 sent, so the sent update subsumes the skipped ones (gradient and reward
 averaged over all their episodes). :class:`BanditWorkerTask` is the bandit
 behind the worker's task interface (:class:`olaf.hosts.learning.Task`).
@@ -50,7 +50,7 @@ from typing import Any, Optional
 import numpy as np
 
 from olaf.constants import MAX_G_JUMBO
-from olaf.hosts.learning import Generation
+from olaf.experience import Generation
 
 MAX_NUM_WEIGHTS = MAX_G_JUMBO
 """2235: the most weights ``G`` the bandit takes. Its basis is a dense ``G × G`` matrix (8·G²

@@ -27,7 +27,7 @@ Life of a worker (all times ``CLOCK_REALTIME`` ns):
    the bandit of :mod:`olaf.hosts.task`, or PPO, :mod:`olaf.rl.task`), handing
    it the global weights of the latest ACK if new ones arrived since the
    previous iteration (adopted between iterations, never during one: paper
-   §8.2), and asks transmission control (:mod:`olaf.hosts.txcontrol`) whether
+   §8.2), and asks transmission control (:mod:`olaf.txcontrol`) whether
    to send. A sent update (``count`` 1, ``seq`` 1, 2, … per sent update,
    wrapping at 2³²; with a model of K chunks, :mod:`olaf.chunks`, it is K datagrams,
    chunk 0..K−1, with the same ``seq``, ``reward_sum`` and ``gen_ts`` — transmission control
@@ -81,7 +81,7 @@ Log ``<name>.jsonl`` (:mod:`olaf.hosts.runlog`; the records are the models of
   last adopted (the update's staleness is measured from the global model's version in it:
   :mod:`olaf.training.staleness`); ``exp_reward`` the bandit's expected reward ``J(w)`` of the
   weights used (null for PPO); the rest is the
-  :class:`~olaf.hosts.txcontrol.Decision`. A PPO task adds ``steps``,
+  :class:`~olaf.txcontrol.Decision`. A PPO task adds ``steps``,
   ``episodes``, ``env_steps`` (cumulative) and the iteration's mean
   ``policy_loss``, ``value_loss``, ``entropy``, ``clip_fraction``,
   ``approx_kl``, ``grad_norm`` and, when it adopted new global weights, ``kl_adopted``

@@ -163,7 +163,7 @@ class OlafCallback(BaseCallback):
         assert self.client is not None and self._start is not None
         direction = (parameters_to_vector(self._params).detach().cpu() - self._start).numpy()
         returns, self._returns = self._returns, []
-        samples = int(self.model.n_steps * self.model.n_envs)
+        samples = int(self.model.rollout_buffer.buffer_size * self.model.n_envs)  # type: ignore[attr-defined]
         r = self.client.push(direction, float(np.mean(returns)) if returns else None, episodes=len(returns),
                              samples=samples)
         self.pushes += 1

@@ -1,5 +1,5 @@
 """Transmission-control parameters of a worker (paper §5): the one definition, used by the
-worker (:mod:`olaf.hosts.txcontrol`), every backend, the run plan and the controller's
+worker (:mod:`olaf.txcontrol`), every backend, the run plan and the controller's
 admission model.
 
 Defaults: ``Δ̄_T = 400 ms`` and ``v = 1/Δ̄_T = 2.5 /s`` (paper §5's urgency slope, the

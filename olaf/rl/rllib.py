@@ -13,7 +13,7 @@ bring between its iterations. Here that worker is an RLlib EnvRunner:
   EnvRunner (RLlib's env-to-module and module-to-env connectors, its RLModule), runs the
   Learner's update on those episodes (RLlib's learner connectors — GAE —, loss, optimizer,
   ``num_epochs`` × minibatches), and returns the parameter change as the update direction (a
-  :class:`olaf.hosts.learning.Generation`). The flat vector is the Learner module's
+  :class:`olaf.experience.Generation`). The flat vector is the Learner module's
   ``parameters()`` in order (``torch.nn.utils.parameters_to_vector``); its length is the model
   size P the PS and the switches are built for.
 * :class:`OlafEnvRunner`, :class:`OlafPPO`, :class:`OlafPPOConfig` — the RLlib algorithm: an
@@ -69,7 +69,7 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from olaf.client import endpoint
 from olaf.constants import IPV4_MAX_LEN, MTU
-from olaf.hosts.learning import Generation
+from olaf.experience import Generation
 from olaf.hosts.schedule import ScheduleSpec
 from olaf.hosts.worker import Worker, WorkerConfig
 from olaf.netns import call_in_netns

@@ -28,7 +28,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from olaf.hosts.learning import Generation
+from olaf.experience import Generation
 from olaf.plan.workload import PPOTaskSpec
 from olaf.rl.drift import adapt_scale
 from olaf.rl.learner import PPOLearner

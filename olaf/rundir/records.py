@@ -124,7 +124,7 @@ class GenRecord(Record):
 
     ``t_ns`` is its ``gen_ts``; ``seq``/``folded``/``saturated`` are set when it was sent;
     ``reward`` the mean reward sent (of this generation if skipped; None if no episode
-    ended); the decision fields are those of :class:`olaf.hosts.txcontrol.Decision`; a PPO
+    ended); the decision fields are those of :class:`olaf.txcontrol.Decision`; a PPO
     task adds its iteration's fields.
     """
 

@@ -13,7 +13,7 @@ subject to the run-length envelope of :func:`run_bounds` (docs/verifier.md,
 "Send decisions").
 
 Reading ``backoff`` (``Transmission.reading``, paper §6 "Δ̄_T … decides on the base
-time to backoff"; :mod:`olaf.hosts.txcontrol`): a skipped draw starts a back-off; a
+time to backoff"; :mod:`olaf.txcontrol`): a skipped draw starts a back-off; a
 decision within it (:func:`in_backoff`) is of kind ``backoff`` and must skip. The
 run-length envelope counts draws only: back-off decisions neither extend nor end a run.
 """
@@ -25,8 +25,8 @@ import math
 from fractions import Fraction
 from typing import Optional
 
+from olaf import txcontrol
 from olaf.constants import TxReading
-from olaf.hosts import txcontrol
 from olaf.verifier.config import Transmission, VerifyConfig
 
 
@@ -55,7 +55,7 @@ def in_backoff(t_ms: int, skip_ms: Optional[int], last_ack_ms: int, delta_t_ms: 
     """Reading ``backoff``: a decision at ``t_ms`` is within the back-off of the last skipped draw at
     ``skip_ms`` (None: none yet) — no ACK received after the skip (``last_ack_ms ≤ skip_ms``; an ACK at
     the skip's own instant is received before it) and ``t − skip < Δ̄_T``. The worker's rule
-    (:meth:`olaf.hosts.txcontrol.TransmissionControl.in_backoff`) in integer ms."""
+    (:meth:`olaf.txcontrol.TransmissionControl.in_backoff`) in integer ms."""
     return skip_ms is not None and last_ack_ms <= skip_ms and t_ms - skip_ms < delta_t_ms
 
 
@@ -69,7 +69,7 @@ def base_probability(q_max: int, n: int) -> Fraction:
 def send_probability(q_max: int, n: int, dhat_ms: int, delta_t_ms: int, v: Fraction) -> Fraction:
     """``P_s`` of paper §5 for status ``(N, Q_max)`` and ``Δ̂`` ms since the last ACK (``v`` in 1/ms).
 
-    The worker's own rule (:func:`olaf.hosts.txcontrol.send_probability`) evaluated
+    The worker's own rule (:func:`olaf.txcontrol.send_probability`) evaluated
     exactly in Fractions.
     """
     base_probability(q_max, n)  # validates q_max, n
