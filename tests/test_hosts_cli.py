@@ -126,3 +126,23 @@ def test_the_ps_console_line_counts_worker_updates_apart_from_chunks_and_names_e
     one = {**s, "num_chunks": 1, "updates": 57, "accepted": 56, "wrong_size": 0, "untrusted": 0, "rejected": 1}
     assert ps_summary_line(one) == ("57 updates, of them 56 accepted; 1 rejected by the reward gate; 100 INIT, "
                                     "3 malformed (signal)")
+
+
+def test_olaf_ps_prints_a_progress_line_while_it_runs(tmp_path):
+    """`olaf ps --progress-s` prints the console line every period while it runs (``running``), then the
+    summary line once stopped; 0 turns the progress lines off."""
+    import subprocess
+    import sys
+
+    from hostnet import loopback_net
+
+    ip = loopback_net()(100)
+    base = [sys.executable, "-m", "olaf.cli", "ps", "--bind", ip, "--out-dir", str(tmp_path), "--duration", "1"]
+    r = subprocess.run([*base, "--progress-s", "0.2"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    running = [x for x in lines if x.endswith("(running)")]
+    assert running and all(x.startswith("ps: ") and "0 updates, of them 0 accepted; 0 INIT" in x for x in running)
+    assert lines[-1].startswith("ps: 0 updates") and "(duration)" in lines[-1]
+    r = subprocess.run([*base, "--progress-s", "0"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and not any(x.endswith("(running)") for x in r.stderr.splitlines()), r.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -57,9 +58,15 @@ def _hidden(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int
     return widths
 
 
-def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict[str, Any]:
+PROGRESS_S = 10.0
+"""``olaf ps --progress-s``'s default: a progress line every 10 s."""
+
+
+def _run_until_signal(make: Callable[[threading.Event], Any], what: str,
+                      setup: Optional[Callable[[Any], None]] = None) -> dict[str, Any]:
     """Create a host (``make(stop)`` binds its socket) with SIGTERM/SIGINT setting ``stop``,
-    run it and return its summary; a bind error exits 1 with a message naming the fix."""
+    ``setup(host)`` if given, run it and return its summary; a bind error exits 1 with a message
+    naming the fix."""
     stop = threading.Event()
     stop_on_signals(stop)
     try:
@@ -68,6 +75,8 @@ def _run_until_signal(make: Callable[[threading.Event], Any], what: str) -> dict
         raise click.ClickException(
             f"cannot bind the {what} socket: {e.strerror}. Check that the address is one of this "
             f"host's (e.g. `ip addr`) and that no other process uses the port.") from None
+    if setup is not None:
+        setup(host)
     return host.run()
 
 
@@ -341,14 +350,24 @@ def worker_config(params: dict[str, Any], explicit: frozenset[str] | set[str] = 
                    "(docs/hosts.md) [default: one message per update, P from the first INIT].")
 @click.option("--mtu", "ps_mtu", type=click.IntRange(68, IPV4_MAX_LEN), default=MTU, show_default=True,
               help="IPv4 MTU of the links, with --num-params: K = ceil(P / L_max(MTU)) chunks per update.")
-def ps_cmd(**params: Any) -> None:
+@click.option("--progress-s", type=FiniteFloat(min=0), default=PROGRESS_S, show_default=True,
+              help="Print a progress line (updates, accepted, refused by reason, INITs) this often, s; 0: only "
+                   "the summary line at the end.")
+def ps_cmd(progress_s: float, **params: Any) -> None:
     """The parameter server: reward-gated averaged-gradient updates (or SGD/Adam), ACKs with the global weights.
 
     Stops after --duration or on SIGTERM/SIGINT (log flushed, summary written, exit 0).
     """
     cfg = ps_config(params)
+    t0 = time.monotonic()
+
+    def progress(host: ParameterServer) -> None:
+        if progress_s > 0:
+            host.progress_s = progress_s
+            host.on_progress = lambda s: click.echo(f"ps: {time.monotonic() - t0:.0f} s: {ps_summary_line(s)}", err=True)
+
     try:
-        s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})")
+        s = _run_until_signal(lambda stop: ParameterServer(cfg, stop), f"PS ({cfg.bind_ip}:{cfg.port})", progress)
     except CheckpointError as e:  # includes a checkpoint of another model size
         raise click.BadParameter(str(e), param_hint="--resume") from None
     click.echo(f"ps: {ps_summary_line(s)}; log {cfg.log_path}", err=True)

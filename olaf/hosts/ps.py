@@ -68,7 +68,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from olaf.chunks import Chunking
 from olaf.constants import MTU, SOCKET_RCVBUF
@@ -227,6 +227,10 @@ class ParameterServer:
         """The receive buffer the kernel granted, bytes (:func:`olaf.udpsock.rcvbuf_granted`)."""
         self.ready = threading.Event()
         """Set once the socket is bound and the log is open (for in-process users)."""
+        self.on_progress: Optional[Callable[[dict[str, Any]], None]] = None
+        """Called from the receive loop every :attr:`progress_s` with :meth:`summary` so far (without
+        the weights; ``stop_reason`` ``running``): ``olaf ps``'s progress line."""
+        self.progress_s = 10.0
 
     def run(self) -> dict[str, Any]:
         """Receive, update, ACK and log until stopped; write and return the summary."""
@@ -246,9 +250,13 @@ class ParameterServer:
         next_snapshot = None if snap_ns is None else t_start + snap_ns
         self.ready.set()
         reason = "signal"
+        next_progress = t_start + int(self.progress_s * 1e9)
         try:
             while not self.stop.is_set():
                 now = time.time_ns()
+                if self.on_progress is not None and now >= next_progress:
+                    self.on_progress(self.summary(t_start, now, "running", weights=False))
+                    next_progress = now + int(self.progress_s * 1e9)
                 if deadline is not None and now >= deadline:
                     reason = "duration"
                     break
@@ -442,8 +450,9 @@ class ParameterServer:
                                  if stellaris and w.mean_staleness is not None else {}),
                               **({"beta": round(beta, 4)} if beta is not None and beta != float("inf") else {})))
 
-    def summary(self, t_start: int, t_stop: int, reason: str) -> dict[str, Any]:
-        """Counters and final state (the ``<name>.summary.json`` content, a :class:`PsSummary`)."""
+    def summary(self, t_start: int, t_stop: int, reason: str, *, weights: bool = True) -> dict[str, Any]:
+        """Counters and final state (the ``<name>.summary.json`` content, a :class:`PsSummary`);
+        ``weights=False`` leaves the global weights out (None)."""
         keys = ["datagrams", "updates", "inits", "malformed", "untrusted", "init_source", "socket_drops",
                 "acks_sent", "ack_errors", "flushes", "checkpoints", "checkpoint_errors"] + [o.value for o in Outcome]
         m = self.model
@@ -478,7 +487,7 @@ class ParameterServer:
             "global_reward": None if not m.global_rewards() or None in m.global_rewards() else min(
                 r for r in m.global_rewards() if r is not None),
             "num_weights": m.num_weights,
-            "weights": None if m.weights is None else m.weights.tolist(),
+            "weights": None if m.weights is None or not weights else m.weights.tolist(),
             "resumed_from": None if self.cfg.resume_from is None else str(self.cfg.resume_from),
             "cpu_s": round(time.process_time(), 3),
         }).dump()
