@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("olaf.report.commands", "report_cmd", "Per-cluster accounting, AoM and plots of a run directory."),
     "trace": ("olaf.report.traces", "trace_cmd", "Update-generation traces of a run directory, for a plan's trace "
               "replay."),
+    "launch": ("olaf.launch", "launch_cmd", "Start a PS and N copies of a training script over loopback (torchrun's "
+               "shape)."),
     "worker": ("olaf.hosts.commands", "worker_cmd", "One DRL worker (transmission control, paper §5)."),
     "ps": ("olaf.hosts.commands", "ps_cmd", "The asynchronous parameter server (paper §2.1)."),
     "verify": ("olaf.verifier.commands", "verify_cmd", "Check AoM fairness of cluster parameters with Z3 (paper §6)."),

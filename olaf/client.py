@@ -490,6 +490,27 @@ class OlafClient:
             self._thread = threading.Thread(target=self._receive_loop, name=f"olaf-client-{self.bind[0]}", daemon=True)
             self._thread.start()
 
+    @classmethod
+    def from_env(cls, num_params: int, *, environ: Optional[Any] = None, wait_s: Optional[float] = None,
+                 **kwargs: Any) -> OlafClient:
+        """A client as ``olaf launch`` set this process up (:mod:`olaf.launchenv`): the PS, this
+        worker's address, cluster and worker ids and the MTU from the launch's environment; the
+        model's size ``num_params`` is told to the launcher, which starts the PS for it, and this
+        call returns once the PS is up. ``kwargs`` are the constructor's other arguments (``tx``,
+        ``rng``, …).
+
+        Raises:
+            olaf.launchenv.LaunchEnvError: not started by ``olaf launch`` (the message says how), or
+                the launch's PS was started for another model (another worker's P came first), or
+                the PS was not up within ``wait_s`` (default :data:`olaf.launchenv.RENDEZVOUS_S`).
+        """
+        from olaf.launchenv import RENDEZVOUS_S, LaunchEnv, register_model  # noqa: PLC0415
+
+        env = LaunchEnv.read(environ)
+        register_model(env, num_params, RENDEZVOUS_S if wait_s is None else wait_s)
+        return cls(env.ps, num_params=num_params, bind=env.bind, mtu=env.mtu, cluster_id=env.cluster_id,
+                   worker_id=env.worker_id, **kwargs)
+
     # -- the caller's side ----------------------------------------------------------------------
 
     def init(self, weights: VectorLike, *, wait_s: Optional[float] = None, lenient: bool = False) -> bool:

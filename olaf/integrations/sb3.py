@@ -40,6 +40,7 @@ torch's setting alone.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 import numpy as np
@@ -49,6 +50,7 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from olaf.client import OlafClient
 from olaf.constants import MTU
+from olaf.launchenv import ENV_PS
 from olaf.plan.tx import TxParams
 from olaf.wire import ACK_PORT
 
@@ -65,7 +67,9 @@ class OlafCallback(BaseCallback):
     """Train a Stable-Baselines3 on-policy model (PPO, A2C) as an Olaf worker (module docstring).
 
     Args:
-        ps: the parameter server, ``"ip[:port]"`` or ``(ip, port)`` (ignored with ``client``).
+        ps: the parameter server, ``"ip[:port]"`` or ``(ip, port)`` (ignored with ``client``); None in a
+            script started by ``olaf launch``: the PS, this worker's address, ids and MTU come from the
+            launch (:meth:`olaf.client.OlafClient.from_env`; ``bind``, ``mtu`` and the ids are then ignored).
         bind: this worker's address (ACKs arrive on its port; default ``0.0.0.0:50101``).
         mtu: the links' MTU, bytes: the update travels in K chunks of it (the PS needs the same
             ``--num-params P --mtu MTU``); None: one datagram (loopback or jumbo frames only).
@@ -91,8 +95,9 @@ class OlafCallback(BaseCallback):
                  client: Optional[OlafClient] = None, init_wait_s: float = INIT_WAIT_S, ack_wait_s: float = ACK_WAIT_S,
                  torch_threads: Optional[int] = 1, verbose: int = 0) -> None:
         super().__init__(verbose)
-        if ps is None and client is None:
-            raise ValueError("ps=None: give the parameter server's address (ps='IP[:PORT]') or an open client=")
+        if ps is None and client is None and not os.environ.get(ENV_PS):
+            raise ValueError("ps=None: give the parameter server's address (ps='IP[:PORT]'), an open client=, or "
+                             "start the script with `olaf launch -n N -- python SCRIPT` (its environment has the PS)")
         if not 0 < init_wait_s < float("inf"):
             raise ValueError(f"init_wait_s={init_wait_s!r} must be > 0 seconds")
         if not 0 <= ack_wait_s < float("inf"):
@@ -119,7 +124,10 @@ class OlafCallback(BaseCallback):
             torch.set_num_threads(self.torch_threads)
         self._params = list(self.model.policy.parameters())
         p = int(parameters_to_vector(self._params).numel())
-        if self.client is None:
+        if self.client is None and self._client_args["ps"] is None:  # started by olaf launch
+            self.client = OlafClient.from_env(p, tx=self._client_args["tx"])
+            self._owns_client = True
+        elif self.client is None:
             self.client = OlafClient(self._client_args["ps"], num_params=p,
                                      **{k: v for k, v in self._client_args.items() if k != "ps"})
             self._owns_client = True
