@@ -49,8 +49,7 @@ class Agent(nn.Module):
 
 envs = gym.wrappers.vector.RecordEpisodeStatistics(gym.make_vec("CartPole-v1", NUM_ENVS, vectorization_mode="sync"))
 agent = Agent(envs.single_observation_space.shape[0], envs.single_action_space.n)
-optimizer = DistributedOptimizer(optim.Adam(agent.parameters(), lr=2.5e-4, eps=1e-5), agent,  # olaf
-                                 samples_per_push=NUM_ENVS * NUM_STEPS)  # olaf
+optimizer = DistributedOptimizer(optim.Adam(agent.parameters(), lr=2.5e-4, eps=1e-5), agent)  # olaf
 obs_buf = torch.zeros((NUM_STEPS, NUM_ENVS) + envs.single_observation_space.shape)
 act_buf, logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((NUM_STEPS, NUM_ENVS)) for _ in range(5))
 next_obs, _ = envs.reset(seed=seed)
