@@ -39,6 +39,7 @@ import struct
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 from scapy.fields import (
     BitEnumField,
     BitField,
@@ -322,7 +323,7 @@ def parse_update(data: bytes) -> Update:
     _, _, _, chunk, num_chunks, cluster_id, worker_id, seq, count, reward_sum, gen_ts = _UPDATE_HDR.unpack_from(data)
     if count == 0:
         raise MalformedOlafPacket("update has count 0 (a worker sends count 1)")
-    return Update(
+    return Update.decoded(  # struct's "i" yields int32 only: the elements need no second check
         cluster_id=cluster_id,
         worker_id=worker_id,
         seq=seq,
@@ -333,6 +334,13 @@ def parse_update(data: bytes) -> Update:
         chunk=chunk,
         num_chunks=num_chunks,
     )
+
+
+def update_elements(data: bytes) -> np.ndarray:
+    """The Q7.24 elements of update bytes that :func:`parse_update` accepted, as an int64 array of
+    shape ``(num_grads,)`` (one vectorised conversion instead of P Python ints: the PS's step)."""
+    n = int.from_bytes(data[2:4], "big")
+    return np.frombuffer(data, dtype=">i4", count=n, offset=UPDATE_HEADER_LEN).astype(np.int64)
 
 
 def parse_ack(data: bytes) -> Ack:

@@ -215,3 +215,23 @@ def test_chunk_fields_round_trip_and_ack_chunk_range():
                         weights=[], chunk=5, num_chunks=5)
     with pytest.raises(ValueError, match="chunk=28"):
         Update(cluster_id=1, worker_id=2, chunk=28, num_chunks=28)
+
+
+def test_a_decoded_update_is_the_update_the_constructor_checks_and_its_elements_array_matches():
+    """parse_update builds its Update without walking the P elements again (struct's "i" yields int32
+    only); the result equals the constructor's, a bad header field is still refused, and
+    update_elements gives the same elements as an array."""
+    import numpy as np
+
+    from olaf.update import Update
+    from olaf.wire import encode_update, parse_update, update_elements
+
+    u = Update(cluster_id=3, worker_id=7, seq=9, count=2, reward_sum=-5, gen_ts=123, grads=(1, -2, 2**31 - 1, -(2**31)),
+               chunk=1, num_chunks=4)
+    data = encode_update(u)
+    back = parse_update(data)
+    assert back == u and type(back.grads) is tuple
+    assert update_elements(data).tolist() == list(u.grads) and update_elements(data).dtype == np.int64
+    with pytest.raises(ValueError, match="chunk"):
+        Update.decoded(cluster_id=0, worker_id=0, seq=0, count=1, reward_sum=0, gen_ts=0, grads=(), chunk=4,
+                       num_chunks=4)

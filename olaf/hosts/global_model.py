@@ -241,10 +241,14 @@ class GlobalModel:
         self._ready[chunk] = True
         return Outcome.INITIALISED
 
-    def apply(self, u: Update, scale: float = 1.0) -> Outcome:
+    def apply(self, u: Update, scale: float = 1.0, elements: Optional[np.ndarray] = None) -> Outcome:
         """Apply the rule to a (possibly aggregated) update chunk: slice ``u.chunk``, its direction
-        times ``scale`` (Stellaris Eq. 4's factor, :func:`olaf.hosts.modes.staleness_scale`)."""
-        grads = u.grads if scale == 1.0 else np.asarray(u.grads, dtype=np.float64) * scale
+        times ``scale`` (Stellaris Eq. 4's factor, :func:`olaf.hosts.modes.staleness_scale`).
+        ``elements``: ``u.grads`` as an array already (:func:`olaf.wire.update_elements`, shape
+        ``(L,)``), which spares converting the tuple of P Python ints."""
+        grads: Sequence[int] | np.ndarray = u.grads if elements is None else elements
+        if scale != 1.0:
+            grads = np.asarray(grads, dtype=np.float64) * scale
         return self.apply_sums(u.reward_sum, u.count, grads, u.chunk)
 
     def apply_sums(self, reward_sum: int, count: int, grad_sum: Sequence[int] | np.ndarray,

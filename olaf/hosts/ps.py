@@ -91,7 +91,15 @@ from olaf.rundir.records import (
     UpdateRecord,
 )
 from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
-from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_ack, parse_update, update_is_init
+from olaf.wire import (
+    ACK_PORT,
+    UPDATE_PORT,
+    MalformedOlafPacket,
+    encode_ack,
+    parse_update,
+    update_elements,
+    update_is_init,
+)
 
 RECV_BUF = 65535
 LOGGED_PER_REASON = 100
@@ -371,7 +379,7 @@ class ParameterServer:
             full = self.aggregator.add(u, src, t_ns, stale, staleness_scale(stale, self.cfg.staleness_root))
             outcome = Outcome.BUFFERED
         else:
-            outcome = self.model.apply(u, staleness_scale(stale, self.cfg.staleness_root))
+            outcome = self.model.apply(u, staleness_scale(stale, self.cfg.staleness_root), update_elements(data))
         if self.aggregator is not None and outcome is not Outcome.WRONG_SIZE:
             self.aggregator.see(u, src)
         self.counters["inits" if init else "updates"] += 1
