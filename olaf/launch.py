@@ -38,6 +38,7 @@ from typing import IO, Optional
 import click
 
 from olaf import launchenv as le
+from olaf.client.log import ENV_LOG_DIR
 from olaf.constants import MTU
 from olaf.rundir.atomic import write_json
 from olaf.wire import UPDATE_PORT
@@ -98,7 +99,8 @@ class Launch:
         env.setdefault("MKL_NUM_THREADS", "1")
         env.update({le.ENV_PS: f"{self.ps_ip}:{UPDATE_PORT}", le.ENV_BIND: f"{self.net}.{rank + 1}",
                     le.ENV_RANK: str(rank), le.ENV_WORLD_SIZE: str(self.n), le.ENV_CLUSTER_ID: str(rank),
-                    le.ENV_WORKER_ID: str(rank + 1), le.ENV_MTU: str(self.mtu), le.ENV_LAUNCH_DIR: str(self.launch_dir)})
+                    le.ENV_WORKER_ID: str(rank + 1), le.ENV_MTU: str(self.mtu), le.ENV_LAUNCH_DIR: str(self.launch_dir),
+                    ENV_LOG_DIR: str(self.hosts_dir)})
         return env
 
     def run(self) -> int:

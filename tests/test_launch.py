@@ -43,6 +43,13 @@ def test_a_launch_runs_a_ps_and_its_workers_and_every_update_arrives(tmp_path):
     assert meta["exit_codes"] == {"0": 0, "1": 0, "2": 0} and meta["model"] == {"num_params": P, "mtu": MTU}
     assert (run / "logs" / "rank-2.out").read_text().strip().startswith("{")
     assert f"PS at {meta['ps']} for P={P}" in r.stderr
+    # every worker wrote its log into the run directory, so olaf report reads the launch as any run
+    assert sorted(p.name for p in (run / "hosts").glob("w*.jsonl")) == ["w1.jsonl", "w2.jsonl", "w3.jsonl"]
+    rep = subprocess.run([sys.executable, "-m", "olaf.cli", "report", str(run)], capture_output=True, text=True,
+                         timeout=300)
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    overall = json.loads((run / "summary.json").read_text())["overall"]
+    assert (overall["workers"], overall["sent"], overall["delivered"], overall["dropped"]) == (3, 15, 15, 0)
 
 
 def test_a_failing_worker_stops_the_launch_with_its_exit_code(tmp_path):

@@ -116,7 +116,7 @@ from typing import Any, Optional
 import numpy as np
 
 from olaf.client import INIT_RETRY_S, AckKey, ClientEvents, OlafClient
-from olaf.fixedpoint import INT32_MIN, reward_from_fixed
+from olaf.client.log import ack_record, init_record, malformed_ack_record
 from olaf.hosts.learning import Task, task_factory, task_kinds
 from olaf.hosts.runlog import OutputFiles, StartFileError, wait_for_start_file, wait_until
 from olaf.hosts.schedule import ScheduleSpec
@@ -126,12 +126,9 @@ from olaf.plan.workload import PPOTaskSpec
 from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlLog
 from olaf.rundir.records import (
-    AckRecord,
     ErrorRecord,
     GenRecord,
     GoRecord,
-    InitRecord,
-    MalformedAckRecord,
     Record,
     StopRecord,
     WorkerStart,
@@ -229,29 +226,23 @@ def make_task(cfg: WorkerConfig, init_rng: np.random.Generator, task_rng: np.ran
 
 
 class _LogEvents(ClientEvents):
-    """The worker's log records of its client's protocol events (``init``, ``ack``, ``malformed_ack``)."""
+    """The worker's log records of its client's protocol events (``init``, ``ack``, ``malformed_ack``;
+    the records of :mod:`olaf.client.log`, written into the worker's own log)."""
 
     def __init__(self, worker: "Worker") -> None:
         self.worker = worker
 
     def init_sent(self, t_ns: int, retry: bool) -> None:
-        self.worker._log_write(InitRecord(ev="init", t_ns=t_ns, retry=retry))
+        self.worker._log_write(init_record(t_ns, retry))
 
     def ack(self, t_ns: int, ack: Ack, own: bool) -> None:
         # from the receive thread, which may call this before the worker's constructor returns (a
         # restarted worker's socket gets its cluster's ACKs at once): only the log and its lock,
         # set before the client, and the ACK itself are used
-        st = ack.status
-        chunked = ack.num_chunks > 1
-        self.worker._log_write(AckRecord(
-            ev="ack", t_ns=t_ns, cluster_id=ack.cluster_id, worker_id=ack.worker_id, seq=ack.seq, count=ack.count,
-            gen_ts=ack.gen_ts, global_reward=None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward),
-            weights=len(ack.weights), own=own,
-            status=None if st is None else (st.queue_util, st.active_clusters, st.queue_size),
-            **({"chunk": ack.chunk, "num_chunks": ack.num_chunks} if chunked else {})))
+        self.worker._log_write(ack_record(t_ns, ack, own))
 
     def malformed(self, t_ns: int, length: int, reason: str) -> None:
-        self.worker._log_write(MalformedAckRecord(ev="malformed_ack", t_ns=t_ns, len=length, reason=reason))
+        self.worker._log_write(malformed_ack_record(t_ns, length, reason))
 
 
 class Worker:

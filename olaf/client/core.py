@@ -1,73 +1,4 @@
-"""The worker side of the Olaf protocol as a library: :class:`OlafClient`.
-
-Any training loop (Stable-Baselines3, CleanRL, RLlib, a hand-written one) can speak Olaf
-through this module: it sends model updates to a parameter server (PS), receives the PS's ACKs
-(multicast to the cluster by an Olaf switch, carrying the global weights and the switch's queue
-status) and runs transmission control (paper §5). ``olaf worker`` (:mod:`olaf.hosts.worker`) is
-one user of it; ``docs/client.md`` is the guide, with a complete Stable-Baselines3 loop.
-
-What it does for a caller:
-
-* **INIT** (:meth:`OlafClient.init`): sends the initial weights (flag INIT, ``seq`` 0; paper
-  §2.1) as K INIT chunks and repeats, until every slice of the global model has come back in an
-  ACK at least once (the model is *acked*), only the chunks whose slices have not come back, with
-  randomised exponential back-off (:func:`init_retry_delay_s`: ``init_retry_s``, twice that, …
-  up to ``init_retry_max_s``, each stretched by a random factor in [1, 1.5); RFC 8085 §3.1.3 asks
-  a UDP sender's retransmissions to back off, RFC 7252 §4.8 randomises them so). A fixed period
-  with every chunk would flood a slow bottleneck: 27 workers' INITs of K = 28 chunks are 756
-  packets, 18 s of a 42-packet/s link, repeated every second. Without the random factor the
-  workers that started together repeat together, in the same order every time, and a tail-drop
-  queue loses the same workers' chunks at the end of each burst.
-* **Push** (:meth:`OlafClient.push`): folds the caller's update direction and mean episode
-  reward into the experience collected since the last sent update (sample-weighted mean
-  direction, episode-weighted mean reward: :class:`olaf.experience.Experience`), asks
-  transmission control (:class:`olaf.txcontrol.TransmissionControl`) whether to send,
-  and if so packs the folded direction as Q7.24 (saturated and counted, never wrapped) and the
-  reward as Q15.16, splits it into the deployment's K chunks (:class:`olaf.chunks.Chunking`)
-  and sends all K datagrams with one ``seq`` and ``gen_ts``. A skipped push is not lost: it is
-  folded into the next one that is sent.
-* **ACKs**: with K = 1 every ACK is an *ACK event*; with K > 1 the event is the first ACK
-  slice answering an update (one ``(worker_id, seq, gen_ts)``, of any worker of the cluster;
-  ``docs/hosts.md`` "Chunks at the worker"). An ACK event restarts transmission control's
-  ``Δ̂`` timer; every slice's queue status (if STATUS_VALID) becomes the latest status; every
-  slice's weights are stored. An ACK whose ``(seq, gen_ts)`` is one of this client's sent
-  updates is *own*: it tells the client its switch-assigned cluster and worker ids. An ACK of
-  another model size (K or slice length) is counted and ignored; a malformed one, or any
-  datagram that does not come from the PS's address, is counted and dropped.
-* **Adoption** (:meth:`OlafClient.adopt`, :meth:`OlafClient.latest_weights`): weights are
-  only ever handed over when the caller asks, so a training iteration is never preempted
-  (paper §8.2).
-
-**Threading.** By default (``background=True``) a daemon thread receives the ACKs: a training
-framework's ``learn()`` call blocks for seconds in code that cannot be interrupted, and
-meanwhile ACKs must be taken off the socket (K slices per update per worker of the cluster
-would otherwise fill the kernel's receive buffer), stamped with their real arrival time (``Δ̂``
-is the time since the last ACK event, not since the caller got round to reading it) and INITs
-must be repeated. The caller only *reads* what the thread collected, between its iterations.
-The thread keeps only what adoption needs, the newest slice of every chunk (memory bounded by K
-slices however many answers arrive during an iteration: a slice replaced before it was adopted is
-counted in ``slices_superseded``, apart from what the kernel dropped, ``socket_drops``), so a
-caller busy for any length of time loses no answer to a full receive buffer
-(``docs/reliability.md``). Every piece of shared state is guarded by one lock; the counters of
-:meth:`OlafClient.stats` are a consistent snapshot. With ``background=False`` there is no thread: datagrams are received
-only inside :meth:`OlafClient.wait_until` (and the ``wait_for_*``/:meth:`OlafClient.poll`
-helpers) — for a single-threaded process that owns its timeline, as ``olaf worker`` does.
-
-**Age of the model (AoM) at the client.** Paper §2.2 defines the AoM at the PS as the time
-since the generation of the latest update it received, a sawtooth that jumps, on each
-reception, to the age of that update. The client's view (:attr:`ClientStats.aom_ms`): the time
-since the ``gen_ts`` of the newest update reflected in the global weights it holds, i.e. in
-the ACKs whose weights it stored (an ACK carries the PS's weights after it processed the
-update whose ``gen_ts`` it echoes; a rejected update counts as received, as in the paper's
-PS-side AoM). With K slices it is the oldest slice's value: the newest update reflected in
-*every* slice. It exceeds the PS's AoM by the ACK's path delay; it is None until every slice
-has arrived once.
-
-Units: times are ``CLOCK_REALTIME`` ns on the wire and in ``gen_ts``; seconds (float) in this
-API's arguments; ms in :class:`ClientStats`. Weights and directions are float vectors of
-``num_params`` (P) elements, Q7.24 on the wire (range [−128, 128), resolution 2⁻²⁴); rewards
-are Q15.16 on the wire (range [−32768, 32768), resolution 2⁻¹⁶).
-"""
+"""The client's protocol engine: :class:`OlafClient` (the package docstring, :mod:`olaf.client`, says what it does)."""
 
 from __future__ import annotations
 
@@ -84,6 +15,7 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 import numpy as np
 
 from olaf.chunks import Chunking
+from olaf.client.events import AckKey, ClientEvents
 from olaf.constants import MTU, SOCKET_RCVBUF
 from olaf.experience import Experience, Generation
 from olaf.fixedpoint import INT32_MIN, UINT16_MAX, pack_q724, reward_from_fixed, reward_to_fixed, unpack_q724
@@ -91,7 +23,7 @@ from olaf.plan.tx import TxParams
 from olaf.txcontrol import Decision, TransmissionControl
 from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
 from olaf.update import Update
-from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
+from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_update, parse_ack
 
 __all__ = ["Adoption", "ClientEvents", "ClientStats", "ModelTimeout", "OlafClient", "OlafError", "PushResult", "as_vector",
            "endpoint"]
@@ -263,7 +195,6 @@ class PushResult:
     chunks: int = 0
 
 
-AckKey = tuple[int, int, int]
 """An ACK's ``(worker_id, seq, gen_ts)``: the update it answers (the PS's log has the update's
 record under the same key, so the global model's version an ACK carries can be found there)."""
 
@@ -355,24 +286,6 @@ class ClientStats:
     aom_ms: Optional[float] = field(default=None)
 
 
-class ClientEvents:
-    """Hooks into a client's protocol events (``olaf worker`` writes its log from them).
-
-    The client calls them with its lock held, in the order the events happen (from the receive
-    thread, or inside a wait with ``background=False``); they must return quickly. The default
-    methods do nothing.
-    """
-
-    def init_sent(self, t_ns: int, retry: bool) -> None:
-        """An INIT was sent at ``t_ns`` (``retry``: a repetition, of the chunks whose slices had not come back)."""
-
-    def ack(self, t_ns: int, ack: Ack, own: bool) -> None:
-        """An ACK of this deployment's model size arrived at ``t_ns`` (``own``: it answers this client's update)."""
-
-    def malformed(self, t_ns: int, length: int, reason: str) -> None:
-        """A datagram of ``length`` bytes from the PS's address did not decode as an ACK (``reason``)."""
-
-
 class OlafClient:
     """An Olaf endpoint toward a parameter server.
 
@@ -441,7 +354,9 @@ class OlafClient:
         if on_weights is not None and not callable(on_weights):
             raise ValueError(f"on_weights={on_weights!r} must be callable (weights) -> None")
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        self._tc = TransmissionControl(tx or TxParams(), gen)
+        self.tx = tx or TxParams()
+        """Transmission control's parameters (off unless given)."""
+        self._tc = TransmissionControl(self.tx, gen)
         self._retry_s = (float(init_retry_s), float(init_retry_max_s))
         self._on_weights = on_weights
         self._events = events or ClientEvents()
@@ -479,6 +394,8 @@ class OlafClient:
             self._init_rng = gen.spawn(1)[0]
         except TypeError:  # a Generator whose bit generator has no SeedSequence to spawn from
             self._init_rng = np.random.default_rng()
+        self._adopted_since_push = 0  # ACK slices adopted since the last push (the events' pushed hook)
+        self._base: Optional[AckKey] = None  # the ACK of the newest slice 0 adopted
         self._init_offset = 0  # where the repetitions' rotation of the missing chunks starts (drawn at init())
         self._next_init_ns = 0  # when the next INIT repetition is due
 
@@ -496,20 +413,28 @@ class OlafClient:
         """A client as ``olaf launch`` set this process up (:mod:`olaf.launchenv`): the PS, this
         worker's address, cluster and worker ids and the MTU from the launch's environment; the
         model's size ``num_params`` is told to the launcher, which starts the PS for it, and this
-        call returns once the PS is up. ``kwargs`` are the constructor's other arguments (``tx``,
-        ``rng``, …).
+        call returns once the PS is up. Its worker log goes into the launch's run directory
+        (:func:`olaf.client.log.recorder_from_env`) unless ``events`` is given. ``kwargs`` are the
+        constructor's other arguments (``tx``, ``rng``, …).
 
         Raises:
             olaf.launchenv.LaunchEnvError: not started by ``olaf launch`` (the message says how), or
                 the launch's PS was started for another model (another worker's P came first), or
                 the PS was not up within ``wait_s`` (default :data:`olaf.launchenv.RENDEZVOUS_S`).
         """
+        from olaf.client.log import recorder_from_env  # noqa: PLC0415
         from olaf.launchenv import RENDEZVOUS_S, LaunchEnv, register_model  # noqa: PLC0415
 
         env = LaunchEnv.read(environ)
         register_model(env, num_params, RENDEZVOUS_S if wait_s is None else wait_s)
-        return cls(env.ps, num_params=num_params, bind=env.bind, mtu=env.mtu, cluster_id=env.cluster_id,
-                   worker_id=env.worker_id, **kwargs)
+        recorder = None if "events" in kwargs else recorder_from_env(environ)
+        if recorder is not None:
+            kwargs["events"] = recorder
+        client = cls(env.ps, num_params=num_params, bind=env.bind, mtu=env.mtu, cluster_id=env.cluster_id,
+                     worker_id=env.worker_id, **kwargs)
+        if recorder is not None:
+            recorder.start(client, seed=env.rank)
+        return client
 
     # -- the caller's side ----------------------------------------------------------------------
 
@@ -657,6 +582,8 @@ class OlafClient:
             if not result.sent:
                 self._c["skipped"] += 1
                 self._skipped[result.reason] += 1
+            adopted, self._adopted_since_push = self._adopted_since_push, 0
+            self._event("pushed", result, adopted, self._base)
             return result
 
     def adopt(self, current: Union[VectorLike, Callable[[], np.ndarray]]) -> Adoption:
@@ -678,6 +605,9 @@ class OlafClient:
         with self._lock:
             new, self._new = self._new, {}
             key, self._new_key = self._new_key, None
+            self._adopted_since_push += len(new)
+            if key is not None:
+                self._base = key
         if not new:
             return Adoption(None, 0)
         lazy = callable(current) and not hasattr(current, "parameters")
@@ -788,7 +718,8 @@ class OlafClient:
                 last_reward=self._experience.last_reward, aom_ms=aom)
 
     def close(self) -> None:
-        """Stop the receive thread and close the socket (idempotent). Pushes raise afterwards."""
+        """Stop the receive thread and close the socket (idempotent); the ``events`` hook ``closed``
+        gets the final counters. Pushes raise afterwards."""
         with self._lock:
             if self._closed.is_set():
                 return
@@ -797,6 +728,9 @@ class OlafClient:
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._sock.close()
+        stats = self.stats()
+        with self._lock:
+            self._event("closed", stats)
 
     def __enter__(self) -> "OlafClient":
         return self
