@@ -529,3 +529,22 @@ def test_an_event_hook_that_raises_never_leaves_the_client_deaf(ps, caplog):
         st = c.stats()
     assert st.callback_errors == 1 and st.handling_errors == 0 and events.acks >= 4 and st.acks == events.acks
     assert "events.ack hook failed" in caplog.text
+
+
+def test_a_clamped_update_is_said_on_the_log_not_only_counted(caplog):
+    """An element outside Q7.24's range is clamped and applied; the client says so (a warning naming
+    how many and the largest) besides counting it."""
+    import logging
+
+    from hostnet import loopback_net
+
+    from olaf.ps import serve
+
+    ip = loopback_net()
+    with serve(ip(100), num_params=4, step="sgd", lr=1.0, gate=False) as ps:
+        with OlafClient(ps.address, num_params=4, bind=ip(1), mtu=None) as client:
+            client.init(np.zeros(4), wait_s=30)
+            with caplog.at_level(logging.WARNING, logger="olaf.client.core"):
+                r = client.push(np.array([1e6, 0.0, -np.inf, 1.0]), 1.0)
+            assert r.sent and r.saturated == 2 and client.stats().saturated_elements == 2
+    assert any("2 of its 4 elements were outside Q7.24" in m and "largest |x| inf" in m for m in caplog.messages)

@@ -34,6 +34,9 @@ SENT_MEMORY = 4096
 """Sent ``(seq, gen_ts)`` pairs (and answered updates) remembered to recognise own ACKs."""
 RECV_POLL_S = 0.05
 """The receive thread's socket timeout: how soon it notices :meth:`OlafClient.close`."""
+SATURATION_WARN_EVERY = 100
+"""A clamped update is logged as a warning the first time and every this many times after
+(each one is counted: ``saturated_updates``, ``saturated_elements``, :attr:`PushResult.saturated`)."""
 INIT_RETRY_S = 1.0
 """The first INIT repetition's delay, s (:func:`init_retry_interval_s`)."""
 INIT_RETRY_MAX_S = 30.0
@@ -569,6 +572,12 @@ class OlafClient:
                 if saturated:
                     self._c["saturated_elements"] += saturated
                     self._c["saturated_updates"] += 1
+                    if self._c["saturated_updates"] % SATURATION_WARN_EVERY == 1 or SATURATION_WARN_EVERY == 1:
+                        _log.warning("update %d: %d of its %d elements were outside Q7.24's [-128, 128) and were "
+                                     "clamped (largest |x| %.3g; %d update(s) clamped so far): the PS applies the "
+                                     "clamped values; scale the update or check the loss",
+                                     self._seq % 0xFFFFFFFF + 1, saturated, self.num_params,
+                                     float(np.max(np.abs(direction))), self._c["saturated_updates"])
                 seq = self._seq = self._seq % 0xFFFFFFFF + 1
                 chunks = self._send(self._header(seq, reward_to_fixed(reward), gen_ts), raw, init=False)
                 if chunks:
