@@ -107,7 +107,7 @@ def test_a_model_beyond_a_frame_travels_in_chunks_up_to_the_build_limit():
     deep = plan(grads=MAX_NUM_WEIGHTS, queue_size={"s1": SEGMENTS // 7 + 1})
     with pytest.raises(PlanRefused, match=f"1..{SEGMENTS // 7} updates") as e:
         backends.get("mininet").check(deep)
-    assert e.value.field == "queue_sizes"
+    assert e.value.field == "queue_size.s1"  # the plan's own path
     with pytest.raises(ConfigError, match="grads"):
         plan(grads=MAX_MODEL_PARAMS + 1)
 

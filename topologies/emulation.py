@@ -41,7 +41,7 @@ from olaf.controller.p4rt import P4RuntimeWriteError, SwitchUnavailable
 from olaf.controller.tm import ThriftError
 from olaf.harness import RunMonitor
 from olaf.hosts.argv import ps_argv, worker_argv
-from olaf.hosts.runlog import group_start_file, write_start_file
+from olaf.hosts.runlog import start_run
 from olaf.hosts.worker import WorkerConfig
 from olaf.plan.bottleneck import LoadTracker
 from olaf.plan.faults import parse_fault
@@ -160,11 +160,7 @@ def run_once(run: EmulatedRun, out: Path, build: Path, console: Console, *, prog
             _wait_files([hosts_dir / f"{w}.jsonl" for w in workers], list(workers.values()),
                         timeout_s=120, what="the workers")
             duration = INTERACTIVE_DURATION_S if run.interactive else run.generation_limit_s()
-            t0 = time.time_ns() + 1_000_000_000
-            for gi, g in enumerate(run.cluster_groups()):
-                if g.start_ms > 0:
-                    write_start_file(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
-            write_start_file(start_file, t0)
+            t0 = start_run(start_file, [g.start_ms for g in run.cluster_groups()])
             write_run_json(out, run, t0, None if run.interactive else t0 + int(duration * 1e9))
             try:
                 if run.interactive:

@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from olaf.provenance import provenance
 from olaf.rundir.jsonl import read_jsonl
-from olaf.rundir.manifest import Incomplete, RunManifest, read_manifest, write_manifest
+from olaf.rundir.manifest import Incomplete, RunManifest, read_manifest, write_manifest, write_run_manifest
 from olaf.rundir.records import GenRecord, WorkerStart
 
 if TYPE_CHECKING:
@@ -63,10 +62,8 @@ def write_run_json(out: Path, run: EmulatedRun, t0: int, t_end: Optional[int], *
     what the emulation made of it (:meth:`~olaf.topologies.emulated.EmulatedRun.backend_info`, in
     ``backend_info.emulation``), the provenance and ``fields`` of
     :class:`~olaf.rundir.manifest.RunManifest` (``partial``, ``incomplete`` …). Returns it."""
-    m = RunManifest(backend=BACKEND, t_start_ns=t0, t_end_ns=t_end, plan=run.plan.model_dump(mode="json"),
-                    provenance=provenance(), backend_info={"emulation": run.backend_info()}, **fields)
-    write_manifest(out, m)
-    return m
+    return write_run_manifest(out, BACKEND, run.plan, t0, t_end, backend_info={"emulation": run.backend_info()},
+                              **fields)
 
 
 def update_run_json(out: Path, **fields: Any) -> RunManifest:

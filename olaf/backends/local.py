@@ -39,15 +39,14 @@ from olaf.constants import IPV4_MAX_LEN
 from olaf.harness import RunFailed, RunInterrupted, RunMonitor
 from olaf.hosts import jobconfig
 from olaf.hosts.argv import ps_argv, worker_argv
-from olaf.hosts.runlog import group_start_file, write_start_file
+from olaf.hosts.runlog import group_start_file, start_run
 from olaf.hosts.schedule import worker_schedule
 from olaf.hosts.task import weights_problem
 from olaf.plan.plan import PPOWorkload, RunPlan
 from olaf.plan.topology import Placement, layout, worker_seed
 from olaf.plan.tx import TxParams
 from olaf.priority import niced
-from olaf.provenance import provenance
-from olaf.rundir.manifest import RunManifest, write_manifest
+from olaf.rundir.manifest import write_run_manifest
 
 _NO_NETWORK = "the local backend has no switch or links (loopback only): run it on mininet or ns3"
 REFUSED = {
@@ -160,11 +159,7 @@ class LocalBackend(Backend):
             self._wait_up([ps.log_path], procs, tick)
             procs += [popen(["worker", *worker_argv(w)], self.options.worker_nice) for w in workers]
             self._wait_up([w.log_path for w in workers], procs, tick)
-            t0 = time.time_ns() + 1_000_000_000
-            for gi, g in enumerate(plan.groups):
-                if g.start_ms > 0:
-                    write_start_file(group_start_file(start_file, gi), t0 + round(g.start_ms * 1e6))
-            write_start_file(start_file, t0)
+            t0 = start_run(start_file, [g.start_ms for g in plan.groups])
             end_s = plan.schedule_end_ns() / 1e9
             deadline_s = plan.deadline_s()
             self._write_manifest(out, plan, t0, t0 + round(min(end_s, deadline_s) * 1e9))
@@ -202,8 +197,7 @@ class LocalBackend(Backend):
         return RunResult.of_run(self.name, out, time.monotonic() - t_start, summary)
 
     def _write_manifest(self, out: Path, plan: RunPlan, t0: int, t_end: int, **fields: Any) -> None:
-        write_manifest(out, RunManifest(backend=self.name, t_start_ns=t0, t_end_ns=t_end,
-                                        plan=plan.model_dump(mode="json"), provenance=provenance(), **fields))
+        write_run_manifest(out, self.name, plan, t0, t_end, **fields)
 
     @staticmethod
     def _wait_up(paths: list[Path], procs: list[subprocess.Popen[str]], tick: threading.Event) -> None:

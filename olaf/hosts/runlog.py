@@ -20,7 +20,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 
 class OutputFiles:
@@ -61,6 +61,23 @@ def write_start_file(path: Path, t_ns: int) -> None:
 def group_start_file(start_file: Path, group_index: int) -> Path:
     """The start file of the workers of cluster group ``group_index`` when the group starts after t0."""
     return start_file.with_name(f"{start_file.name}.g{group_index}")
+
+
+START_LEAD_NS = 1_000_000_000
+"""How far ahead of now a harness sets a run's t0 (:func:`start_run`), ns: every waiting host reads
+its start file before t0 comes."""
+
+
+def start_run(start_file: Path, group_starts_ms: Sequence[float], lead_ns: int = START_LEAD_NS) -> int:
+    """Start a run's hosts, waiting on ``start_file`` (and their groups' files): t0 = now +
+    ``lead_ns``; a group ``i`` with ``group_starts_ms[i]`` > 0 gets its own file
+    (:func:`group_start_file`) at t0 + that; the main file is written last. Returns t0 (ns)."""
+    t0 = time.time_ns() + lead_ns
+    for gi, start_ms in enumerate(group_starts_ms):
+        if start_ms > 0:
+            write_start_file(group_start_file(start_file, gi), t0 + round(start_ms * 1e6))
+    write_start_file(start_file, t0)
+    return t0
 
 
 def wait_for_start_file(path: Path | str, stop: threading.Event) -> Optional[int]:

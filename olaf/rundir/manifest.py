@@ -141,6 +141,24 @@ class RunManifest(_Model):
         return q if isinstance(q, str) else None
 
 
+def write_run_manifest(run_dir: Path | str, backend: str, plan: Any, t_start_ns: int, t_end_ns: Optional[int],
+                       **fields: Any) -> RunManifest:
+    """Write the manifest of a run of ``plan`` (a :class:`~olaf.plan.plan.RunPlan`, dumped as JSON) on
+    ``backend`` with its metric window (ns), this code's provenance (:func:`olaf.provenance.provenance`)
+    and ``fields`` of :class:`RunManifest` (``partial``, ``incomplete``, ``backend_info`` …): the one
+    place every backend builds its ``run.json``. Returns it.
+
+    Raises:
+        pydantic.ValidationError: a field of the wrong type (a bug of the caller).
+    """
+    from olaf.provenance import provenance  # noqa: PLC0415 (git, read when a run ends)
+
+    m = RunManifest(backend=backend, t_start_ns=t_start_ns, t_end_ns=t_end_ns, plan=plan.model_dump(mode="json"),
+                    provenance=provenance(), **fields)
+    write_manifest(run_dir, m)
+    return m
+
+
 def write_manifest(run_dir: Path | str, manifest: RunManifest) -> Path:
     """Write ``run_dir/run.json`` atomically (every field, defaults included); returns its path."""
     return write_json(Path(run_dir) / MANIFEST_FILE, manifest.model_dump(mode="json"))

@@ -67,11 +67,10 @@ import numpy as np
 from olaf.constants import ACK_PORT, UPDATE_PORT, Decision, EgressError, Malformed, Traffic, TxReason
 from olaf.fixedpoint import INT32_MIN, reward_from_fixed
 from olaf.plan.topology import worker_seed
-from olaf.provenance import provenance
 from olaf.rundir import DELIVERIES_COLUMNS, DELIVERIES_FILE
 from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import write_jsonl
-from olaf.rundir.manifest import Incomplete, RunManifest, write_manifest
+from olaf.rundir.manifest import Incomplete, write_run_manifest
 from olaf.rundir.records import (
     NOT_MODELLED,
     AckRecord,
@@ -385,5 +384,4 @@ def write(run: SimRun, out: Path) -> None:
         short = {sm.name: sm.generated for sm in summaries if sm.generated < s.updates_per_worker}
         if short:
             incomplete = Incomplete(updates_per_worker=s.updates_per_worker, deadline_s=s.duration_s, generated=short)
-    write_manifest(out, RunManifest(backend=BACKEND, t_start_ns=0, t_end_ns=gen_end, plan=s.model_dump(mode="json"),
-                                    provenance=provenance(), incomplete=incomplete, backend_info=info))
+    write_run_manifest(out, BACKEND, s, 0, gen_end, incomplete=incomplete, backend_info=info)
