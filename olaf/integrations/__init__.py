@@ -5,7 +5,8 @@
 * :mod:`olaf.integrations.torch` — PyTorch and CleanRL: ``DistributedOptimizer(optimizer, model)``,
   Horovod's shape.
 
-RLlib: :class:`olaf.rl.rllib.OlafPPOConfig` (``docs/rllib.md``).
+* :mod:`olaf.integrations.rllib` — RLlib: ``with_olaf(ppo_config, ps=..., endpoints=...)`` turns Olaf
+  on in an existing ``PPOConfig`` (:class:`olaf.rl.rllib.OlafPPOConfig`, ``docs/rllib.md``).
 
 Each module imports its framework; this package imports none, so ``import olaf.integrations``
 works on the client install alone.
