@@ -221,3 +221,14 @@ def test_the_click_error_is_a_bad_parameter():
     with pytest.raises(click.BadParameter) as e:
         cli_plan(jitter_ms=80.0)
     assert e.value.param_hint == "--jitter-ms"
+
+
+def test_clusters_are_numbered_in_group_order():
+    p = RunPlan.model_validate({"topology": "multihop", "duration_s": 1, "groups": [
+        {"name": "a", "clusters": 2, "workers_per_cluster": 1, "switch": "s1"},
+        {"name": "b", "clusters": 3, "workers_per_cluster": 2, "switch": "s2"}]})
+    assert p.group_clusters() == [range(0, 2), range(2, 5)]
+    assert [p.group_of_cluster(c) for c in range(5)] == [0, 0, 1, 1, 1]
+    with pytest.raises(ValueError, match="cluster 5 is in no group"):
+        p.group_of_cluster(5)
+    assert EmulatedRun(p).group_of_cluster(3) == (1, p.groups[1])

@@ -142,12 +142,8 @@ class EmulatedRun:
 
         Raises:
             ValueError: no group has it."""
-        first = 0
-        for i, g in enumerate(self.plan.groups):
-            if cluster_id < first + g.clusters:
-                return i, g
-            first += g.clusters
-        raise ValueError(f"cluster {cluster_id} is in no group (the run has {first} clusters)")
+        gi = self.plan.group_of_cluster(cluster_id)
+        return gi, self.plan.groups[gi]
 
     def switch_queues(self) -> dict[str, QueueSetup]:
         """Each switch's Q_max (updates, the plan's ``queue_sizes``) and egress rate toward the PS

@@ -126,9 +126,8 @@ class LocalBackend(Backend):
         job = plan.workload.job if isinstance(plan.workload, PPOWorkload) else None
         lay = layout(plan.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in plan.groups])
         workers = []
-        cid = 0
-        for gi, g in enumerate(plan.groups):
-            for _ in range(g.clusters):
+        for gi, (g, ids) in enumerate(zip(plan.groups, plan.group_clusters())):
+            for cid in ids:
                 for name in lay.clusters[cid]:
                     wid = lay.hosts[name].worker_id
                     assert wid is not None
@@ -140,7 +139,6 @@ class LocalBackend(Backend):
                         seed=worker_seed(plan.seed, wid), cluster_id=cid, worker_id=wid,
                         start_file=group_start_file(start_file, gi) if g.start_ms > 0 else start_file,
                         out_dir=hosts_dir, name=name))
-                cid += 1
         ps = jobconfig.ps_config(job, bind_ip=ps_ip, worker_ips=[w.bind_ip for w in workers], out_dir=hosts_dir,
                                  switch=False)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")

@@ -199,12 +199,10 @@ def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
     v["aggregations_mean"] = float(aggs.mean()) if aggs.size else None
     v["completed_pct"] = (100.0 * ov["generated"] / (s.num_workers * s.updates_per_worker)
                           if s.updates_per_worker else None)
-    first = 0
     peaks: dict[str, tuple[Optional[float], float]] = {}
     per_update: dict[str, tuple[Optional[float], float]] = {}
-    for g in s.groups:
-        ms = [clusters.get(str(c), {}) for c in range(first, first + g.clusters)]
-        first += g.clusters
+    for g, ids in zip(s.groups, s.group_clusters()):
+        ms = [clusters.get(str(c), {}) for c in ids]
         v[f"aom_avg_ms.{g.name}"] = _mean([m.get("aom_avg_ms") for m in ms])
         peak = _mean([m.get("aom_peak_ms") for m in ms])
         v[f"aom_peak_ms.{g.name}"] = peak
@@ -213,7 +211,7 @@ def run_metrics(run_dir: Path, s: RunPlan) -> RunMetrics:
         v[f"loss_pct.{g.name}"] = 100.0 * sum(m.get("dropped", 0) for m in ms) / sent if sent else None
         peaks[g.name] = (peak, g.period_ms)
         upd = _mean([_peak_sum_ms(by_cluster.get(c, []), t0, t1) / m["generated"] if m.get("generated") else None
-                     for c, m in zip(range(first - g.clusters, first), ms)])
+                     for c, m in zip(ids, ms)])
         v[f"aom_peak_per_update_periods.{g.name}"] = None if upd is None else upd / g.period_ms
         per_update[g.name] = (upd, g.period_ms)
     if len(s.groups) > 1:

@@ -441,6 +441,25 @@ class RunPlan(FileModel):
         return max(round((self.latest_start_ms(g) + -(-n // g.burst) * (g.cycle_ms + g.jitter_ms)) * 1e6)
                    for g in self.groups)
 
+    def group_clusters(self) -> list[range]:
+        """The cluster ids of each group, in group order: clusters are numbered 0.. in group order
+        on every backend (the one cluster → group walk)."""
+        out, first = [], 0
+        for g in self.groups:
+            out.append(range(first, first + g.clusters))
+            first += g.clusters
+        return out
+
+    def group_of_cluster(self, cluster_id: int) -> int:
+        """The index of the group of cluster ``cluster_id``.
+
+        Raises:
+            ValueError: no group has it (the message gives the plan's number of clusters)."""
+        for gi, ids in enumerate(self.group_clusters()):
+            if cluster_id in ids:
+                return gi
+        raise ValueError(f"cluster {cluster_id} is in no group (the plan has {self.num_clusters} clusters)")
+
     def worker_groups(self) -> list[int]:
         """The group index of every worker 1..N (workers are numbered in group order)."""
         return [gi for gi, g in enumerate(self.groups) for _ in range(g.clusters * g.workers_per_cluster)]

@@ -79,14 +79,12 @@ def network(s: RunPlan) -> Network:
     lay = layout(s.topology, [Placement(g.switch, g.clusters, g.workers_per_cluster) for g in s.groups])
     workers: list[WorkerHost] = []
     clusters: dict[int, list[WorkerHost]] = {}
-    cid = 0
-    for gi, g in enumerate(s.groups):
-        for _ in range(g.clusters):
+    for gi, ids in enumerate(s.group_clusters()):
+        for cid in ids:
             for name in lay.clusters[cid]:
                 h = lay.hosts[name]
                 assert h.worker_id is not None
                 w = WorkerHost(name, h.worker_id, h.ip, cid, gi, h.switch)
                 workers.append(w)
                 clusters.setdefault(cid, []).append(w)
-            cid += 1
     return Network(workers, s.switches, dict(PARENT[s.topology]), lay, clusters)
