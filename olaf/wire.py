@@ -257,7 +257,7 @@ def encode_ack(
     count: int,
     global_reward: int,
     gen_ts: int,
-    weights: Sequence[int],
+    weights: Sequence[int] | bytes,
     status: QueueStatus | None = None,
     chunk: int = 0,
     num_chunks: int = 1,
@@ -271,16 +271,19 @@ def encode_ack(
     """
     if not 0 <= chunk < num_chunks:
         raise ValueError(f"ACK chunk={chunk} must be in 0..num_chunks-1 (num_chunks={num_chunks})")
+    if isinstance(weights, (bytes, bytearray)) and len(weights) % ELEMENT_LEN:
+        raise ValueError(f"ACK weights of {len(weights)} bytes: a whole number of {ELEMENT_LEN}-byte elements")
+    n = len(weights) // ELEMENT_LEN if isinstance(weights, (bytes, bytearray)) else len(weights)
     flags, util, active, size = 0, 0, 0, 0
     if status is not None:
         flags, util, active, size = (ACK_FLAG_STATUS_VALID, status.queue_util, status.active_clusters,
                                      status.queue_size)
     try:
-        hdr = _ACK_HDR.pack(PROTOCOL_VERSION << 4 | MSG_ACK, flags, len(weights), chunk, num_chunks,
+        hdr = _ACK_HDR.pack(PROTOCOL_VERSION << 4 | MSG_ACK, flags, n, chunk, num_chunks,
                             cluster_id, worker_id, seq,
                             count, global_reward, gen_ts, util.to_bytes(3, "big"), active,
                             size.to_bytes(3, "big"))
-        return hdr + _elements(weights)
+        return hdr + (bytes(weights) if isinstance(weights, (bytes, bytearray)) else _elements(weights))
     except (struct.error, OverflowError) as e:
         raise ValueError(f"ACK field out of range: {e}") from None
 

@@ -235,3 +235,18 @@ def test_a_decoded_update_is_the_update_the_constructor_checks_and_its_elements_
     with pytest.raises(ValueError, match="chunk"):
         Update.decoded(cluster_id=0, worker_id=0, seq=0, count=1, reward_sum=0, gen_ts=0, grads=(), chunk=4,
                        num_chunks=4)
+
+
+def test_an_ack_of_weight_bytes_is_the_ack_of_the_weights():
+    """The PS hands encode_ack its slice's elements as the bytes an ACK carries (computed once per
+    change of the slice): the same datagram as from the elements."""
+    import numpy as np
+
+    from olaf.wire import encode_ack, parse_ack
+
+    w = (5, -7, 2**31 - 1, -(2**31))
+    kw = dict(cluster_id=1, worker_id=2, seq=3, count=1, global_reward=4, gen_ts=5, chunk=0, num_chunks=2)
+    as_bytes = encode_ack(weights=np.array(w, dtype=">i4").tobytes(), **kw)
+    assert as_bytes == encode_ack(weights=w, **kw) and parse_ack(as_bytes).weights == w
+    with pytest.raises(ValueError, match="whole number of 4-byte elements"):
+        encode_ack(weights=b"\x00\x01\x02", **kw)

@@ -131,7 +131,7 @@ class GlobalModel:
         self._reward: list[Optional[tuple[int, int]]] = []  # per slice (reward_sum, count) of r_g; None = −∞
         self._accepted = np.zeros(0, dtype=np.int64)
         self._applied = np.zeros(0, dtype=np.int64)
-        self._ack: list[tuple[int, ...]] = []
+        self._ack: list[bytes] = []  # per slice: its Q7.24 elements as an ACK carries them (big-endian int32)
         self._last_g = np.zeros(0)
         self.last_direction: Optional[tuple[float, Optional[float]]] = None
         """``(‖g‖, cos(g, g_prev))`` of the last applied update's mean direction ``g`` on its slice, with
@@ -148,7 +148,7 @@ class GlobalModel:
         self._m = self._v = None
         self._reward = [None] * k
         self._accepted, self._applied = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-        self._ack = [()] * k
+        self._ack = [b""] * k
         self._last_g = np.zeros(p)
 
     # -- shape -------------------------------------------------------------------------------
@@ -314,8 +314,8 @@ class GlobalModel:
         assert c is not None
         start, stop = c.bounds(chunk)
         self._w[start:stop] = np.clip(w, W_MIN, W_MAX)
-        # round half to even, as olaf.fixedpoint.to_fixed
-        self._ack[chunk] = tuple(np.rint(self._w[start:stop] * _SCALE).astype(np.int64).tolist())
+        # round half to even, as olaf.fixedpoint.to_fixed; W_MIN..W_MAX keep it in int32
+        self._ack[chunk] = np.rint(self._w[start:stop] * _SCALE).astype(">i4").tobytes()
 
     # -- checkpoint --------------------------------------------------------------------------
 
@@ -403,7 +403,12 @@ class GlobalModel:
 
     def ack_weights(self, chunk: int = 0) -> tuple[int, ...]:
         """Slice ``chunk``'s global weights as Q7.24 elements for an ACK, unpadded (empty before its INIT)."""
-        return self._ack[chunk] if chunk < len(self._ack) else ()
+        return tuple(np.frombuffer(self.ack_weight_bytes(chunk), dtype=">i4").tolist())
+
+    def ack_weight_bytes(self, chunk: int = 0) -> bytes:
+        """:meth:`ack_weights` as an ACK carries them (big-endian int32 each, ``olaf.wire``), computed
+        once per change of the slice: what the PS sends."""
+        return self._ack[chunk] if chunk < len(self._ack) else b""
 
     def global_reward(self, chunk: int = 0) -> Optional[float]:
         """Slice ``chunk``'s ``r_g`` as a float, None while it is −∞."""

@@ -418,7 +418,7 @@ class ParameterServer:
         """Send slice ``chunk``'s ACK; ``count_key``: count it in ``per_chunk[(cluster, chunk)]["acked"]``."""
         ack = encode_ack(cluster_id=cluster_id, worker_id=worker_id, seq=seq, count=count,
                          global_reward=self.model.global_reward_fixed(chunk), gen_ts=gen_ts,
-                         weights=self.model.ack_weights(chunk), chunk=chunk, num_chunks=self.model.num_chunks)
+                         weights=self.model.ack_weight_bytes(chunk), chunk=chunk, num_chunks=self.model.num_chunks)
         self.staleness.on_ack((cluster_id, worker_id, chunk), time.time_ns(), self.model.version(chunk))
         try:
             self.sock.sendto(ack, (dst, self.cfg.ack_port))
