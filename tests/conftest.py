@@ -130,8 +130,9 @@ def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:  # noqa: ARG001
-    """One line per tier: tests run (passed or failed) of those selected, the reasons of its skips,
-    tests deselected, modules skipped whole."""
+    """One line per tier: tests run (passed or failed) of those selected, the time in them (a test
+    of several tiers counts in each), the reasons of its skips, tests deselected, modules skipped
+    whole."""
     stats = config.stash.get(TIER_STATS, None)
     if stats is None:
         return
@@ -156,6 +157,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         for t in stats["by_node"].get(rep.nodeid, [m.group("tier")] if m else ["untiered"]):
             skipped[t] += 1
             reasons[t].add(reason[m.end():] if m and m.group("tier") == t else reason)
+    secs: dict[str, float] = defaultdict(float)  # time in each tier's tests (setup, call, teardown)
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            if isinstance(rep, pytest.TestReport):
+                for t in stats["by_node"].get(rep.nodeid, ["untiered"]):
+                    secs[t] += rep.duration
     terminalreporter.write_sep("=", "test tiers")
     load = config.stash.get(LOAD, [])
     if load:
@@ -173,7 +180,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             parts.append(f"{len(modules[t])} module(s) skipped whole ({', '.join(sorted(modules[t]))})")
         if deselected:
             parts.append(f"{deselected} not selected (-m)")
-        line = f"{t:8} " + "; ".join(parts)
+        line = f"{t:8} " + "; ".join(parts) + (f" ({secs[t]:.0f} s)" if secs.get(t) else "")
         if reasons.get(t):
             line += " — skipped: " + " | ".join(sorted(reasons[t]))
         terminalreporter.write_line(line, yellow=bool(skipped[t] or modules.get(t)), green=not (skipped[t] or modules.get(t)))
