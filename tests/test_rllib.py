@@ -183,21 +183,41 @@ def test_bad_rllib_configurations_name_the_field():
         small_config().olaf(ps="127.0.0.1", endpoints=[])
 
 
-def test_an_env_runner_whose_ps_does_not_answer_raises_naming_it(tmp_path):
+def test_an_env_runner_whose_ps_does_not_answer_says_so_naming_it(tmp_path):
     """No PS at the address: the first olaf_step's INIT gets no global model within init_wait_s,
-    and the error names the EnvRunner's endpoint, the PS and the model size to start it with."""
+    and the step returns the error (not raised: RLlib's fault tolerance would swallow it) naming
+    the EnvRunner's endpoint, the PS and the model size to start it with."""
+    import re
+
     ip = loopback_net()
     cfg = small_config().olaf(ps=ip(1), endpoints=[ip(2), ip(3)], init_wait_s=0.5, log_dir=tmp_path)
     torch.set_num_threads(1)
     runner = OlafEnvRunner(config=cfg, worker_index=1)
     try:
-        with pytest.raises(TimeoutError, match=rf"EnvRunner 1 at {ip(2)}: no global model from the Olaf PS {ip(1)}"
-                                               r".*--num-params \d+"):
-            runner.olaf_step()
+        got = runner.olaf_step()
     finally:
         runner.stop()
+    assert got["worker_index"] == 1 and re.match(
+        rf"TimeoutError: EnvRunner 1 at {ip(2)}: no global model from the Olaf PS {ip(1)}.*--num-params \d+", got["error"])
     summary = json.loads((tmp_path / "runner1.summary.json").read_text())
     assert summary["stop_reason"] == "no_global_model" and summary["init_sent"] >= 1 and summary["sent"] == 0
+
+
+@pytest.mark.timeout(HANG_S + 120)
+def test_olaf_ppo_with_no_ps_raises_on_the_driver(tmp_path, ray_cluster):
+    """A job whose PS does not answer: algo.train() raises OlafJobError on the driver, naming each
+    EnvRunner, its endpoint and the PS, instead of RLlib restarting EnvRunners and the result
+    lacking its "olaf" entry."""
+    from olaf.rl.rllib import OlafJobError
+
+    ip = loopback_net()
+    algo = small_config().olaf(ps=ip(1), endpoints=[ip(2), ip(3)], init_wait_s=1.0, log_dir=tmp_path).build_algo()
+    try:
+        with pytest.raises(OlafJobError, match=rf"EnvRunner \d: TimeoutError: EnvRunner \d at 127[.\d]+: no global "
+                                                rf"model from the Olaf PS {ip(1)}"):
+            train_until(algo, lambda r: False)
+    finally:
+        algo.stop()
 
 
 NETWORK = """\

@@ -67,7 +67,7 @@ from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from olaf.client import endpoint
+from olaf.client import OlafError, endpoint
 from olaf.constants import IPV4_MAX_LEN, MTU
 from olaf.experience import Generation
 from olaf.hosts.schedule import ScheduleSpec
@@ -527,16 +527,21 @@ class OlafEnvRunner(SingleAgentEnvRunner):
         """One Olaf iteration; returns ``{"worker_index", "env_runner"`` (RLlib's metrics),
         ``"olaf"`` (the client's counters, the process id and endpoint), ``"weights"`` (the global
         model as last heard, float32 ``(P,)``, when an ACK has brought weights since the last
-        step that returned them; else None)}``.
+        step that returned them; else None)}``; or ``{"worker_index", "error"}`` when the job's
+        configuration keeps this EnvRunner from starting (the PS did not answer its INIT, its
+        address cannot be bound): returned, not raised, so that RLlib's fault tolerance does not
+        swallow it and :class:`OlafPPO` raises it on the driver.
 
         Raises:
-            TimeoutError: the PS did not answer the INIT (first step).
             FloatingPointError: the update was not finite (the worker log ends with the error).
         """
-        if self._worker is None:
-            self._open()
-        if not self._started:
-            self._begin()
+        try:
+            if self._worker is None:
+                self._open()
+            if not self._started:
+                self._begin()
+        except (TimeoutError, OSError) as e:  # the job's configuration: said on the driver (OlafPPO.training_step)
+            return {"worker_index": self.worker_index, "error": f"{type(e).__name__}: {e}"}
         worker = self._worker
         assert worker is not None
         try:
@@ -566,6 +571,12 @@ class OlafEnvRunner(SingleAgentEnvRunner):
             self._worker.end()
             self._worker, self._started = None, False
         super().stop()
+
+
+class OlafJobError(OlafError):
+    """An Olaf EnvRunner could not start for the job's configuration (no global model from the PS,
+    an endpoint that cannot be bound): raised by ``OlafPPO.train()`` on the driver, with each
+    EnvRunner's reason (the PS, ``--num-params P``, the address)."""
 
 
 class OlafPPO(PPO):
@@ -600,6 +611,10 @@ class OlafPPO(PPO):
             results = group.foreach_env_runner_async_fetch_ready("olaf_step", tag="olaf", timeout_seconds=0.1)
             if not results and time.monotonic() > deadline:
                 return
+        failed = [r for r in results if r.get("error")]
+        if failed:
+            raise OlafJobError("Olaf EnvRunner(s) could not start: " + "; ".join(
+                f"EnvRunner {r['worker_index']}: {r['error']}" for r in failed))
         metrics.aggregate([r["env_runner"] for r in results], key=ENV_RUNNER_RESULTS)
         for r in results:
             self._olaf_counters[r["worker_index"]] = r["olaf"]
