@@ -83,9 +83,12 @@ def ps(tmp_path):
             p.proc.wait()
 
 
-@pytest.fixture
-def ray_cluster(tmp_path):
-    head = LocalRayHead(ray, tmp_path / "ray-head.out", num_cpus=2, env_vars={"OMP_NUM_THREADS": "1"})
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory):
+    """One Ray head for the module's tests: a second head started in the same process after the
+    first one's shutdown is refused by Ray 2.60 (its auth token state stays with the process)."""
+    head = LocalRayHead(ray, tmp_path_factory.mktemp("ray") / "ray-head.out", num_cpus=2,
+                        env_vars={"OMP_NUM_THREADS": "1"})
     try:
         yield ray
     finally:
