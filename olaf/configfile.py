@@ -11,6 +11,7 @@ what is allowed. The JSON Schemas of these models are published in ``docs/schema
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional, TypeVar, Union
 
@@ -64,6 +65,10 @@ def _message(err: Any) -> str:
     return f"{msg} (got {err['input']!r})" if "input" in err and not isinstance(err["input"], (dict, list)) else msg
 
 
+_FIELD_FIRST = re.compile(r"^([A-Za-z_]\w*(?:\[\d+\]|\.[\w*]+)*): ")
+"""A message that starts with a field's path (``queue_size.s1: …``, ``faults[0]: …``)."""
+
+
 def validate(model: type[M], raw: Any, where: str = "") -> M:
     """``model`` validated from ``raw`` (a parsed YAML/JSON document).
 
@@ -77,8 +82,12 @@ def validate(model: type[M], raw: Any, where: str = "") -> M:
         err = e.errors(include_url=False)[0]
         loc = location(tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))))
         more = f" (and {e.error_count() - 1} more problem(s))" if e.error_count() > 1 else ""
+        message = _message(err)
+        named = _FIELD_FIRST.match(message) if not loc else None
+        if named:  # a model-wide check that names the field it refuses ("faults[0]: …"): locate it there
+            loc, message = named.group(1), message[named.end():]
         path = f"{where}:{loc}" if where and loc else (where or loc)
-        raise ConfigError(path or "(top level)", _message(err) + more) from None
+        raise ConfigError(path or "(top level)", message + more) from None
 
 
 def read_document(path: Union[str, Path]) -> Any:

@@ -113,6 +113,7 @@ class Launch:
         codes: dict[int, Optional[int]] = {}
         first_failure: Optional[tuple[int, int]] = None
         model: Optional[dict[str, int]] = None
+        models: dict[int, dict[str, int]] = {}  # each rank's model size, read once when its file appears
         try:
             for rank in range(self.n):
                 log = (self.logs_dir / f"rank-{rank}.out").open("w")
@@ -129,8 +130,8 @@ class Launch:
                             first_failure = (rank, p.returncode)
                 if first_failure is not None or len(codes) == self.n:
                     break
-                models = {r: json.loads(f.read_text()) for r in range(self.n)
-                          if (f := le.model_file(self.launch_dir, r)).exists()}
+                models.update({r: json.loads(f.read_text()) for r in range(self.n)
+                               if r not in models and (f := le.model_file(self.launch_dir, r)).exists()})
                 if models and ps is None:
                     rank0 = min(models)
                     model = models[rank0]

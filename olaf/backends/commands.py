@@ -47,8 +47,6 @@ def option_of(path: str, message: str = "", topo: str = "tor") -> str:
     """The ``olaf run`` option behind plan field ``path`` (``groups[0].jitter_ms`` → ``--jitter-ms``,
     ``queue_size.s1`` of a multihop plan → ``--edge-queue-size``); ``message`` decides for a
     group-wide error (``jitter_ms … must be <= period_ms``)."""
-    if path in ("", "(top level)") and ": " in message:  # a plan-wide check names the field in its message
-        path, _, message = message.partition(": ")
     head, _, rest = path.partition(".")
     top = head.split("[")[0]
     if top == "groups":
@@ -117,8 +115,7 @@ def plan_of_options(*, topo: str, queue: str, duration_s: float, clusters: int, 
 
 def _bad_parameter(e: ConfigError, topo: str) -> click.BadParameter:
     """``e`` (a plan field's error) as the error of its ``olaf run`` option."""
-    message = e.message.partition(": ")[2] if e.path in ("", "(top level)") and ": " in e.message else e.message
-    return click.BadParameter(message, param_hint=option_of(e.path, e.message, topo))
+    return click.BadParameter(e.message, param_hint=option_of(e.path, e.message, topo))
 
 
 def run_options(f):

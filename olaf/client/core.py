@@ -198,10 +198,6 @@ class PushResult:
     chunks: int = 0
 
 
-"""An ACK's ``(worker_id, seq, gen_ts)``: the update it answers (the PS's log has the update's
-record under the same key, so the global model's version an ACK carries can be found there)."""
-
-
 class Adoption(NamedTuple):
     """What :meth:`OlafClient.adopt` hands over: ``weights`` (None if no ACK slice arrived since
     the previous adoption), how many of the K slices in it come from ACKs, and ``base``: the key
@@ -629,6 +625,13 @@ class OlafClient:
             start, stop = self.chunking.bounds(chunk)
             w[start:stop] = values
         return Adoption(w, len(new), key)
+
+    @property
+    def adopted_base(self) -> Optional[AckKey]:
+        """The ACK whose slice 0 the caller last adopted (:attr:`Adoption.base` of the newest
+        adoption that had one): the update the weights it trains from answered. None before any."""
+        with self._lock:
+            return self._base
 
     def latest_weights(self, dtype: Any = np.float32) -> Optional[np.ndarray]:
         """The newest global model received: every slice at the value of its latest ACK, shape

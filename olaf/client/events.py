@@ -8,7 +8,8 @@ from typing import Any, Optional
 from olaf.wire import Ack
 
 AckKey = tuple[int, int, int]
-"""An ACK's ``(worker_id, seq, gen_ts)``: the update it answers."""
+"""An ACK's ``(worker_id, seq, gen_ts)``: the update it answers (the PS's log has the update's
+record under the same key, so the global model's version an ACK carries can be found there)."""
 
 
 class ClientEvents:

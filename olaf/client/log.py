@@ -63,6 +63,44 @@ def malformed_ack_record(t_ns: int, length: int, reason: str) -> MalformedAckRec
     return MalformedAckRecord(ev="malformed_ack", t_ns=t_ns, len=length, reason=reason)
 
 
+def gen_record(result: Any, *, idx: int, late_ms: float, chunked: bool, adopted_slices: int,
+               base: Optional[AckKey], own_reward: Optional[float] = None,
+               info: Optional[Mapping[str, Any]] = None) -> GenRecord:
+    """The ``gen`` record of push ``result`` (a :class:`~olaf.client.PushResult`): iteration ``idx``,
+    ``late_ms`` after it was due, ``adopted_slices`` adopted before it, ``base`` the ACK of the newest
+    slice 0 adopted; ``own_reward`` the iteration's own mean return (the record's reward when the
+    push was not sent); ``info`` the task's fields (``exp_reward``, PPO's losses, …). ``olaf worker``
+    and :class:`ClientRecorder` write it alike."""
+    d, extra = result.decision, dict(info or {})
+    rec: dict[str, Any] = {
+        "ev": "gen", "t_ns": result.gen_ts, "idx": idx, "late_ms": late_ms, "sent": False, "seq": None,
+        "reward": own_reward, "folded": None, "adopted": adopted_slices > 0,
+        "base": None if base is None else list(base), "exp_reward": extra.pop("exp_reward", None),
+        "reason": "no_episode" if result.reason == "no_episode" else d.reason, "p_send": d.p_send, "draw": d.draw,
+        "delta_hat_ms": d.delta_hat_ms, "N": d.active_clusters, "q_max": d.queue_size, **extra}
+    if chunked:
+        rec["adopted_slices"] = adopted_slices
+    if result.sent:
+        rec.update(sent=True, seq=result.seq, reward=result.reward, folded=result.folded, saturated=result.saturated,
+                   **({"chunks": result.chunks} if chunked else {}))
+    return GenRecord(**rec)
+
+
+SUMMARY_COUNTERS = ("sent", "skipped", "init_sent", "init_chunks_sent", "send_errors", "acks", "acks_own",
+                    "acks_malformed", "acks_foreign", "acks_wrong_size", "recv_errors", "callback_errors",
+                    "handling_errors", "socket_drops", "slices_superseded", "rcvbuf_bytes", "rcvbuf_advice",
+                    "saturated_elements", "saturated_updates", "num_chunks", "chunks_sent", "ack_slices", "ack_events",
+                    "model_acked", "last_seq", "last_global_reward", "last_reward", "learned_cluster_id",
+                    "learned_worker_id")
+"""The :class:`~olaf.client.ClientStats` fields a worker summary carries (:func:`summary_counters`)."""
+
+
+def summary_counters(stats: Any) -> dict[str, Any]:
+    """A client's final counters (:class:`~olaf.client.ClientStats`) as the fields of a
+    :class:`~olaf.rundir.records.WorkerSummary`, ``generated`` included."""
+    return {"generated": stats.pushes, **{k: getattr(stats, k) for k in SUMMARY_COUNTERS}}
+
+
 class ClientRecorder(ClientEvents):
     """The worker log ``out_dir/<name>.jsonl`` and summary ``out_dir/<name>.summary.json`` of one
     client (module docstring). Records are written under one lock, flushed at once (a killed
@@ -121,23 +159,10 @@ class ClientRecorder(ClientEvents):
         self._write(malformed_ack_record(t_ns, length, reason))
 
     def pushed(self, result: Any, adopted_slices: int, base: Optional[AckKey]) -> None:
-        d = result.decision
         chunked = self._client is not None and self._client.chunking.num_chunks > 1
-        rec: dict[str, Any] = {
-            "ev": "gen", "t_ns": result.gen_ts, "idx": self._idx, "late_ms": 0.0, "sent": result.sent,
-            "seq": result.seq if result.sent else None, "reward": result.reward,
-            "folded": result.folded if result.sent else None, "adopted": adopted_slices > 0,
-            "base": None if base is None else list(base), "exp_reward": None, "reason": result.reason,
-            "p_send": d.p_send, "draw": d.draw, "delta_hat_ms": d.delta_hat_ms, "N": d.active_clusters,
-            "q_max": d.queue_size}
-        if chunked:
-            rec["adopted_slices"] = adopted_slices
-        if result.sent:
-            rec["saturated"] = result.saturated
-            if chunked:
-                rec["chunks"] = result.chunks
+        self._write(gen_record(result, idx=self._idx, late_ms=0.0, chunked=chunked, adopted_slices=adopted_slices,
+                               base=base))
         self._idx += 1
-        self._write(GenRecord(**rec))
 
     def closed(self, stats: Any) -> None:
         t = time.time_ns()
@@ -148,16 +173,11 @@ class ClientRecorder(ClientEvents):
             self._log.close()
             self._log = None
         c = self._client
-        keys = ["sent", "skipped", "init_sent", "init_chunks_sent", "send_errors", "acks", "acks_own", "acks_malformed",
-                "acks_foreign", "acks_wrong_size", "recv_errors", "callback_errors", "handling_errors", "socket_drops",
-                "slices_superseded", "rcvbuf_bytes", "rcvbuf_advice", "saturated_elements", "saturated_updates",
-                "num_chunks", "chunks_sent", "ack_slices", "ack_events", "model_acked", "last_seq",
-                "last_global_reward", "last_reward", "learned_cluster_id", "learned_worker_id"]
         write_json(self.summary_path, WorkerSummary(
             role="worker", name=self.name, task=None, bind="" if c is None else c.bind[0],
             cluster_id=None if c is None else c.cluster_id, worker_id=None if c is None else c.worker_id,
-            t0_ns=self._t0, gen_end_ns=t, t_stop_ns=t, stop_reason="closed", generated=stats.pushes,
-            num_params=None if c is None else c.num_params, **{k: getattr(stats, k) for k in keys}).dump())
+            t0_ns=self._t0, gen_end_ns=t, t_stop_ns=t, stop_reason="closed",
+            num_params=None if c is None else c.num_params, **summary_counters(stats)).dump())
 
 
 def recorder_from_env(environ: Optional[Mapping[str, str]] = None, **kw: Any) -> Optional[ClientRecorder]:

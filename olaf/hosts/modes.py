@@ -207,16 +207,18 @@ class Aggregator:
         self.known[u.cluster_id] = self.workers[(u.cluster_id, src)] = ClusterLast(src, u.worker_id, u.seq,
                                                                                     u.gen_ts, u.count)
 
-    def add(self, u: Update, src: str, t_ns: int, staleness: Optional[int] = None, scale: float = 1.0) -> bool:
+    def add(self, u: Update, src: str, t_ns: int, staleness: Optional[int] = None, scale: float = 1.0,
+            elements: Optional[np.ndarray] = None) -> bool:
         """Add a (non-INIT, right-sized) update chunk at ``t_ns`` to its chunk's window, its
         direction times ``scale`` (:func:`staleness_scale`); True if that window is now due (flush
         it: ``take(u.chunk)``): full (async_with_aggr, sync), or of mean staleness ≤ β_k with
-        ``staleness`` this update's δ̂ (stellaris; required there)."""
+        ``staleness`` this update's δ̂ (stellaris; required there). ``elements``: ``u.grads`` as an
+        int64 array already (:func:`olaf.wire.update_elements`)."""
         self.see(u, src)
         w = self.windows.get(u.chunk)
         if w is None:
             w = self.windows[u.chunk] = Window(first_ns=t_ns, chunk=u.chunk)
-        g: np.ndarray = np.asarray(u.grads, dtype=np.int64)
+        g: np.ndarray = np.asarray(u.grads if elements is None else elements, dtype=np.int64)
         if scale != 1.0:
             g = g * scale
         w.grad_sum = g if w.grad_sum is None else w.grad_sum + g

@@ -376,7 +376,8 @@ class ParameterServer:
         elif init:
             outcome = self.model.init(u.grads, u.chunk)
         elif self.aggregator is not None and self.model.slice_ready(u.chunk):
-            full = self.aggregator.add(u, src, t_ns, stale, staleness_scale(stale, self.cfg.staleness_root))
+            full = self.aggregator.add(u, src, t_ns, stale, staleness_scale(stale, self.cfg.staleness_root),
+                                       update_elements(data))
             outcome = Outcome.BUFFERED
         else:
             outcome = self.model.apply(u, staleness_scale(stale, self.cfg.staleness_root), update_elements(data))

@@ -115,8 +115,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from olaf.client import INIT_RETRY_S, AckKey, ClientEvents, OlafClient
-from olaf.client.log import ack_record, init_record, malformed_ack_record
+from olaf.client import INIT_RETRY_S, ClientEvents, OlafClient
+from olaf.client.log import ack_record, gen_record, init_record, malformed_ack_record, summary_counters
 from olaf.hosts.learning import Task, task_factory, task_kinds
 from olaf.hosts.runlog import OutputFiles, StartFileError, wait_for_start_file, wait_until
 from olaf.hosts.schedule import ScheduleSpec
@@ -127,7 +127,6 @@ from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlLog
 from olaf.rundir.records import (
     ErrorRecord,
-    GenRecord,
     GoRecord,
     Record,
     StopRecord,
@@ -269,7 +268,6 @@ class Worker:
         self.gen_end: Optional[int] = None
         self._next_idx = 0
         self._t0: Optional[int] = None  # the start of a worker driven from outside (begin)
-        self._base: Optional[AckKey] = None  # the ACK whose slice 0 the worker last adopted
         self._log_lock = threading.Lock()  # the receive thread's ack records and the main thread's records
         self.client = OlafClient(
             (cfg.ps_ip, cfg.ps_port), num_params=self.num_weights, bind=(cfg.bind_ip, cfg.ack_port), mtu=cfg.links_mtu,
@@ -296,29 +294,13 @@ class Worker:
         Raises:
             FloatingPointError: the task's training produced NaN/inf.
         """
-        adopt, n_slices, base = self.client.adopt(self.task.current_weights)
-        if base is not None:
-            self._base = base
+        adopt, n_slices, _ = self.client.adopt(self.task.current_weights)
         gen = self.task.generate(adopt)
         r = self.client.push_generation(gen)
-        d = r.decision
-        rec: dict[str, Any] = {"ev": "gen", "t_ns": r.gen_ts, "idx": idx, "late_ms": (r.gen_ts - t_sched) / 1e6,
-                               "sent": False, "seq": None,
-                               "reward": float(gen.rewards.mean()) if gen.rewards.size else None,
-                               "folded": None, "adopted": adopt is not None,
-                               "base": None if self._base is None else list(self._base),
-                               "exp_reward": gen.info.get("exp_reward"),
-                               "reason": "no_episode" if r.reason == "no_episode" else d.reason,
-                               "p_send": d.p_send, "draw": d.draw, "delta_hat_ms": d.delta_hat_ms,
-                               "N": d.active_clusters, "q_max": d.queue_size,
-                               **{k: v for k, v in gen.info.items() if k != "exp_reward"}}
-        chunked = self.chunking.num_chunks > 1
-        if chunked:
-            rec["adopted_slices"] = n_slices
-        if r.sent:
-            rec.update(sent=True, seq=r.seq, reward=r.reward, folded=r.folded, saturated=r.saturated,
-                       **({"chunks": r.chunks} if chunked else {}))
-        self._log_write(GenRecord(**rec))
+        rec = gen_record(r, idx=idx, late_ms=(r.gen_ts - t_sched) / 1e6, chunked=self.chunking.num_chunks > 1,
+                         adopted_slices=n_slices, base=self.client.adopted_base,
+                         own_reward=float(gen.rewards.mean()) if gen.rewards.size else None, info=gen.info)
+        self._log_write(rec)
         return r.gen_ts, r.sent
 
     # -- main loop -----------------------------------------------------------
@@ -498,9 +480,6 @@ class Worker:
     def summary(self, t0: Optional[int], gen_end: Optional[int], t_stop: int, reason: str) -> dict[str, Any]:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`WorkerSummary`)."""
         st = self.client.stats()
-        keys = ["sent", "skipped", "init_sent", "init_chunks_sent", "send_errors", "acks", "acks_own", "acks_malformed",
-                "acks_foreign", "acks_wrong_size", "recv_errors", "socket_drops", "slices_superseded", "rcvbuf_bytes",
-                "rcvbuf_advice", "saturated_elements", "saturated_updates"]
         return WorkerSummary(**{
             "role": "worker",
             "name": self.cfg.name,
@@ -508,22 +487,11 @@ class Worker:
             "bind": self.cfg.bind_ip,
             "cluster_id": self.cfg.cluster_id,
             "worker_id": self.cfg.worker_id,
-            "learned_cluster_id": st.learned_cluster_id,
-            "learned_worker_id": st.learned_worker_id,
             "t0_ns": t0,
             "gen_end_ns": gen_end,
             "t_stop_ns": t_stop,
             "stop_reason": reason,
-            "generated": st.pushes,
-            **{k: getattr(st, k) for k in keys},
-            "model_acked": st.model_acked,
-            "last_seq": st.last_seq,
-            "last_global_reward": st.last_global_reward,
-            "last_reward": st.last_reward,
+            **summary_counters(st),
             "error": self.error,
-            "num_chunks": st.num_chunks,
-            "chunks_sent": st.chunks_sent,
-            "ack_slices": st.ack_slices,
-            "ack_events": st.ack_events,
             **self.task.summary(),
         }).dump()

@@ -40,17 +40,15 @@ torch's setting alone.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Optional
 
 import numpy as np
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
-from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from olaf.client import OlafClient
 from olaf.constants import MTU
-from olaf.launchenv import ENV_PS
+from olaf.integrations._worker import NO_PS, ModelParams, launched, open_client
 from olaf.plan.tx import TxParams
 from olaf.wire import ACK_PORT
 
@@ -95,9 +93,8 @@ class OlafCallback(BaseCallback):
                  client: Optional[OlafClient] = None, init_wait_s: float = INIT_WAIT_S, ack_wait_s: float = ACK_WAIT_S,
                  torch_threads: Optional[int] = 1, verbose: int = 0) -> None:
         super().__init__(verbose)
-        if ps is None and client is None and not os.environ.get(ENV_PS):
-            raise ValueError("ps=None: give the parameter server's address (ps='IP[:PORT]'), an open client=, or "
-                             "start the script with `olaf launch -n N -- python SCRIPT` (its environment has the PS)")
+        if ps is None and client is None and not launched():
+            raise ValueError(NO_PS)
         if not 0 < init_wait_s < float("inf"):
             raise ValueError(f"init_wait_s={init_wait_s!r} must be > 0 seconds")
         if not 0 <= ack_wait_s < float("inf"):
@@ -108,12 +105,15 @@ class OlafCallback(BaseCallback):
         self.client: Optional[OlafClient] = client
         self._owns_client = client is None
         self.init_wait_s, self.ack_wait_s, self.torch_threads = float(init_wait_s), float(ack_wait_s), torch_threads
-        self._params: list[torch.nn.Parameter] = []
-        self._start: Optional[torch.Tensor] = None  # the parameters at the last adoption
+        self._model: Optional[ModelParams] = None
         self._updates_at_start = 0  # the model's _n_updates then: a train since changes it
         self._returns: list[float] = []  # returns of the episodes that ended since the last push
         self.pushes = 0
-        self.adopted_slices = 0
+
+    @property
+    def adopted_slices(self) -> int:
+        """ACK slices adopted into the policy so far."""
+        return 0 if self._model is None else self._model.adopted_slices
 
     # -- SB3's hooks ----------------------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -122,20 +122,12 @@ class OlafCallback(BaseCallback):
                              "OlafCallback pushes after each rollout's train (PPO, A2C)")
         if self.torch_threads is not None:
             torch.set_num_threads(self.torch_threads)
-        self._params = list(self.model.policy.parameters())
-        p = int(parameters_to_vector(self._params).numel())
-        if self.client is None and self._client_args["ps"] is None:  # started by olaf launch
-            self.client = OlafClient.from_env(p, tx=self._client_args["tx"])
-            self._owns_client = True
-        elif self.client is None:
-            self.client = OlafClient(self._client_args["ps"], num_params=p,
-                                     **{k: v for k, v in self._client_args.items() if k != "ps"})
-            self._owns_client = True
-        elif self.client.num_params != p:
-            raise ValueError(f"client has num_params={self.client.num_params}, the policy has P={p}: open the client "
-                             "with the policy's parameter count")
+        model = self._model = ModelParams(self.model.policy.parameters())
+        args = {k: v for k, v in self._client_args.items() if k != "ps"}
+        self.client, owns = open_client(model.num_params, self._client_args["ps"], self.client, **args)
+        self._owns_client = owns
         if not self.client.model_acked:  # a later learn() on the same callback keeps its model
-            self.client.init(self._vector(), wait_s=self.init_wait_s)
+            self.client.init(model.vector(), wait_s=self.init_wait_s)
         self._adopt()
 
     def _on_step(self) -> bool:
@@ -161,15 +153,13 @@ class OlafCallback(BaseCallback):
                 self.client = None
 
     # -- the iteration's update -----------------------------------------------------------------
-    def _vector(self) -> np.ndarray:
-        return parameters_to_vector(self._params).detach().cpu().numpy()
-
     def _trained(self) -> bool:
-        return self._start is not None and getattr(self.model, "_n_updates", 0) != self._updates_at_start
+        return (self._model is not None and self._model.adopted
+                and getattr(self.model, "_n_updates", 0) != self._updates_at_start)
 
     def _push(self) -> None:
-        assert self.client is not None and self._start is not None
-        direction = (parameters_to_vector(self._params).detach().cpu() - self._start).numpy()
+        assert self.client is not None and self._model is not None
+        direction = self._model.change()
         returns, self._returns = self._returns, []
         samples = int(self.model.rollout_buffer.buffer_size * self.model.n_envs)  # type: ignore[attr-defined]
         r = self.client.push(direction, float(np.mean(returns)) if returns else None, episodes=len(returns),
@@ -191,13 +181,7 @@ class OlafCallback(BaseCallback):
     def _adopt(self) -> None:
         """Load the global model's slices that arrived since the last adoption into the policy,
         and remember the parameters the next update is measured from."""
-        assert self.client is not None
-        got = self.client.adopt(self._vector)
-        if got.weights is not None:
-            with torch.no_grad():
-                vector_to_parameters(torch.as_tensor(got.weights, dtype=self._params[0].dtype,
-                                                     device=self._params[0].device), self._params)
-            self.adopted_slices += got.slices
+        assert self.client is not None and self._model is not None
+        if self._model.adopt(self.client):
             self.logger.record("olaf/adopted_slices", self.adopted_slices)
-        self._start = parameters_to_vector(self._params).detach().cpu().clone()
         self._updates_at_start = getattr(self.model, "_n_updates", 0)

@@ -36,16 +36,14 @@ The wrapper is itself a ``torch.optim.Optimizer`` to the caller where it matters
 
 from __future__ import annotations
 
-import os
 from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 import torch
-from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from olaf.client import OlafClient, PushResult
 from olaf.constants import MTU
-from olaf.launchenv import ENV_PS
+from olaf.integrations._worker import ModelParams, open_client
 from olaf.plan.tx import TxParams
 from olaf.wire import ACK_PORT
 
@@ -100,38 +98,28 @@ class DistributedOptimizer:
                 raise ValueError(f"torch_threads={torch_threads!r} must be a positive integer (or None)")
             torch.set_num_threads(torch_threads)
         self.optimizer = optimizer
-        self._params = list(model.parameters() if isinstance(model, torch.nn.Module) else model)
-        if not self._params:
-            raise ValueError("model has no parameters")
+        self._model = ModelParams(model.parameters() if isinstance(model, torch.nn.Module) else model)
         owned = {id(p) for g in optimizer.param_groups for p in g["params"]}
-        if any(id(p) not in owned for p in self._params):
+        if any(id(p) not in owned for p in self._model.params):
             raise ValueError("the optimizer does not update every parameter of model: wrap the optimizer of "
                              "model.parameters()")
-        p = int(parameters_to_vector(self._params).numel())
-        if client is not None:
-            if client.num_params != p:
-                raise ValueError(f"client has num_params={client.num_params}, the model has P={p}")
-            self.client, self._owns_client = client, False
-        elif ps is None and os.environ.get(ENV_PS):
-            self.client, self._owns_client = OlafClient.from_env(p, tx=tx), True
-        elif ps is None:
-            raise ValueError("ps=None: give the parameter server's address (ps='IP[:PORT]'), an open client=, or "
-                             "start the script with `olaf launch -n N -- python SCRIPT`")
-        else:
-            self.client = OlafClient(ps, num_params=p, bind=bind, mtu=mtu, tx=tx, cluster_id=cluster_id,
-                                     worker_id=worker_id)
-            self._owns_client = True
+        self.client, self._owns_client = open_client(self._model.num_params, ps, client, bind=bind, mtu=mtu, tx=tx,
+                                                     cluster_id=cluster_id, worker_id=worker_id)
         self.push_every, self.samples_per_push = push_every, samples_per_push
         self.ack_wait_s = float(ack_wait_s)
         self._returns: list[float] = []
         self._steps = 0  # optimizer steps since the last sync
         self.pushes = 0
-        self.adopted_slices = 0
         self.last_push: Optional[PushResult] = None
         self._closed = False
         if not self.client.model_acked:
-            self.client.init(self._vector(), wait_s=init_wait_s)
+            self.client.init(self._model.vector(), wait_s=init_wait_s)
         self._adopt()
+
+    @property
+    def adopted_slices(self) -> int:
+        """ACK slices adopted into the model so far."""
+        return self._model.adopted_slices
 
     # -- torch.optim.Optimizer's face -----------------------------------------------------------
     @property
@@ -174,7 +162,7 @@ class DistributedOptimizer:
         """
         result = None
         if self._steps > 0:
-            direction = (parameters_to_vector(self._params).detach().cpu() - self._start).numpy()
+            direction = self._model.change()
             returns, self._returns = self._returns, []
             n = self.samples_per_push if samples is None else samples
             result = self.client.push(direction, float(np.mean(returns)) if returns else None,
@@ -203,15 +191,6 @@ class DistributedOptimizer:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _vector(self) -> np.ndarray:
-        return parameters_to_vector(self._params).detach().cpu().numpy()
-
     def _adopt(self) -> None:
-        got = self.client.adopt(self._vector)
-        if got.weights is not None:
-            with torch.no_grad():
-                vector_to_parameters(torch.as_tensor(got.weights, dtype=self._params[0].dtype,
-                                                     device=self._params[0].device), self._params)
-            self.adopted_slices += got.slices
-        self._start = parameters_to_vector(self._params).detach().cpu().clone()
+        self._model.adopt(self.client)
         self._steps = 0
