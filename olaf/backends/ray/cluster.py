@@ -25,6 +25,13 @@ from olaf.rl.extra import RAY_VERSION
 ACTOR_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """Environment of the actor processes: one math thread per worker, as the worker processes have."""
 
+NODE_ENV = {"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
+"""Environment of every ``ray start`` here. On SIGTERM a Ray 2.60 node first asks the GCS to mark it
+draining and waits up to ``RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S`` (30 s by default; for Ray Serve
+replicas behind a proxy, which these clusters do not run). Stopped by process group, the GCS gets
+the same SIGTERM and is gone, so every stop waited the full 30 s for an RPC that cannot succeed
+("Failed to mark the local node as draining" in the node's log); 0 turns the drain off."""
+
 
 def require_ray() -> Any:
     """The ``ray`` module at :data:`RAY_VERSION`.
@@ -125,7 +132,7 @@ class RayProcesses:
         with open(log, "wb") as out:
             self.procs.append(subprocess.Popen(
                 [_ray_bin(), "start", "--block", "--disable-usage-stats", *args, *ports], stdout=out,
-                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **ACTOR_ENV, **self.auth},
+                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **ACTOR_ENV, **NODE_ENV, **self.auth},
                 preexec_fn=None if ns is None else (lambda: join_netns(ns))))
 
     def _wait_started(self, log: Path) -> None:
