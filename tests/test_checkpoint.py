@@ -24,7 +24,7 @@ def upd(seq, grads, reward=1 << 16):
                   grads=tuple(grads))
 
 
-@pytest.mark.parametrize("step", ["paper", "sgd", "adam"])
+@pytest.mark.parametrize("step", ["paper", "sgd", "adam", "nesterov"])
 def test_a_model_loaded_from_its_state_continues_exactly_as_the_original(tmp_path, step):
     a = GlobalModel(0.1, step, gate=step == "paper")
     a.init([ONE, -ONE, 0])

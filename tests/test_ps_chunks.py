@@ -96,7 +96,7 @@ def test_a_chunk_of_another_model_size_is_named_by_field_and_init_fills_slices_o
     assert unknown.mismatch(3, 4) is ModelMismatch.NUM_CHUNKS and unknown.mismatch(1, 7) is None
 
 
-@pytest.mark.parametrize("step", ["paper", "sgd", "adam"])
+@pytest.mark.parametrize("step", ["paper", "sgd", "adam", "nesterov"])
 def test_a_checkpoint_keeps_the_per_slice_state_and_the_model_continues_exactly(tmp_path, step):
     a = initialised(step, lr_final=0.1, decay_updates=5)
     a.apply(chunks(1, [ONE] * P, reward_sum=2 * R1)[1])

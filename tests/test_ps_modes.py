@@ -103,6 +103,18 @@ def test_adam_step_by_hand():
                                            -0.1 + 0.1 * mh[1] / (math.sqrt(vh[1]) + 1e-8)], rtol=1e-6)
 
 
+def test_nesterov_step_by_hand():
+    m = GlobalModel(lr=0.5, step="nesterov")
+    assert not m.gate
+    m.init([0, 0])
+    m.apply(upd(0, 1, 0, [ONE, -2 * ONE]))
+    # b = g = (1, -2); w += 0.5 * (g + 0.9 b) = 0.5 * 1.9 * g
+    np.testing.assert_allclose(m.weights, [0.95, -1.9], rtol=1e-6)
+    m.apply(upd(0, 1, 0, [ONE, 0]))
+    # b = 0.9 (1, -2) + (1, 0) = (1.9, -1.8); w += 0.5 * ((1, 0) + 0.9 b) = 0.5 * (2.71, -1.62)
+    np.testing.assert_allclose(m.weights, [0.95 + 1.355, -1.9 - 0.81], rtol=1e-6)
+
+
 def test_paper_step_with_gating_switched_off():
     m = GlobalModel(lr=1.0, step="paper", gate=False)
     m.init([0])

@@ -20,6 +20,7 @@ from olaf.backends.base import BackendOptions
 from olaf.cliplan import plan_options
 from olaf.clitypes import FiniteFloat
 from olaf.constants import IPV4_MAX_LEN, WORKER_NICE
+from olaf.hosts.global_model import Step
 from olaf.hosts.modes import Mode
 from olaf.plan.topology import QUEUES
 from olaf.plan.workload import DEFAULT_ENV, LEARNERS, NETS, PPOConfig, PPOTaskSpec, TrainJob
@@ -79,7 +80,7 @@ def train_options(f):
         click.option("--ppo", "ppo_set", multiple=True, callback=_ppo_settings, metavar="KEY=VALUE",
                      help="A worker PPO hyper-parameter (repeat): " + ", ".join(PPO_SET_FIELDS)
                           + " (defaults: docs/training.md)."),
-        click.option("--ps-step", type=click.Choice(["paper", "sgd", "adam"]), default=TrainJob.ps_step,
+        click.option("--ps-step", type=click.Choice([s.value for s in Step]), default=TrainJob.ps_step,
                      show_default=True, help="The PS's optimizer step (paper §2.1 or an alternative)."),
         click.option("--ps-lr", type=FiniteFloat(min=0, min_open=True), default=TrainJob.ps_lr, show_default=True,
                      help="The PS's step size γ."),

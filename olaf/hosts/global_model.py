@@ -25,6 +25,14 @@ State: global weights ``w`` (``G`` floats), the global reward ``r_g`` (initially
        asynchronous actor-critic): ``m ← β₁m + (1−β₁)g``, ``v ← β₂v + (1−β₂)g²``,
        ``w ← w + γ·m̂ / (√v̂ + ε)`` with bias-corrected ``m̂, v̂``; ``β₁ = 0.9``,
        ``β₂ = 0.999``, ``ε = 1e−8``;
+     * ``nesterov`` (SGD with Nesterov momentum, Sutskever et al. 2013 in the form of
+       ``torch.optim.SGD(nesterov=True)``; the outer optimizer of DiLoCo, Douillard et al. 2023,
+       Alg. 1, over the mean of the replicas' deltas): ``b ← μb + g``, ``w ← w + γ·(g + μb)``
+       with ``μ`` = :data:`NESTEROV_MOMENTUM` (0.9, DiLoCo's). In the steady state of aligned
+       directions a direction moves ``w`` by ``γ/(1 − μ)`` = 10γ times itself; one at right angles
+       to the others by about ``γ(1 + μ)``: it lengthens what the updates agree on. Meant for
+       the synchronous mode, where each step is the mean of a round of deltas computed from the
+       same weights (DiLoCo's setting);
 
   4. ``r_g ← r`` (with gating, ``r_g`` is therefore the best mean reward applied
      so far; without, the reward of the latest applied update).
@@ -71,6 +79,8 @@ W_MIN = INT32_MIN / _SCALE
 W_MAX = INT32_MAX / _SCALE
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
+NESTEROV_MOMENTUM = 0.9
+"""``μ`` of the ``nesterov`` step (DiLoCo's outer momentum, Douillard et al. 2023 §3)."""
 
 
 class Step(str, enum.Enum):
@@ -79,6 +89,7 @@ class Step(str, enum.Enum):
     PAPER = "paper"
     SGD = "sgd"
     ADAM = "adam"
+    NESTEROV = "nesterov"
 
 
 class ModelMismatch(str, enum.Enum):
@@ -128,6 +139,7 @@ class GlobalModel:
         self._ga_set = np.zeros(0, dtype=bool)
         self._m: Optional[np.ndarray] = None
         self._v: Optional[np.ndarray] = None
+        self._b: Optional[np.ndarray] = None
         self._reward: list[Optional[tuple[int, int]]] = []  # per slice (reward_sum, count) of r_g; None = −∞
         self._accepted = np.zeros(0, dtype=np.int64)
         self._applied = np.zeros(0, dtype=np.int64)
@@ -145,7 +157,7 @@ class GlobalModel:
         self.chunking = c
         self._w, self._ready = np.zeros(p), np.zeros(k, dtype=bool)
         self._ga, self._ga_set = np.zeros(p), np.zeros(k, dtype=bool)
-        self._m = self._v = None
+        self._m = self._v = self._b = None
         self._reward = [None] * k
         self._accepted, self._applied = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
         self._ack = [b""] * k
@@ -284,6 +296,11 @@ class GlobalModel:
             delta = lr * self._ga[start:stop]
         elif self.step is Step.SGD:
             delta = lr * g
+        elif self.step is Step.NESTEROV:
+            if self._b is None:
+                self._b = np.zeros_like(self._w)
+            b = self._b[start:stop] = NESTEROV_MOMENTUM * self._b[start:stop] + g
+            delta = lr * (g + NESTEROV_MOMENTUM * b)
         else:
             delta = self._adam(chunk, start, stop, g, lr)
         self._set_slice(chunk, self._w[start:stop] + delta)
@@ -323,7 +340,8 @@ class GlobalModel:
         """Everything :meth:`load_state` needs to continue exactly where this model is (a PS
         checkpoint, :mod:`olaf.hosts.checkpoint`), arrays only:
 
-        * ``weights`` ``(P,)``; ``avg_grad``, ``adam_m``, ``adam_v`` ``(P,)`` or empty when absent;
+        * ``weights`` ``(P,)``; ``avg_grad``, ``adam_m``, ``adam_v``, ``momentum`` (the
+          ``nesterov`` step's ``b``) ``(P,)`` or empty when absent;
         * ``avg_grad_set`` ``(K,)`` bool: the slices that have a ``g_a``;
         * ``reward`` ``(K, 2)`` int64: per slice ``(reward_sum, count)`` of ``r_g``, count 0 for −∞;
         * ``accepted``, ``applied`` ``(K,)`` int64: per slice chunks applied and worker updates in
@@ -342,6 +360,7 @@ class GlobalModel:
                 "avg_grad_set": self._ga_set.copy(),
                 "adam_m": empty if self._m is None else self._m.copy(),
                 "adam_v": empty if self._v is None else self._v.copy(),
+                "momentum": empty if self._b is None else self._b.copy(),
                 "reward": reward, "accepted": self._accepted.copy(), "applied": self._applied.copy(),
                 "num_chunks": np.array(c.num_chunks, dtype=np.int64),
                 "chunk_len": np.array(c.chunk_len, dtype=np.int64)}
@@ -357,6 +376,8 @@ class GlobalModel:
         try:
             w = np.asarray(state["weights"], dtype=np.float64)
             parts = {k: np.asarray(state[k], dtype=np.float64) for k in ("avg_grad", "adam_m", "adam_v")}
+            # a checkpoint written before the nesterov step existed has no momentum: none to continue
+            parts["momentum"] = np.asarray(state.get("momentum", np.zeros(0)), dtype=np.float64)
             reward = np.asarray(state["reward"], dtype=np.int64)
             accepted = np.atleast_1d(np.asarray(state["accepted"], dtype=np.int64))
             applied = np.atleast_1d(np.asarray(state["applied"], dtype=np.int64))
@@ -395,7 +416,8 @@ class GlobalModel:
         if parts["avg_grad"].size:
             self._ga = parts["avg_grad"].copy()
         self._ga_set = ga_set.copy()
-        self._m, self._v = (None if v.size == 0 else v.copy() for v in (parts["adam_m"], parts["adam_v"]))
+        self._m, self._v, self._b = (None if v.size == 0 else v.copy()
+                                     for v in (parts["adam_m"], parts["adam_v"], parts["momentum"]))
         self._reward = [None if int(cnt) == 0 else (int(s), int(cnt)) for s, cnt in reward]
         self._accepted, self._applied = accepted.copy(), applied.copy()
 

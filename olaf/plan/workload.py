@@ -231,8 +231,9 @@ class TrainJob:
         task: each worker's PPO task (environment, hyperparameters, MTU).
         num_params: the task's parameter count ``G`` (:func:`olaf.rl.network.param_count`);
             the switches are built for updates of ``G`` elements.
-        ps_step, ps_lr, ps_gate: the PS's optimizer step (``paper``, ``sgd``, ``adam``), its
-            ``γ``, and reward gating (None: the step's default) — paper §2.1, ``docs/hosts.md``.
+        ps_step, ps_lr, ps_gate: the PS's optimizer step (``paper``, ``sgd``, ``adam``, ``nesterov``:
+            :class:`olaf.hosts.global_model.Step`), its ``γ``, and reward gating (None: the step's
+            default) — paper §2.1, ``docs/hosts.md``.
         ps_lr_final, ps_lr_decay_updates: ``γ`` falls linearly to ``ps_lr_final`` over this many
             worker updates at the PS (None: constant; :mod:`olaf.hosts.global_model`).
         mode: training mode (paper Fig. 2): ``async``, ``async_with_aggr`` or ``sync``, or Stellaris'
