@@ -151,6 +151,16 @@ def test_a_fractional_bottleneck_rate_reaches_the_plan():
     assert plan.uplinks[plan.root_switch].pps == 1.5
 
 
+def test_the_sync_rounds_cutoff_and_the_nesterov_step_reach_the_job():
+    from olaf.training.job import build_plan
+
+    plan = build_plan(env="CartPole-v1", target=None, budget_s=60.0, mode="sync", ps_step="nesterov",
+                      round_timeout_ms=12_000)
+    job = plan.workload.job
+    assert (job.mode, job.ps_step, job.round_timeout_ms) == ("sync", "nesterov", 12_000)
+    assert job.ack_wait_ms == 12_000  # a sync worker waits for its round's ACK
+
+
 def test_fig7_at_measured_loads_names_its_arms_rows_and_axis_by_load(tmp_path):
     """--loads: each pair of arms sets uplinks.<root>.load (the capacity measured during the job), the
     rows say "load 2", and the plot orders the bottlenecks from the most capacity to the least."""

@@ -97,6 +97,9 @@ def train_options(f):
                      help="--mode stellaris: d of Stellaris Eq. 3 (rounds of one update per worker)."),
         click.option("--beta-min", type=FiniteFloat(min=0), default=TrainJob.beta_min, show_default=True,
                      help="--mode stellaris: the floor of the staleness threshold beta_k."),
+        click.option("--round-timeout-ms", type=FiniteFloat(min=0, min_open=True), default=TrainJob.round_timeout_ms,
+                     show_default=True, help="--mode sync: a round closes after this long without every worker's "
+                     "update (the workers wait this long for its ACK), ms."),
         click.option("--ps-staleness-v", "ps_staleness_root", type=click.IntRange(1), default=None,
                      help="The PS scales each update by 1/staleness^(1/V) (Stellaris Eq. 4; 3 in its evaluation) "
                           "[default: off]."),

@@ -131,7 +131,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
                learner: str = PPOTaskSpec.learner, iterations: Optional[int] = None,
                ppo_set: Optional[dict[str, Any]] = None, stellaris_decay: float = TrainJob.stellaris_decay,
                beta_min: float = TrainJob.beta_min, ps_staleness_root: Optional[int] = None,
-               ps_updates: Optional[int] = None, eval_every_s: Optional[float] = None,
+               round_timeout_ms: float = TrainJob.round_timeout_ms, ps_updates: Optional[int] = None,
+               eval_every_s: Optional[float] = None,
                eval_episodes: int = TrainJob.eval_episodes, solve: bool = False,
                solve_at: Optional[float] = None) -> RunPlan:
     """The run plan of a training job from ``olaf train``'s options (also used by the figures).
@@ -143,7 +144,8 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
     <olaf.backends.base.Backend.mtu>`, or a smaller one given); a network larger than one frame travels as K
     chunks (:mod:`olaf.chunks`);
     ``ppo_set`` overrides worker PPO hyper-parameters (``olaf train --ppo KEY=VALUE``); ``stellaris_decay``,
-    ``beta_min`` and ``ps_staleness_root`` are the PS's Stellaris settings (:class:`~olaf.plan.workload.TrainJob`);
+    ``beta_min`` and ``ps_staleness_root`` are the PS's Stellaris settings and ``round_timeout_ms`` its sync
+    mode's round cutoff (:class:`~olaf.plan.workload.TrainJob`);
     ``learner`` is who computes each worker's update (:data:`~olaf.plan.workload.LEARNERS`: Olaf's PPO or
     RLlib's, same network and hyper-parameters);
     ``rate_pps`` (updates/s) or ``load`` (offered / capacity, measured during the run:
@@ -177,7 +179,7 @@ def build_plan(*, env: str, net: str = "olaf", hidden: Optional[tuple[int, ...]]
         job = TrainJob(task=PPOTaskSpec(env_id=env, ppo=ppo, mtu=mtu, apply_locally=apply_locally, learner=learner),
                        num_params=n, ps_step=ps_step, ps_lr=ps_lr, ps_gate=ps_gate, ps_lr_final=ps_lr_final,
                        ps_lr_decay_updates=ps_lr_decay_updates, mode=mode, stellaris_decay=stellaris_decay,
-                       beta_min=beta_min, ps_staleness_root=ps_staleness_root,
+                       beta_min=beta_min, ps_staleness_root=ps_staleness_root, round_timeout_ms=round_timeout_ms,
                        ack_wait_ms=ack_wait_ms, target=tgt, stop_at_target=stop_at_target, iterations=iterations,
                        ps_updates=ps_updates, eval_every_s=eval_every_s, eval_episodes=eval_episodes,
                        solve_at=solve_at)
