@@ -82,6 +82,26 @@ UPDATE_FLAG_INIT = 0x01
 """Update flag: the elements are the worker's initial weights (paper §2.1); never queued."""
 ACK_FLAG_STATUS_VALID = 0x01
 """ACK flag: the queue-status fields were written by an Olaf switch."""
+ACK_FLAG_REFUSED_NUM_GRADS = 0x02
+ACK_FLAG_REFUSED_NUM_CHUNKS = 0x04
+ACK_FLAG_REFUSED_REWARD = 0x08
+ACK_FLAG_REFUSED_GEN_TS = 0x10
+ACK_FLAG_REFUSED_NO_MODEL = 0x20
+ACK_FLAG_REFUSED_INIT_SOURCE = 0x40
+ACK_REFUSAL_FLAGS = {"num_grads": ACK_FLAG_REFUSED_NUM_GRADS, "num_chunks": ACK_FLAG_REFUSED_NUM_CHUNKS,
+                     "reward": ACK_FLAG_REFUSED_REWARD, "gen_ts": ACK_FLAG_REFUSED_GEN_TS,
+                     "no_model": ACK_FLAG_REFUSED_NO_MODEL, "init_source": ACK_FLAG_REFUSED_INIT_SOURCE}
+"""ACK flags of a **refusal** (docs/protocol.md "Refusal"): the PS did not apply the update or INIT
+this ACK answers, and says why with exactly one of these bits (its scapy name is ``refused_<reason>``):
+
+* ``num_grads``, ``num_chunks``: the update is of another model size (``L``) or chunk count (``K``);
+* ``reward``, ``gen_ts``: the PS's trust checks refused its reward or its generation time;
+* ``no_model``: an update before the PS has the slice's initial weights (no INIT yet);
+* ``init_source``: an INIT from a host that may not set the initial weights (``olaf ps --init-from``),
+  while the PS has none.
+
+A refusal carries no weights (``num_weights`` = 0). A receiver that ignores these bits sees an ACK
+without weights, which changes nothing. Bit 7 stays reserved."""
 MAX_ELEMENTS = (1 << 16) - 1
 """Most elements a message can announce (16-bit ``num_grads`` / ``num_weights``)."""
 

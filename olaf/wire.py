@@ -59,6 +59,7 @@ from olaf.constants import (  # noqa: F401  (re-exported: the protocol's names)
     ACK_FLAG_STATUS_VALID,
     ACK_HEADER_LEN,
     ACK_PORT,
+    ACK_REFUSAL_FLAGS,
     CHUNK_OFFSET,
     ELEMENT_LEN,
     ETH_HEADER_LEN,
@@ -76,6 +77,12 @@ from olaf.update import Update
 
 MSG_TYPES = {MSG_UPDATE: "update", MSG_ACK: "ack"}
 
+REFUSALS = tuple(sorted(ACK_REFUSAL_FLAGS, key=ACK_REFUSAL_FLAGS.__getitem__))
+"""The reasons of a refusal, in flag-bit order (:data:`olaf.constants.ACK_REFUSAL_FLAGS`)."""
+REFUSED_FLAG_NAMES = tuple(f"refused_{r}" for r in REFUSALS)
+"""The ACK's flag bits 1.. as the scapy layer and the Wireshark dissector name them."""
+assert [ACK_REFUSAL_FLAGS[r] for r in REFUSALS] == [1 << i for i in range(1, len(REFUSALS) + 1)]
+
 _UPDATE_HDR = struct.Struct("!BBHHHHHIHiQ")
 """version/msg_type, flags, num_grads, chunk, num_chunks, cluster_id, worker_id, seq, count, reward_sum,
 gen_ts (30 bytes)."""
@@ -89,14 +96,15 @@ class MalformedOlafPacket(ValueError):
     """An Olaf message that a receiver must drop; the message says why."""
 
 
-def _common_header(msg_type: int, flag0: str, elements: str, count_default: int, reward: str) -> list:
+def _common_header(msg_type: int, flag_names: Sequence[str], elements: str, count_default: int,
+                   reward: str) -> list:
     """The first 30 bytes, shared by the update and the ACK (docs/protocol.md): version,
     msg_type, flags, element count, chunk, num_chunks, cluster_id, worker_id, seq, count, a
     reward, gen_ts."""
     return [
         BitField("version", PROTOCOL_VERSION, 4),
         BitEnumField("msg_type", msg_type, 4, MSG_TYPES),
-        FlagsField("flags", 0, 8, [flag0, "r1", "r2", "r3", "r4", "r5", "r6", "r7"]),
+        FlagsField("flags", 0, 8, list(flag_names) + [f"r{i}" for i in range(len(flag_names), 8)]),
         FieldLenField(f"num_{elements}", None, count_of=elements, fmt="!H"),
         ShortField("chunk", 0),
         ShortField("num_chunks", 1),
@@ -119,7 +127,7 @@ class OlafUpdate(Packet):
     """Model update, worker → PS (``docs/protocol.md`` §Update)."""
 
     name = "OlafUpdate"
-    fields_desc = _common_header(MSG_UPDATE, "init", "grads", 1, "reward_sum") + [_elements_field("grads")]
+    fields_desc = _common_header(MSG_UPDATE, ["init"], "grads", 1, "reward_sum") + [_elements_field("grads")]
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
         return b"", s
@@ -129,7 +137,7 @@ class OlafAck(Packet):
     """ACK with global weights and queue status, PS → cluster (``docs/protocol.md`` §ACK)."""
 
     name = "OlafAck"
-    fields_desc = _common_header(MSG_ACK, "status_valid", "weights", 0, "global_reward") + [
+    fields_desc = _common_header(MSG_ACK, ["status_valid", *REFUSED_FLAG_NAMES], "weights", 0, "global_reward") + [
         ThreeBytesField("queue_util", 0),
         ShortField("active_clusters", 0),
         ThreeBytesField("queue_size", 0),
@@ -164,7 +172,9 @@ class Ack:
     """Decoded ACK: the update it answers, the PS's global state and the queue status.
 
     ``status`` is None when no Olaf switch wrote it (flag STATUS_VALID clear). ``weights``
-    is the model slice of ``chunk`` (of ``num_chunks``; :mod:`olaf.chunks`).
+    is the model slice of ``chunk`` (of ``num_chunks``; :mod:`olaf.chunks`). ``refusal`` is the
+    reason (one of :data:`REFUSALS`) when the PS refused the update this ACK answers (then
+    ``weights`` is empty), else None.
     """
 
     cluster_id: int
@@ -177,6 +187,22 @@ class Ack:
     status: QueueStatus | None
     chunk: int = 0
     num_chunks: int = 1
+    refusal: str | None = None
+
+
+def _refusal_flag(refusal: str | None, weights: Sequence[int] | bytes) -> int:
+    """The flag bit of ``refusal`` (0 for None).
+
+    Raises:
+        ValueError: an unknown reason, or a refusal that carries weights.
+    """
+    if refusal is None:
+        return 0
+    if refusal not in ACK_REFUSAL_FLAGS:
+        raise ValueError(f"refusal={refusal!r} must be one of {', '.join(REFUSALS)}")
+    if len(weights):
+        raise ValueError("a refusal carries no weights (num_weights = 0, docs/protocol.md \"Refusal\")")
+    return ACK_REFUSAL_FLAGS[refusal]
 
 
 def update_layer(u: Update, *, version: int = PROTOCOL_VERSION, init: bool = False) -> OlafUpdate:
@@ -228,9 +254,16 @@ def ack_layer(
     status: QueueStatus | None = None,
     chunk: int = 0,
     num_chunks: int = 1,
+    refusal: str | None = None,
 ) -> OlafAck:
-    """Build an ACK layer; the PS leaves ``status`` None, the switch fills it."""
+    """Build an ACK layer; the PS leaves ``status`` None, the switch fills it; ``refusal``: a
+    refusal's reason (:data:`REFUSALS`, no weights).
+
+    Raises:
+        ValueError: an unknown ``refusal``, or one with weights.
+    """
     ack = OlafAck(
+        flags=_refusal_flag(refusal, weights),
         chunk=chunk,
         num_chunks=num_chunks,
         cluster_id=cluster_id,
@@ -242,7 +275,7 @@ def ack_layer(
         weights=list(weights),
     )
     if status is not None:
-        ack.flags = ACK_FLAG_STATUS_VALID
+        ack.flags = int(ack.flags) | ACK_FLAG_STATUS_VALID
         ack.queue_util = status.queue_util
         ack.active_clusters = status.active_clusters
         ack.queue_size = status.queue_size
@@ -261,22 +294,24 @@ def encode_ack(
     status: QueueStatus | None = None,
     chunk: int = 0,
     num_chunks: int = 1,
+    refusal: str | None = None,
 ) -> bytes:
-    """Olaf ACK bytes (UDP payload); the same bytes as ``bytes(ack_layer(...))``.
+    """Olaf ACK bytes (UDP payload); the same bytes as ``bytes(ack_layer(...))``. ``refusal``: the
+    PS refuses the answered update for this reason (:data:`REFUSALS`; ``weights`` must be empty).
 
     Raises:
         ValueError: a field outside its wire range (uint16 ids, count, chunk and num_chunks,
-            uint32 seq, int32 reward and weights, uint64 gen_ts, 24/16-bit status), or
-            ``chunk`` not below ``num_chunks``.
+            uint32 seq, int32 reward and weights, uint64 gen_ts, 24/16-bit status),
+            ``chunk`` not below ``num_chunks``, an unknown ``refusal`` or one with weights.
     """
     if not 0 <= chunk < num_chunks:
         raise ValueError(f"ACK chunk={chunk} must be in 0..num_chunks-1 (num_chunks={num_chunks})")
     if isinstance(weights, (bytes, bytearray)) and len(weights) % ELEMENT_LEN:
         raise ValueError(f"ACK weights of {len(weights)} bytes: a whole number of {ELEMENT_LEN}-byte elements")
     n = len(weights) // ELEMENT_LEN if isinstance(weights, (bytes, bytearray)) else len(weights)
-    flags, util, active, size = 0, 0, 0, 0
+    flags, util, active, size = _refusal_flag(refusal, weights), 0, 0, 0
     if status is not None:
-        flags, util, active, size = (ACK_FLAG_STATUS_VALID, status.queue_util, status.active_clusters,
+        flags, util, active, size = (flags | ACK_FLAG_STATUS_VALID, status.queue_util, status.active_clusters,
                                      status.queue_size)
     try:
         hdr = _ACK_HDR.pack(PROTOCOL_VERSION << 4 | MSG_ACK, flags, n, chunk, num_chunks,
@@ -351,11 +386,17 @@ def parse_ack(data: bytes) -> Ack:
 
     Raises:
         MalformedOlafPacket: short, length not matching ``num_weights``,
-            unknown version, not an ACK, or ``chunk`` not below ``num_chunks``.
+            unknown version, not an ACK, ``chunk`` not below ``num_chunks``, or a refusal
+            that names more than one reason or carries weights.
     """
     n = _check_common(data, ACK_HEADER_LEN, MSG_ACK, "ack")
     (_, flags, _, chunk, num_chunks, cluster_id, worker_id, seq, count, global_reward, gen_ts, util, active,
      size) = _ACK_HDR.unpack_from(data)
+    refused = [r for r in REFUSALS if flags & ACK_REFUSAL_FLAGS[r]]
+    if len(refused) > 1:
+        raise MalformedOlafPacket(f"ack refusal names {len(refused)} reasons ({', '.join(refused)}); one at most")
+    if refused and n:
+        raise MalformedOlafPacket(f"ack refusal ({refused[0]}) carries {n} weights; a refusal carries none")
     status = None
     if flags & ACK_FLAG_STATUS_VALID:
         status = QueueStatus(int.from_bytes(util, "big"), active, int.from_bytes(size, "big"))
@@ -370,6 +411,7 @@ def parse_ack(data: bytes) -> Ack:
         status=status,
         chunk=chunk,
         num_chunks=num_chunks,
+        refusal=refused[0] if refused else None,
     )
 
 

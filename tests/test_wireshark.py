@@ -135,7 +135,8 @@ def test_layout_offsets():
     assert (ack["chunk"].offset, ack["num_chunks"].offset) == (constants.CHUNK_OFFSET, constants.CHUNK_OFFSET + 2)
     assert (ack["queue_util"].offset, ack["queue_util"].nbytes) == (30, 3)
     assert (ack["queue_size"].offset, ack["weights"].offset) == (35, constants.ACK_HEADER_LEN)
-    assert ack["flags"].flags == {"status_valid": constants.ACK_FLAG_STATUS_VALID}
+    assert ack["flags"].flags == {"status_valid": constants.ACK_FLAG_STATUS_VALID,
+                                  **{f"refused_{r}": m for r, m in constants.ACK_REFUSAL_FLAGS.items()}}
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -170,6 +171,14 @@ def _worker_update(worker_id: int, seq: int, reward: float, gen_ts: int, grads: 
                   gen_ts=gen_ts, grads=tuple(grads_to_fixed(grads)))
 
 
+REFUSAL_BYTES = bytes.fromhex(
+    "22" "09" "0000" "0000" "0001"   # version 2 / ACK, flags STATUS_VALID | REFUSED_REWARD, no weights, chunk 0 of 1
+    "0003" "0008" "00000009" "0001"  # cluster 3, worker 8, seq 9, count 1
+    "80000000" "0000000000000005"    # global_reward INT32_MIN, gen_ts 5
+    "000002" "0001" "000008")        # queue_util 2, active_clusters 1, queue_size 8
+"""A refusal as docs/protocol.md ("ACK", "Refusal") lays it out, by hand: 38 bytes, no weights."""
+
+
 def _capture() -> tuple[list, dict[str, object]]:
     """Frames (in order) and the values the test expects of them."""
     u1 = _worker_update(7, 42, 1.5, 1_700_000_000_123_456_789, [0.5, -1.25, 2 ** -24])
@@ -202,6 +211,8 @@ def _capture() -> tuple[list, dict[str, object]]:
                dport=constants.UPDATE_PORT),  # 13 chunk 2 of 5
         _frame(Raw(good[:4] + b"\x00\x05\x00\x05" + good[8:]), sport=40000,
                dport=constants.UPDATE_PORT),  # 14 chunk 5 of 5
+        _frame(Raw(REFUSAL_BYTES), sport=constants.UPDATE_PORT, dport=constants.ACK_PORT, src=PS,
+               dst=WORKER),  # 15 a refusal (reward) with a switch's status
     ]
     return frames, {"u1": u1, "agg": agg, "init": init, "ack": ack, "status": status}
 
@@ -333,6 +344,37 @@ def test_tshark_decodes_acks(decoded):
     assert _one(q, "num_weights") == "0" and _one(q, "flags.status_valid") == "0" and q["experts"] == []
 
 
+def test_tshark_decodes_a_refusal_built_by_hand(decoded):
+    p = decoded[0][14]
+    assert p["experts"] == [] and _one(p, "num_weights") == "0"
+    assert _one(p, "flags.refused_reward") == "1" and _one(p, "flags.status_valid") == "1"
+    assert _one(p, "flags.refused_num_grads") == "0" and "REFUSED_REWARD" in p["info"]
+
+
+def test_a_refusal_built_by_hand_decodes_and_round_trips():
+    a = wire.parse_ack(REFUSAL_BYTES)
+    assert (a.refusal, a.weights, a.status) == ("reward", (), wire.QueueStatus(2, 1, 8))
+    assert (a.cluster_id, a.worker_id, a.seq, a.count, a.gen_ts, a.global_reward) == (3, 8, 9, 1, 5, INT32_MIN)
+    assert wire.encode_ack(cluster_id=3, worker_id=8, seq=9, count=1, global_reward=INT32_MIN, gen_ts=5, weights=b"",
+                           status=a.status, refusal="reward") == REFUSAL_BYTES
+    assert bytes(wire.ack_layer(cluster_id=3, worker_id=8, seq=9, count=1, global_reward=INT32_MIN, gen_ts=5,
+                                weights=[], status=a.status, refusal="reward")) == REFUSAL_BYTES
+    two = bytearray(REFUSAL_BYTES)
+    two[1] |= constants.ACK_FLAG_REFUSED_GEN_TS
+    with pytest.raises(wire.MalformedOlafPacket, match="refusal names 2 reasons"):
+        wire.parse_ack(bytes(two))
+    heavy = bytearray(REFUSAL_BYTES)
+    heavy[2:4] = b"\x00\x01"
+    with pytest.raises(wire.MalformedOlafPacket, match=r"refusal \(reward\) carries 1 weights"):
+        wire.parse_ack(bytes(heavy) + b"\x00" * 4)
+    with pytest.raises(ValueError, match="a refusal carries no weights"):
+        wire.encode_ack(cluster_id=3, worker_id=8, seq=9, count=1, global_reward=0, gen_ts=5, weights=[1],
+                        refusal="reward")
+    with pytest.raises(ValueError, match="refusal='late' must be one of num_grads, num_chunks"):
+        wire.encode_ack(cluster_id=3, worker_id=8, seq=9, count=1, global_reward=0, gen_ts=5, weights=b"",
+                        refusal="late")
+
+
 @pytest.mark.parametrize("index, abbr, text", [
     (5, "olaf.malformed.short", "update too short: 20 bytes, the header alone is 30"),
     (6, "olaf.malformed.length", "update length mismatch: 3 elements need 42 bytes, got 44"),
@@ -353,7 +395,7 @@ def test_tshark_warns_on_reserved_flags_and_ignores_other_ports(decoded):
     packets, _ = decoded
     p = packets[10]
     assert _malformed(p) == [] and [a for a, _ in p["experts"]] == ["olaf.reserved_flags"]
-    assert _one(p, "flags.reserved") == "0x40"    # bit 7 of the byte, shown under the mask 0xfe
+    assert _one(p, "flags.reserved") == "0x01"    # bit 7 of the byte, shown under the mask 0x80
     assert not packets[11]["olaf"]                  # UDP from port 50101 to 9999 is not an Olaf message
 
 

@@ -24,7 +24,13 @@ F["msg_type"] = ProtoField.uint8("olaf.msg_type", "msg_type", base.DEC, {[1] = "
 F["flags"] = ProtoField.uint8("olaf.flags", "flags", base.HEX, nil, nil, "flag bits; unnamed bits are reserved and 0")
 F["flags.init"] = ProtoField.bool("olaf.flags.init", "INIT", 8, nil, 0x01)
 F["flags.status_valid"] = ProtoField.bool("olaf.flags.status_valid", "STATUS_VALID", 8, nil, 0x01)
-F["flags.reserved"] = ProtoField.uint8("olaf.flags.reserved", "reserved", base.HEX, nil, 0xfe, "reserved flag bits, 0")
+F["flags.refused_num_grads"] = ProtoField.bool("olaf.flags.refused_num_grads", "REFUSED_NUM_GRADS", 8, nil, 0x02)
+F["flags.refused_num_chunks"] = ProtoField.bool("olaf.flags.refused_num_chunks", "REFUSED_NUM_CHUNKS", 8, nil, 0x04)
+F["flags.refused_reward"] = ProtoField.bool("olaf.flags.refused_reward", "REFUSED_REWARD", 8, nil, 0x08)
+F["flags.refused_gen_ts"] = ProtoField.bool("olaf.flags.refused_gen_ts", "REFUSED_GEN_TS", 8, nil, 0x10)
+F["flags.refused_no_model"] = ProtoField.bool("olaf.flags.refused_no_model", "REFUSED_NO_MODEL", 8, nil, 0x20)
+F["flags.refused_init_source"] = ProtoField.bool("olaf.flags.refused_init_source", "REFUSED_INIT_SOURCE", 8, nil, 0x40)
+F["flags.reserved"] = ProtoField.uint8("olaf.flags.reserved", "reserved", base.HEX, nil, 0x80, "reserved flag bits, 0")
 F["num_grads"] = ProtoField.uint16("olaf.num_grads", "num_grads", base.DEC, nil, nil, "number of gradient elements G")
 F["chunk"] = ProtoField.uint16("olaf.chunk", "chunk", base.DEC, nil, nil, "index of the model slice carried, 0..num_chunks-1")
 F["num_chunks"] = ProtoField.uint16("olaf.num_chunks", "num_chunks", base.DEC, nil, nil, "K: chunks per update of the deployment")
@@ -77,7 +83,7 @@ local MESSAGES = {
     header = {
       { name = "version", off = 0, len = 1, bits = 4, bitoff = 0, signed = false },
       { name = "msg_type", off = 0, len = 1, bits = 4, bitoff = 4, signed = false },
-      { name = "flags", off = 1, len = 1, bits = 8, bitoff = 0, signed = false, flags = {{ key = "flags.status_valid", mask = 0x01, label = "STATUS_VALID" }}, reserved = "flags.reserved" },
+      { name = "flags", off = 1, len = 1, bits = 8, bitoff = 0, signed = false, flags = {{ key = "flags.status_valid", mask = 0x01, label = "STATUS_VALID" }, { key = "flags.refused_num_grads", mask = 0x02, label = "REFUSED_NUM_GRADS" }, { key = "flags.refused_num_chunks", mask = 0x04, label = "REFUSED_NUM_CHUNKS" }, { key = "flags.refused_reward", mask = 0x08, label = "REFUSED_REWARD" }, { key = "flags.refused_gen_ts", mask = 0x10, label = "REFUSED_GEN_TS" }, { key = "flags.refused_no_model", mask = 0x20, label = "REFUSED_NO_MODEL" }, { key = "flags.refused_init_source", mask = 0x40, label = "REFUSED_INIT_SOURCE" }}, reserved = "flags.reserved" },
       { name = "num_weights", off = 2, len = 2, bits = 16, bitoff = 0, signed = false },
       { name = "chunk", off = 4, len = 2, bits = 16, bitoff = 0, signed = false },
       { name = "num_chunks", off = 6, len = 2, bits = 16, bitoff = 0, signed = false },
