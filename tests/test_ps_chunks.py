@@ -159,11 +159,14 @@ def test_the_ps_applies_and_acks_each_chunk_and_accounts_per_cluster_and_chunk(t
             lo, hi = CH.bounds(c.chunk)
             assert (a.chunk, a.seq, a.cluster_id, a.global_reward) == (c.chunk, 1, 4, 5 * R1)
             assert a.weights == tuple(i + ONE for i in range(lo, hi))  # w + 0.5·2
-        # chunks of another model (K = 2; L = 5) are refused by field, never applied, not ACKed
+        # chunks of another model (K = 2; L = 5) are refused by field, never applied: the refusal names it
         other = Chunking(P, 5, 2)
         for part in other.split([ONE] * P):
             rx.send_to(encode_update(Update(4, 1, 2, 1, 9 * R1, time.time_ns(), part, chunk=0, num_chunks=2)), addr)
         rx.send_to(encode_update(Update(4, 1, 2, 1, 9 * R1, time.time_ns(), (ONE,) * 5, chunk=1, num_chunks=3)), addr)
+        refusals = [rx.next() for _ in range(3)]
+        assert [(r.refusal, r.chunk, r.num_chunks, r.weights) for r in refusals] == [
+            ("num_chunks", 0, 2, ()), ("num_chunks", 0, 2, ()), ("num_grads", 1, 3, ())]
         rx.send_to(encode_update(chunks(3, [0] * P, reward_sum=R1, cluster_id=4)[2]), addr)  # worse: rejected
         a = rx.next()
         assert (a.seq, a.chunk, len(a.weights)) == (3, 2, 2)
@@ -178,6 +181,7 @@ def test_the_ps_applies_and_acks_each_chunk_and_accounts_per_cluster_and_chunk(t
                                    "2": {"chunks": 2, "worker_updates": 2, "accepted": 1, "rejected": 1, "acked": 2}}
     # every datagram is accounted for: ACKed, or refused (by field) or malformed
     assert s["datagrams"] == s["acks_sent"] + s["wrong_size"] + s["malformed"] + s["untrusted"]
+    assert s["refusals_sent"] == s["wrong_size"] and s["refusal_reasons"] == s["wrong_size_reasons"]
     assert sum(k["chunks"] for k in s["per_chunk"]["4"].values()) == s["updates"] - s["wrong_size"]
     assert s["global_rewards"] == [5.0, 5.0, 5.0] and s["global_reward"] == 5.0
     log = [json.loads(line) for line in (tmp_path / "ps.jsonl").read_text().splitlines()]

@@ -75,14 +75,16 @@ def test_only_the_configured_worker_initialises_and_outsiders_are_ignored(deploy
     ps, h, addr = deployment
     h[9].send_to(encode_update(upd(1, grads=(5 * ONE, 5 * ONE)), init=True), addr)   # forged INIT
     h[2].send_to(encode_update(upd(1, grads=(7 * ONE, 7 * ONE)), init=True), addr)   # a worker, not the first
-    assert h[2].next().weights == ()                                                   # answered, weights unset
+    r = h[2].next()
+    assert (r.weights, r.refusal) == ((), "init_source")                               # refused, weights unset
     h[1].send_to(encode_update(upd(1, grads=(ONE, 2 * ONE)), init=True), addr)
     assert h[1].next().weights == (ONE, 2 * ONE)
     h[9].send_to(encode_update(upd(2)), addr)                                           # outsider's update
     h[2].send_to(encode_update(upd(2, grads=(7 * ONE, 7 * ONE)), init=True), addr)   # a late INIT, answered
     assert h[2].next().weights == (ONE, 2 * ONE)
     s = final_summary(ps, tmp_path)
-    assert s["datagrams"] == 5 and s["acks_sent"] == 3, s                              # the outsider got none
+    assert s["datagrams"] == 5 and s["acks_sent"] == 2 and s["refusals_sent"] == 1, s  # the outsider got none
+    assert s["refusal_reasons"] == {"init_source": 1}
     assert nothing_received(h[9])
     assert s["weights"] == [1.0, 2.0]
     assert s["untrusted"] == 2 and s["untrusted_reasons"] == {Reject.SOURCE.value: 2}
@@ -101,10 +103,13 @@ def test_extreme_reward_and_gen_ts_are_rejected_and_learning_goes_on(deployment,
     # accepted: none of the four before it was applied (a reward of 32768 would gate 3.0 out)
     assert a.seq == 6 and ps.model.global_reward() == 3.0 and ps.counters["accepted"] == 1
     h[1].send_to(encode_update(upd(7, reward_sum=4 * R1)), addr)
-    assert h[1].next().seq == 7                                # the first ACK since the INIT's: 2-5 got none
+    # 2-5 were refused, each named, in order; then the ACK of 7
+    assert [(r.seq, r.refusal, r.weights) for r in (h[1].next() for _ in range(4))] == [
+        (2, "reward", ()), (3, "gen_ts", ()), (4, "gen_ts", ()), (5, "gen_ts", ())]
+    assert h[1].next().seq == 7
     s = final_summary(ps, tmp_path)
-    assert s["untrusted_reasons"] == {"reward": 1, "gen_ts": 3}
-    assert s["datagrams"] == 7 and s["acks_sent"] == 3 and s["accepted"] == 2, s
+    assert s["untrusted_reasons"] == s["refusal_reasons"] == {"reward": 1, "gen_ts": 3}
+    assert s["datagrams"] == 7 and s["acks_sent"] == 3 and s["refusals_sent"] == 4 and s["accepted"] == 2, s
 
 
 def test_untrusted_and_malformed_logging_is_bounded(deployment, tmp_path):
@@ -132,16 +137,22 @@ datagram = st.one_of(
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from([1, 2, 9]), datagram), min_size=1, max_size=30))
 def test_every_datagram_is_acked_or_counted(deployment, sends):
-    """Async PS: datagrams in = ACKs + malformed + untrusted + wrong_size, exactly."""
+    """Async PS: datagrams in = ACKs + malformed + untrusted + wrong_size + refused before any model,
+    exactly; and every refusal sent answers an untrusted (not by source), wrong-size or early datagram."""
     ps, h, addr = deployment
-    keys = ("datagrams", "acks_sent", "malformed", "untrusted", "wrong_size", "ack_errors")
+    keys = ("datagrams", "acks_sent", "malformed", "untrusted", "ack_errors", "refusals_sent")
+    reasons = ("reward", "gen_ts")  # refusals of untrusted datagrams: counted in untrusted as well
     before = dict(ps.counters)
+    before_reasons = dict(ps.refusal_reasons)
 
     def delta():
-        return {k: ps.counters[k] - before.get(k, 0) for k in keys}
+        d = {k: ps.counters[k] - before.get(k, 0) for k in keys}
+        d["refused_untrusted"] = sum(ps.refusal_reasons[r] - before_reasons.get(r, 0) for r in reasons)
+        return d
 
     def accounted(d):
-        return d["acks_sent"] + d["ack_errors"] + d["malformed"] + d["untrusted"] + d["wrong_size"]
+        return (d["acks_sent"] + d["refusals_sent"] - d["refused_untrusted"] + d["ack_errors"] + d["malformed"]
+                + d["untrusted"])
 
     for host, data in sends:
         h[host].send_to(data, addr)
@@ -152,6 +163,7 @@ def test_every_datagram_is_acked_or_counted(deployment, sends):
         time.sleep(0.01)
     d = delta()
     assert d["datagrams"] == len(sends) == accounted(d), d
+    assert d["refused_untrusted"] <= d["untrusted"]
 
 
 def test_trust_options_round_trip_through_the_command_line():

@@ -46,11 +46,11 @@ def u(seq, reward_sum=0, grads=(0, 0), count=1, cluster_id=3, worker_id=7):
 def test_ps_session(ps_and_worker, tmp_path):
     ps, rx, ps_addr, out = ps_and_worker
 
-    # an update before any INIT: ACKed without weights, global reward -inf (INT32_MIN), fields echoed
+    # an update before any INIT: refused (no_model), without weights, global reward -inf, fields echoed
     rx.send_to(encode_update(u(1, 5 * R1, (ONE, ONE))), ps_addr)
     a = rx.next()
     assert (a.cluster_id, a.worker_id, a.seq, a.count, a.gen_ts) == (3, 7, 1, 1, T0 + 1)
-    assert a.weights == () and a.global_reward == INT32_MIN and a.status is None
+    assert a.weights == () and a.global_reward == INT32_MIN and a.status is None and a.refusal == "no_model"
 
     # the first INIT initialises w, a second one is ACKed but ignored
     rx.send_to(encode_update(u(0, 0, (ONE, 0)), init=True), ps_addr)
@@ -70,8 +70,8 @@ def test_ps_session(ps_and_worker, tmp_path):
     a = rx.next()
     assert a.seq == 4 and a.weights == (round(1.0035 * ONE), round(-0.0005 * ONE)) and a.global_reward == 9 * R1 // 4
 
-    # malformed datagrams and a wrong-size update: counted, dropped, never ACKed;
-    # the next ACK is the one of the valid update sent after them
+    # malformed datagrams: counted, dropped, never answered; a wrong-size update: refused
+    # (docs/protocol.md "Refusal"), never applied; then the ACK of the valid update sent after them
     good = encode_update(u(5, 0))
     bad = {
         "short": good[:10],
@@ -85,6 +85,8 @@ def test_ps_session(ps_and_worker, tmp_path):
         rx.send_to(data, ps_addr)
     rx.send_to(encode_update(u(6, 0, (1, 2, 3))), ps_addr)
     rx.send_to(good, ps_addr)
+    r = rx.next()
+    assert (r.seq, r.refusal, r.weights, r.global_reward) == (6, "num_grads", (), INT32_MIN)
     assert rx.next().seq == 5
 
     ps.stop.set()
@@ -92,8 +94,9 @@ def test_ps_session(ps_and_worker, tmp_path):
     s = out["result"]
     assert (s["malformed"], s["wrong_size"], s["inits"], s["updates"]) == (6, 1, 2, 6)
     assert s["wrong_size_reasons"] == {"num_grads": 1}
+    assert s["refusal_reasons"] == {"no_model": 1, "num_grads": 1} and s["refusals_sent"] == 2
     assert (s["initialised"], s["init_ignored"], s["before_init"], s["accepted"], s["rejected"]) == (1, 1, 1, 2, 2)
-    assert s["acks_sent"] == 7 and s["per_cluster"]["3"]["worker_updates"] == 9
+    assert s["acks_sent"] == 6 and s["per_cluster"]["3"]["worker_updates"] == 9
     assert set(s["malformed_reasons"]) == {
         "update too short", "update length mismatch", "update has unknown version N (this receiver speaks N)",
         "update has msg_type N (ack), expected N", "update has count N (a worker sends count N)",

@@ -21,7 +21,7 @@ L elements. Every chunk is handled alone as it arrives: the global model applies
 answers it with that slice's weights (unpadded) and that slice's ``r_g``, ``chunk`` and
 ``num_chunks`` set. An INIT chunk initialises its slice. A chunk whose ``num_chunks`` is not K or
 whose ``num_grads`` is not L (a worker of another model size or MTU) is *wrong_size*: counted by
-field in ``wrong_size_reasons``, logged with ``reason``, never applied, not ACKed. Without
+field in ``wrong_size_reasons``, logged with ``reason``, never applied, refused. Without
 ``num_params`` the PS is K = 1 and the first INIT sets P (a chunked update is then wrong_size,
 reason ``num_chunks``).
 
@@ -34,7 +34,9 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models o
   reward ``reward_sum/count`` as a float, ``init`` the INIT flag, ``outcome``
   one of :class:`~olaf.hosts.global_model.Outcome`, ``global_reward`` the
   global reward after it (float, null for −∞; K > 1: of the chunk's slice, and ``chunk``,
-  ``num_chunks`` are set). ``wrong_size`` updates get no ACK; their ``reason`` names the field.
+  ``num_chunks`` are set). ``wrong_size`` updates are never applied; their ``reason`` names the field
+  and the sender gets a refusal (docs/protocol.md "Refusal"), as does a ``before_init`` update
+  (``no_model``) and an ``init_ignored`` INIT while the slice has no weights (``init_source``).
   In the aggregating modes an update's outcome is ``buffered``. ``version`` is the slice's version
   after the update (chunks applied to it so far: the model its ACK carries), ``staleness`` the PS's
   estimate δ̂ of a non-INIT update's staleness (:mod:`olaf.hosts.staleness`).
@@ -44,13 +46,15 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models o
 * ``{"ev": "malformed", "t_ns", "src", "len", "reason"}`` — dropped, no ACK;
 * ``{"ev": "untrusted", "t_ns", "src", "reason", "init", "cluster_id", "worker_id", "seq",
   "count"}`` — decoded but refused by the trust checks (:mod:`olaf.hosts.trust`: ``source``,
-  ``reward``, ``gen_ts``), no ACK. Both are logged for the first 100 datagrams of each reason,
+  ``reward``, ``gen_ts``): refused (the refusal names the reason), except ``source``, which
+  gets no answer (an answer to an unadmitted source would make the PS a reflector); malformed
+  datagrams get none either. Both are logged for the first 100 datagrams of each reason,
   then only counted.
 
 Summary ``<name>.summary.json``: counters (``datagrams``, ``updates``,
 ``inits``, ``malformed`` and ``malformed_reasons``, ``untrusted`` and ``untrusted_reasons``,
 ``init_source`` (INITs of allowed workers other than ``init_from``, answered but not used),
-``socket_drops`` (datagrams the kernel dropped for a full receive buffer, ``SO_RXQ_OVFL``; ``rcvbuf_bytes`` the
+``refusals_sent`` and ``refusal_reasons``, ``socket_drops`` (datagrams the kernel dropped for a full receive buffer, ``SO_RXQ_OVFL``; ``rcvbuf_bytes`` the
 buffer granted, ``rcvbuf_advice`` how to lift a cap that shrank it), outcomes, ``acks_sent``,
 ``ack_errors``, ``flushes``), per-cluster counts (over all chunks), ``per_chunk`` (cluster →
 chunk → ``chunks`` received, ``worker_updates`` = Σ ``count``, ``acked``, one counter per
@@ -72,13 +76,13 @@ from typing import Any, Callable, Optional
 
 from olaf.chunks import Chunking
 from olaf.constants import MTU, SOCKET_RCVBUF
-from olaf.fixedpoint import reward_from_fixed
+from olaf.fixedpoint import INT32_MIN, reward_from_fixed
 from olaf.hosts.checkpoint import CheckpointError, read_checkpoint, write_checkpoint
 from olaf.hosts.global_model import GlobalModel, Outcome, Step
 from olaf.hosts.modes import Aggregator, Mode, ModeParams, staleness_scale
 from olaf.hosts.runlog import OutputFiles
 from olaf.hosts.staleness import StalenessTracker
-from olaf.hosts.trust import TrustPolicy
+from olaf.hosts.trust import Reject, TrustPolicy
 from olaf.rundir.atomic import write_json
 from olaf.rundir.jsonl import JsonlLog
 from olaf.rundir.records import (
@@ -91,6 +95,7 @@ from olaf.rundir.records import (
     UpdateRecord,
 )
 from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
+from olaf.update import Update
 from olaf.wire import (
     ACK_PORT,
     UPDATE_PORT,
@@ -228,6 +233,7 @@ class ParameterServer:
         self.per_chunk: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
         """(cluster, chunk) → ``chunks`` received, ``worker_updates`` (Σ count), ``acked``, outcomes."""
         self.wrong_size_reasons: Counter[str] = Counter()
+        self.refusal_reasons: Counter[str] = Counter()
         self.staleness = StalenessTracker(int(cfg.worker_ack_wait_ms * 1e6))
         """What the PS sent to each worker and when: its estimate of an update's staleness."""
         self.sock = udp_bound((cfg.bind_ip, cfg.port), cfg.rcvbuf, who="PS")
@@ -360,6 +366,8 @@ class ParameterServer:
             if self.untrusted_reasons[reject.value] <= LOGGED_PER_REASON:
                 log.write(UntrustedRecord(ev="untrusted", t_ns=t_ns, src=src, reason=reject.value, init=init,
                                           cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count))
+            if reject is not Reject.SOURCE:  # an admitted sender learns why; any other gets no answer
+                self._refuse(u, src, reject.value)
             return
         full = False
         mismatch = self.model.mismatch(u.num_chunks, len(u.grads))
@@ -371,7 +379,7 @@ class ParameterServer:
             outcome = Outcome.WRONG_SIZE
             self.wrong_size_reasons[mismatch.value] += 1
         elif init and not self.cfg.trust.may_set_weights(src) and not self.model.slice_ready(u.chunk):
-            self.counters["init_source"] += 1  # answered like a late INIT: it cannot set the weights
+            self.counters["init_source"] += 1  # refused: it cannot set the weights, and there are none yet
             outcome = Outcome.INIT_IGNORED
         elif init:
             outcome = self.model.init(u.grads, u.chunk)
@@ -410,9 +418,28 @@ class ParameterServer:
             if full:
                 self._flush(t_ns, log, "size", u.chunk)
             return
-        if outcome is Outcome.WRONG_SIZE:
-            return
-        self._ack(u.cluster_id, u.worker_id, u.seq, u.count, u.gen_ts, src, u.chunk, count_key=not init)
+        if mismatch is not None:
+            self._refuse(u, src, mismatch.value)
+        elif outcome is Outcome.BEFORE_INIT:
+            self._refuse(u, src, "no_model")
+        elif outcome is Outcome.INIT_IGNORED and not self.model.slice_ready(u.chunk):
+            self._refuse(u, src, "init_source")
+        else:
+            self._ack(u.cluster_id, u.worker_id, u.seq, u.count, u.gen_ts, src, u.chunk, count_key=not init)
+
+    def _refuse(self, u: Update, dst: str, reason: str) -> None:
+        """Send the refusal of ``u`` (docs/protocol.md "Refusal": the ACK of ``u`` without weights,
+        flag ``REFUSED_<reason>``), counted in ``refusals_sent`` and ``refusal_reasons``. It does not
+        count as an ACK of the key (``acked``) nor as one the staleness estimate saw."""
+        ack = encode_ack(cluster_id=u.cluster_id, worker_id=u.worker_id, seq=u.seq, count=u.count,
+                         global_reward=INT32_MIN, gen_ts=u.gen_ts, weights=b"", chunk=u.chunk,
+                         num_chunks=u.num_chunks, refusal=reason)
+        try:
+            self.sock.sendto(ack, (dst, self.cfg.ack_port))
+            self.counters["refusals_sent"] += 1
+            self.refusal_reasons[reason] += 1
+        except OSError:
+            self.counters["ack_errors"] += 1
 
     def _ack(self, cluster_id: int, worker_id: int, seq: int, count: int, gen_ts: int, dst: str, chunk: int,
              count_key: bool = True) -> None:
@@ -463,7 +490,8 @@ class ParameterServer:
         """Counters and final state (the ``<name>.summary.json`` content, a :class:`PsSummary`);
         ``weights=False`` leaves the global weights out (None)."""
         keys = ["datagrams", "updates", "inits", "malformed", "untrusted", "init_source", "socket_drops",
-                "acks_sent", "ack_errors", "flushes", "checkpoints", "checkpoint_errors"] + [o.value for o in Outcome]
+                "acks_sent", "refusals_sent", "ack_errors", "flushes", "checkpoints",
+                "checkpoint_errors"] + [o.value for o in Outcome]
         m = self.model
         return PsSummary(**{
             "role": "ps",
@@ -490,6 +518,7 @@ class ParameterServer:
             "per_chunk": {str(c): {str(k): dict(v) for (cc, k), v in sorted(self.per_chunk.items()) if cc == c}
                           for c in sorted({c for c, _ in self.per_chunk})},
             "wrong_size_reasons": dict(self.wrong_size_reasons),
+            "refusal_reasons": dict(self.refusal_reasons),
             "num_chunks": m.num_chunks,
             "chunk_len": None if m.chunking is None else m.chunking.chunk_len,
             "global_rewards": m.global_rewards(),

@@ -465,6 +465,7 @@ class PsSummary(Record):
     rcvbuf_advice: Optional[str] = Field(default=None, description="set when the kernel granted less than "
                                          "asked for: the cap and how to lift it")
     acks_sent: Count
+    refusals_sent: Count = Field(default=0, description="refusals sent (docs/protocol.md \"Refusal\"); not in acks_sent")
     ack_errors: Count
     flushes: Count = 0
     checkpoints: Count = Field(default=0, description="checkpoints written (olaf.hosts.checkpoint)")
@@ -486,6 +487,8 @@ class PsSummary(Record):
                                   "(Σ count), acked, and one per outcome (docs/hosts.md)")
     wrong_size_reasons: Optional[dict[str, int]] = Field(
         default=None, description="refused chunks of another model size by field (num_chunks, num_grads)")
+    refusal_reasons: dict[str, int] = Field(default_factory=dict, description="refusals sent by reason "
+                                            "(num_grads, num_chunks, reward, gen_ts, no_model, init_source)")
     num_chunks: Optional[Count] = Field(default=None, description="K of the PS's model")
     chunk_len: Optional[Count] = Field(default=None, description="L of the PS's model")
     global_rewards: Optional[list[Optional[float]]] = Field(default=None, description="r_g per slice (null: −∞)")
