@@ -501,9 +501,25 @@ def test_init_that_gets_no_model_back_raises_naming_the_ps_the_size_and_what_to_
         assert c.init(np.zeros(P), wait_s=0.2, lenient=True) is False
     with OlafClient((ip(77), UPDATE_PORT), num_params=P, bind=(ip(1), ACK_PORT), mtu=MTU) as c:
         assert c.init(np.zeros(P)) is False  # no wait: the INIT repeats in the background
-    with OlafClient(ps_addr, num_params=P + 6, bind=(ip(2), ACK_PORT), mtu=MTU) as c:  # the PS has P = 10
-        with pytest.raises(ModelTimeout, match=r"P = 16 parameters in K = 4 chunks.*0 of 4 slices came back"):
-            c.init(np.zeros(P + 6), wait_s=0.5)
+
+
+def test_an_init_of_another_model_size_is_refused_at_once_naming_the_fix(ps, caplog):
+    """A PS of another model size refuses the INIT (docs/protocol.md "Refusal"): init(wait_s) raises
+    ModelRefused long before wait_s, even lenient, naming the reason and `olaf ps --num-params`;
+    the refusal is counted, never adopted, and logged once."""
+    from olaf.client import ModelRefused, OlafError
+
+    ip, ps_addr, out = ps
+    for params, mtu, reason in ((P + 6, MTU, "num_chunks"), (P, None, "num_chunks"), (P - 1, MTU, "num_grads")):
+        with OlafClient(ps_addr, num_params=params, bind=(ip(2), ACK_PORT), mtu=mtu) as c:
+            t0 = time.monotonic()
+            with pytest.raises(ModelRefused, match=rf"refused this client's INIT \({reason}\): .*--num-params") as e:
+                c.init(np.zeros(params), wait_s=60, lenient=True)
+            assert time.monotonic() - t0 < 30 and isinstance(e.value, OlafError) and e.value.reason == reason
+            st = c.stats()
+            assert st.refusals == {reason: st.refusals_own} and st.refusals_own >= 1 and not st.model_acked
+            assert c.latest_weights() is None
+    assert "refused this client's INIT (num_chunks)" in caplog.text
 
 
 def test_an_event_hook_that_raises_never_leaves_the_client_deaf(ps, caplog):

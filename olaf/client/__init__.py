@@ -81,6 +81,7 @@ from olaf.client.core import (
     SENT_MEMORY,
     Adoption,
     ClientStats,
+    ModelRefused,
     ModelTimeout,
     OlafClient,
     OlafError,
@@ -94,5 +95,5 @@ from olaf.client.core import (
 from olaf.client.events import AckKey, ClientEvents
 
 __all__ = ["INIT_RETRY_MAX_S", "INIT_RETRY_RANDOM_FACTOR", "INIT_RETRY_S", "RECV_BUF", "RECV_POLL_S", "SENT_MEMORY",
-           "AckKey", "Adoption", "ClientEvents", "ClientStats", "ModelTimeout", "OlafClient", "OlafError", "PushResult",
-           "VectorLike", "as_vector", "endpoint", "init_retry_delay_s", "init_retry_interval_s"]
+           "AckKey", "Adoption", "ClientEvents", "ClientStats", "ModelRefused", "ModelTimeout", "OlafClient", "OlafError",
+           "PushResult", "VectorLike", "as_vector", "endpoint", "init_retry_delay_s", "init_retry_interval_s"]

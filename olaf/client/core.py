@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import socket
@@ -23,7 +24,7 @@ from olaf.plan.tx import TxParams
 from olaf.txcontrol import Decision, TransmissionControl
 from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
 from olaf.update import Update
-from olaf.wire import ACK_PORT, UPDATE_PORT, MalformedOlafPacket, encode_update, parse_ack
+from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
 
 __all__ = ["Adoption", "ClientEvents", "ClientStats", "ModelTimeout", "OlafClient", "OlafError", "PushResult", "as_vector",
            "endpoint"]
@@ -161,6 +162,32 @@ class ModelTimeout(OlafError, TimeoutError):
     """:meth:`OlafClient.init` waited ``wait_s`` and the whole global model did not come back."""
 
 
+class ModelRefused(OlafError):
+    """The PS refused this client's INIT for a reason that repeating it cannot change (another
+    model size, or a ``gen_ts`` outside its lifetime: docs/protocol.md "Refusal"); ``reason`` names it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+REFUSAL_CAUSES = {
+    "num_grads": "the PS's model has another size: start it with `olaf ps --num-params P` of this model",
+    "num_chunks": "the PS's model travels in another number of chunks: give the PS this model's "
+                  "`--num-params` and the client's `--mtu`",
+    "reward": "the update's mean reward is outside the PS's bound (`olaf ps --max-abs-reward`): scale the "
+              "reward or raise the bound",
+    "gen_ts": "the update's gen_ts is outside the PS's lifetime (`olaf ps --gen-ts-slack-s`): check the "
+              "hosts' clocks (CLOCK_REALTIME)",
+    "no_model": "the PS has no initial weights for that slice yet (no INIT of it has arrived)",
+    "init_source": "this host may not set the initial weights (`olaf ps --init-from`); the designated "
+                   "worker's INIT will",
+}
+"""What each refusal reason (:data:`olaf.wire.REFUSALS`) means for the sender, and the fix."""
+FATAL_INIT_REFUSALS = frozenset({"num_grads", "num_chunks", "gen_ts"})
+"""Refusals of an INIT that its repetitions cannot turn (the same size and ``gen_ts`` each time)."""
+
+
 def _uint16_or_none(value: Optional[int], name: str) -> Optional[int]:
     if value is not None and not (isinstance(value, int) and 0 <= value <= UINT16_MAX):
         raise ValueError(f"{name}={value!r} must be None or an integer in 0..{UINT16_MAX}")
@@ -185,6 +212,9 @@ class PushResult:
         folded: pushes folded into the sent update (1 + those skipped before it), None if not sent.
         saturated: elements clamped to the Q7.24 range in the sent update, None if not sent.
         chunks: datagrams sent (K, less send errors).
+        refused: the reasons of the refusals (docs/protocol.md "Refusal") of this client's earlier
+            updates that arrived since the previous push, one per refused chunk (also counted in
+            :attr:`ClientStats.refusals`, and warned about once per reason).
     """
 
     sent: bool
@@ -196,6 +226,7 @@ class PushResult:
     folded: Optional[int] = None
     saturated: Optional[int] = None
     chunks: int = 0
+    refused: tuple[str, ...] = ()
 
 
 class Adoption(NamedTuple):
@@ -232,9 +263,12 @@ class ClientStats:
         rcvbuf_bytes: the receive buffer the kernel granted the socket, bytes (:func:`olaf.udpsock.rcvbuf_granted`).
         rcvbuf_advice: None, or (when the kernel granted less than asked for) the cap and how to lift it.
         acks: ACK datagrams decoded (from the PS's address).
-        acks_own: ACKs answering this client's own sent updates (INIT included).
+        acks_own: ACKs answering this client's own sent updates (INIT included), refusals apart.
         acks_others: ACKs of the right model size answering other workers' updates (multicast to the cluster).
         acks_wrong_size: ACKs of another K or slice length (another deployment), ignored.
+        refusals: refusals received, by reason (:data:`olaf.wire.REFUSALS`); ``refusals_own`` those
+            answering this client's own updates or INIT (a refusal is not counted in ``acks``' other
+            counters and does not restart transmission control's ``Δ̂`` timer).
         acks_malformed: datagrams from the PS's address that do not decode as an ACK, dropped.
         acks_foreign: datagrams from any other address (forged or stray), dropped.
         ack_events: ACK events (K = 1: ACKs; K > 1: first slices answering an update).
@@ -283,6 +317,8 @@ class ClientStats:
     last_global_reward: Optional[float]
     last_reward: Optional[float]
     aom_ms: Optional[float] = field(default=None)
+    refusals: dict[str, int] = field(default_factory=dict)
+    refusals_own: int = 0
 
 
 class OlafClient:
@@ -368,6 +404,9 @@ class OlafClient:
         self._experience = Experience(self.num_params)
         self._c: Counter[str] = Counter()
         self._skipped: Counter[str] = Counter()
+        self._refusals: Counter[str] = Counter()
+        self._refused_since_push: list[str] = []
+        self._init_refusal: Optional[str] = None
         self._seq = 0
         self._sent: OrderedDict[int, int] = OrderedDict()  # seq -> gen_ts of sent updates
         self._own_slices: OrderedDict[int, int] = OrderedDict()  # own sent seq -> bit mask of slices seen
@@ -456,6 +495,9 @@ class OlafClient:
         Raises:
             ModelTimeout: ``wait_s`` passed without the whole model (not ``lenient``); the message
                 names the PS, P, K, the MTU, the slices that did come back and the likely causes.
+            ModelRefused: (with ``wait_s``, even ``lenient``) the PS refused the INIT for a reason its
+                repetitions cannot change: another model size or a ``gen_ts`` outside its lifetime;
+                the message names the reason and the fix.
             ValueError: ``weights`` not a vector of P numbers (the message names P).
             RuntimeError: ``init`` was already called, or the client is closed.
         """
@@ -470,7 +512,13 @@ class OlafClient:
             self._send_init(retry=False, now=self._init_gen_ts)
         if wait_s is None:
             return self.model_acked
-        if self.wait_for_model(wait_s) or lenient:
+        self.wait_for_model(wait_s)
+        with self._lock:
+            refusal, got = self._init_refusal, self.model_acked
+        if refusal is not None and not got:
+            raise ModelRefused(f"the PS at {self.ps[0]}:{self.ps[1]} refused this client's INIT ({refusal}): "
+                               f"{REFUSAL_CAUSES[refusal]}", refusal)
+        if got or lenient:
             return self.model_acked
         raise ModelTimeout(self._no_model_message(wait_s))
 
@@ -483,6 +531,10 @@ class OlafClient:
         size = (f"P = {self.num_params} parameters in K = {c.num_chunks} chunks of at most {c.chunk_len}"
                 if c.num_chunks > 1 else f"P = {self.num_params} parameters in one message")
         seen = [f"{have} of {c.num_chunks} slices came back"]
+        with self._lock:
+            refusals = dict(self._refusals)
+        if refusals:
+            seen.append("refusals " + ", ".join(f"{r} × {n}" for r, n in sorted(refusals.items())))
         if wrong:
             seen.append(f"{wrong} ACKs of another model size (the PS's P or K differs)")
         if foreign:
@@ -584,6 +636,9 @@ class OlafClient:
                                         folded=folded, saturated=saturated, chunks=chunks)
                 else:
                     result = PushResult(sent=False, reason="send_error", decision=d, gen_ts=gen_ts)
+            if self._refused_since_push:
+                result = dataclasses.replace(result, refused=tuple(self._refused_since_push))
+                self._refused_since_push.clear()
             if not result.sent:
                 self._c["skipped"] += 1
                 self._skipped[result.reason] += 1
@@ -680,7 +735,7 @@ class OlafClient:
             done = None
         elif condition == "model":
             def done() -> bool:
-                return self.model_acked
+                return self.model_acked or self._init_refusal is not None
         elif condition == "answer":
             with self._lock:
                 target = self._answers_at_send + 1
@@ -719,7 +774,8 @@ class OlafClient:
                 handling_errors=c["handling_errors"], socket_drops=c["socket_drops"],
                 slices_superseded=c["slices_superseded"], rcvbuf_bytes=self._rcvbuf[1],
                 rcvbuf_advice=rcvbuf_advice(*self._rcvbuf), acks=c["acks"], acks_own=c["acks_own"],
-                acks_others=c["acks"] - c["acks_own"] - c["acks_wrong_size"], acks_wrong_size=c["acks_wrong_size"],
+                acks_others=c["acks"] - c["acks_own"] - c["acks_wrong_size"] - sum(self._refusals.values()),
+                acks_wrong_size=c["acks_wrong_size"],
                 acks_malformed=c["acks_malformed"], acks_foreign=c["acks_foreign"], ack_events=c["ack_events"],
                 saturated_elements=c["saturated_elements"], saturated_updates=c["saturated_updates"],
                 num_chunks=self.chunking.num_chunks, ack_slices={str(k): v for k, v in sorted(h.items())},
@@ -727,7 +783,8 @@ class OlafClient:
                 learned_cluster_id=None if self._learned is None else self._learned[0],
                 learned_worker_id=None if self._learned is None else self._learned[1],
                 last_seq=self._seq, last_global_reward=self._last_global_reward,
-                last_reward=self._experience.last_reward, aom_ms=aom)
+                last_reward=self._experience.last_reward, aom_ms=aom, refusals=dict(self._refusals),
+                refusals_own=c["refusals_own"])
 
     def close(self) -> None:
         """Stop the receive thread and close the socket (idempotent); the ``events`` hook ``closed``
@@ -865,6 +922,8 @@ class OlafClient:
             return False
         self._c["acks"] += 1
         c = self.chunking
+        if ack.refusal is not None:
+            return self._on_refusal(ack, t_ns)
         if ack.num_chunks != c.num_chunks or (ack.weights and len(ack.weights) != c.slice_len(ack.chunk)):
             # another model size: neither an event nor weights (the PS refuses such updates too)
             self._c["acks_wrong_size"] += 1
@@ -909,6 +968,36 @@ class OlafClient:
         self._last_global_reward = None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward)
         self._event("ack", t_ns, ack, own)
         return notify
+
+    def _on_refusal(self, ack: Ack, t_ns: int) -> bool:
+        """A refusal (docs/protocol.md "Refusal"; lock held): counted by reason; the queue status it
+        carries is read, but ``Δ̂`` is not restarted (it is no answer with the model). Of an own
+        update: warned about once per reason, handed to the next :class:`PushResult`, and it ends a
+        :meth:`wait_for_answer` (the answer is no). Of the own INIT, for a reason its repetitions
+        cannot change: :meth:`init` raises :class:`ModelRefused`. Never triggers ``on_weights``."""
+        reason = ack.refusal
+        assert reason is not None
+        self._refusals[reason] += 1
+        self._tc.on_status(ack.status)
+        own = self._sent.get(ack.seq) == ack.gen_ts
+        if own:
+            self._c["refusals_own"] += 1
+            is_init = ack.seq == 0 and ack.gen_ts == self._init_gen_ts
+            if is_init and reason in FATAL_INIT_REFUSALS:
+                self._init_refusal = reason
+            elif not is_init:
+                self._refused_since_push.append(reason)
+                key = (ack.worker_id, ack.seq, ack.gen_ts)
+                if key not in self._answered:  # the whole answer to it is this refusal
+                    self._answered[key] = 0
+                    if len(self._answered) > SENT_MEMORY:
+                        self._answered.popitem(last=False)
+                    self._answers_complete += 1
+            if self._refusals[reason] == 1 or self._c["refusals_own"] == 1:
+                _log.warning("the PS at %s:%d refused %s (%s): %s", self.ps[0], self.ps[1],
+                             "this client's INIT" if is_init else f"update {ack.seq}", reason, REFUSAL_CAUSES[reason])
+        self._event("ack", t_ns, ack, own)
+        return False
 
     def _receive_one(self) -> bool:
         """Receive one datagram (with the socket's current timeout or blocking mode) and handle it.

@@ -56,7 +56,8 @@ def ack_record(t_ns: int, ack: Ack, own: bool) -> AckRecord:
         ev="ack", t_ns=t_ns, cluster_id=ack.cluster_id, worker_id=ack.worker_id, seq=ack.seq, count=ack.count,
         gen_ts=ack.gen_ts, global_reward=None if ack.global_reward == INT32_MIN else reward_from_fixed(ack.global_reward),
         weights=len(ack.weights), own=own, status=None if st is None else (st.queue_util, st.active_clusters, st.queue_size),
-        **({"chunk": ack.chunk, "num_chunks": ack.num_chunks} if ack.num_chunks > 1 else {}))
+        **({"chunk": ack.chunk, "num_chunks": ack.num_chunks} if ack.num_chunks > 1 else {}),
+        **({"refusal": ack.refusal} if ack.refusal is not None else {}))
 
 
 def malformed_ack_record(t_ns: int, length: int, reason: str) -> MalformedAckRecord:

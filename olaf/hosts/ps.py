@@ -54,8 +54,9 @@ Log ``<name>.jsonl`` (see :mod:`olaf.hosts.runlog`; the records are the models o
 Summary ``<name>.summary.json``: counters (``datagrams``, ``updates``,
 ``inits``, ``malformed`` and ``malformed_reasons``, ``untrusted`` and ``untrusted_reasons``,
 ``init_source`` (INITs of allowed workers other than ``init_from``, answered but not used),
-``refusals_sent`` and ``refusal_reasons``, ``socket_drops`` (datagrams the kernel dropped for a full receive buffer, ``SO_RXQ_OVFL``; ``rcvbuf_bytes`` the
-buffer granted, ``rcvbuf_advice`` how to lift a cap that shrank it), outcomes, ``acks_sent``,
+``refusals_sent`` and ``refusal_reasons``, ``socket_drops`` (datagrams the kernel dropped for a
+full receive buffer, ``SO_RXQ_OVFL``; ``rcvbuf_bytes`` the buffer granted, ``rcvbuf_advice`` how
+to lift a cap that shrank it), outcomes, ``acks_sent``,
 ``ack_errors``, ``flushes``), per-cluster counts (over all chunks), ``per_chunk`` (cluster →
 chunk → ``chunks`` received, ``worker_updates`` = Σ ``count``, ``acked``, one counter per
 outcome), ``wrong_size_reasons``, ``num_chunks``/``chunk_len``, the final global reward (K > 1:

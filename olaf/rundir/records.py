@@ -186,6 +186,8 @@ class AckRecord(Record):
     status: Optional[tuple[int, int, int]]
     chunk: Optional[U16] = Field(default=None, description="the slice answered (only when the model has K > 1 chunks)")
     num_chunks: Optional[U16] = Field(default=None, description="K (only when > 1)")
+    refusal: Optional[str] = Field(default=None, description="a refusal: why the PS did not apply the update "
+                                   "(docs/protocol.md \"Refusal\")")
 
 
 class MalformedAckRecord(Record):
