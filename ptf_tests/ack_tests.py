@@ -1,4 +1,7 @@
-"""ACK path: multicast to exactly the cluster's workers, per-replica rewrite, queue status."""
+"""ACK path: multicast to exactly the cluster's workers, per-replica rewrite, queue status; refusals."""
+
+import json
+from pathlib import Path
 
 from olaf_base import PS_IP, PS_MAC, PS_PORT, SW_MAC, OlafTest, worker_ip, worker_mac
 from ptf import testutils as tu
@@ -98,3 +101,59 @@ class ForgedAckDropped(OlafTest):
         tu.send_packet(self, PS_PORT, bytes(ack_frame(0, worker_ip(1))))
         for k in (1, 2):
             self.assertNotEqual(wire.parse_ack(bytes(self.recv(k)[UDP].payload)).status.active_clusters, 65535)
+
+
+REFUSAL_PAYLOAD = bytes.fromhex(
+    "22" "08" "0000" "0000" "0001"   # version 2 / ACK; flags: REFUSED_REWARD (bit 3); no weights; chunk 0 of 1
+    "0000" "0002" "0000002a" "0001"  # cluster 0, worker 2, seq 42, count 1
+    "80000000" "00000000000003e7"    # global_reward INT32_MIN, gen_ts 999
+    "000000" "0000" "000000")        # queue status: the switch writes it
+"""A refusal laid out by hand from docs/protocol.md ("ACK", "Refusal"), not through olaf.wire."""
+
+
+class RefusalReachesTheClusterWithItsReason(OlafTest):
+    """A refusal (the PS did not apply an update, docs/protocol.md "Refusal") is an ACK to the
+    switch: multicast to the cluster, each replica rewritten, the status written (bit 0 set) and
+    the refusal's bit and every other byte kept."""
+
+    def runTest(self):
+        self.add_workers(0, [1, 2, 3], group=True)
+        self.set_params(queue_size=6)
+        frame = (Ether(src=PS_MAC, dst=SW_MAC) / IP(src=PS_IP, dst=worker_ip(2), ttl=64)
+                 / UDP(sport=wire.UPDATE_PORT, dport=wire.ACK_PORT) / REFUSAL_PAYLOAD)
+        tu.send_packet(self, PS_PORT, bytes(frame))
+        for k in (1, 2, 3):
+            pkt = self.recv(k)
+            self.assertEqual((pkt[IP].dst, pkt[UDP].dport), (worker_ip(k), wire.ACK_PORT))
+            got = bytes(pkt[UDP].payload)
+            self.assertEqual(len(got), 38)
+            self.assertEqual(got[1], 0x08 | 0x01)                     # REFUSED_REWARD kept, STATUS_VALID set
+            self.assertEqual(got[:1] + got[2:30], REFUSAL_PAYLOAD[:1] + REFUSAL_PAYLOAD[2:30])  # the rest as sent
+            self.assertEqual(int.from_bytes(got[35:38], "big"), 6)   # Q_max written by the switch
+            self.assertEqual(wire.parse_ack(got).refusal, "reward")
+        for k in (4, 5):
+            self.assert_no_packet(k)
+        self.assertEqual(self.counters.traffic()["ack_multicast"], 1)
+
+
+class AckVectorsCrossTheSwitch(OlafTest):
+    """Every ACK of tests/wire_vectors/acks.json (refusals of each reason, a refusal with a status,
+    an ACK with weights) reaches its cluster with every byte kept but the ones the switch owns:
+    STATUS_VALID set in byte 1 (the refusal's bit kept) and the queue status (bytes 30-37)."""
+
+    def runTest(self):
+        path = Path(tu.test_param_get("vectors")).parent / "wire_vectors" / "acks.json"
+        acks = json.loads(path.read_text())["acks"]
+        self.add_workers(1, [1], group=True)
+        self.add_workers(2, [2], group=True)
+        for v in acks:
+            payload = bytes.fromhex(v["hex"])
+            port = {1: 1, 2: 2}[v["expect"]["cluster_id"]]
+            frame = (Ether(src=PS_MAC, dst=SW_MAC) / IP(src=PS_IP, dst=worker_ip(port), ttl=64)
+                     / UDP(sport=wire.UPDATE_PORT, dport=wire.ACK_PORT) / payload)
+            tu.send_packet(self, PS_PORT, bytes(frame))
+            got = bytes(self.recv(port)[UDP].payload)
+            self.assertEqual(len(got), len(payload), v["name"])
+            self.assertEqual(got[1], payload[1] | wire.ACK_FLAG_STATUS_VALID, v["name"])
+            self.assertEqual(got[:1] + got[2:30] + got[38:], payload[:1] + payload[2:30] + payload[38:], v["name"])
+            self.assertEqual(wire.parse_ack(got).refusal, v["expect"]["refusal"], v["name"])
