@@ -100,3 +100,18 @@ def test_every_snapshot_is_scored_in_order_then_the_final_checkpoint(tmp_path):
     assert evaluate_checkpoints(SPEC, snaps, ck, log2, EvalSchedule(every_s=30, episodes=100, seed=3, until_solved=8),
                                 stop) == 3
     assert [r.ckpt_t_ns for r in read_jsonl(log2).records] == [1, 2, 4]
+
+
+def test_a_final_checkpoint_without_an_update_since_the_last_snapshot_is_not_scored_again(tmp_path):
+    """The PS writes its final checkpoint at stop, later than its last snapshot even when no update
+    came in between: the same weights, which must not count as the next evaluation confirming
+    "solved" (olaf.plan.workload.first_solved)."""
+    snaps, ck, log = tmp_path / "ps.snapshots", tmp_path / "ps.checkpoint.npz", tmp_path / "evaluator.jsonl"
+    snaps.mkdir()
+    checkpoint(snaps / "000001.npz", weights(1.0), t_ns=1, updates=10)
+    checkpoint(snaps / "000002.npz", weights(-1.0), t_ns=2, updates=20)
+    checkpoint(ck, weights(-1.0), t_ns=3, updates=20)
+    stop = threading.Event()
+    stop.set()
+    assert evaluate_checkpoints(SPEC, snaps, ck, log, EvalSchedule(every_s=30, episodes=4, seed=3), stop) == 2
+    assert [r.ckpt_t_ns for r in read_jsonl(log).records] == [1, 2]

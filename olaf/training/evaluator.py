@@ -70,22 +70,25 @@ def evaluate_checkpoints(spec: PPOTaskSpec, snapshots: Path, checkpoint: Path, l
     """Score every snapshot in ``snapshots`` (in name order) as it appears and log evaluations to
     ``log_path`` until ``stop`` (an Event) is set; then the snapshots left (unless solved, with
     ``schedule.until_solved``) and ``checkpoint`` if it is newer than the last scored. Returns the
-    number of evaluations. A snapshot or checkpoint that cannot be read is skipped."""
+    number of evaluations. A snapshot or checkpoint that cannot be read is skipped, and so is one
+    written after no update since the last scored one (the same updates and messages: the same
+    weights): scored again, the same model would confirm its own "solved"."""
     from olaf.rl.evaluate import evaluate_weights  # noqa: PLC0415
 
     log = JsonlLog(log_path, flush_s=0)
     done: set[str] = set()
     done_t = -1
+    done_counts: Optional[tuple[int, int]] = None
     scores: list[tuple[int, float]] = []
     n = 0
 
     def score(path: Path) -> None:
-        nonlocal done_t, n
+        nonlocal done_t, done_counts, n
         try:
             ck = read_checkpoint(path)
         except CheckpointError:
             return
-        if ck.t_ns <= done_t:
+        if ck.t_ns <= done_t or (ck.updates, ck.worker_updates) == done_counts:
             return
         start = time.monotonic()
         r = evaluate_weights(spec, ck.weights, schedule.episodes, schedule.seed)
@@ -93,7 +96,7 @@ def evaluate_checkpoints(spec: PPOTaskSpec, snapshots: Path, checkpoint: Path, l
                              ps_updates=ck.worker_updates, episodes=r.episodes, mean=r.mean, std=r.std, min=r.min,
                              max=r.max, mean_length=r.mean_length, eval_s=time.monotonic() - start))
         scores.append((r.episodes, r.mean))
-        done_t, n = ck.t_ns, n + 1
+        done_t, done_counts, n = ck.t_ns, (ck.updates, ck.worker_updates), n + 1
 
     def solved() -> bool:
         return schedule.until_solved is not None and first_solved(scores, schedule.until_solved) is not None
