@@ -24,6 +24,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from olaf.plan.workload import first_solved
 from olaf.rundir.manifest import read_manifest
 from olaf.rundir.training import read_training
 
@@ -89,13 +90,17 @@ def read_olaf(d: Path, label: Optional[str] = None) -> SolveRun:
     t = read_training(d)
     plan = read_manifest(d).plan
     job = plan["workload"]["job"]
-    s = t.solved_eval
+    # one evaluation per model: a run recorded before the evaluator skipped a final checkpoint without
+    # an update since its last snapshot has that model twice, which "confirmed" its own solved
+    evals = [e for i, e in enumerate(t.evaluations) if i == 0 or e.ps_updates != t.evaluations[i - 1].ps_updates]
+    i = None if t.solve_at is None else first_solved([(e.episodes, e.mean) for e in evals], t.solve_at)
+    s = None if i is None else evals[i]
     return SolveRun(system="olaf", seed=plan.get("seed", t.job.get("seed", 0)), label=label or describe_job(job),
-                    solved=t.solved, time_to_solved_s=s.t_s if s else None,
+                    solved=s is not None, time_to_solved_s=s.t_s if s else None,
                     env_steps_to_solved=s.env_steps if s else None,
-                    best_eval=max((e.mean for e in t.evaluations), default=None),
+                    best_eval=max((e.mean for e in evals), default=None),
                     budget_s=plan.get("duration_s"), config=job,
-                    curve=[(e.t_s, e.env_steps or 0, e.mean) for e in t.evaluations], source=str(d))
+                    curve=[(e.t_s, e.env_steps or 0, e.mean) for e in evals], source=str(d))
 
 
 def describe_job(job: dict[str, Any]) -> str:
