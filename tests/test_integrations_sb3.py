@@ -84,6 +84,7 @@ def test_sb3_workers_learn_cartpole_through_a_real_ps(tmp_path):
         # one update per train: pushed at the next rollout's start (the last at training end, not in a table)
         assert [row.get("olaf/sent") for row in rows[1:]] == [float(i) for i in range(1, ITERATIONS)]
         assert max(row.get("olaf/adopted_slices", 0) for row in rows) >= 2 * k  # it came back after the INIT too
+        assert {row.get("olaf/refusals_own") for row in rows[1:]} == {0.0}  # the PS applied every update
         # it learned: the mean return of the last 100 episodes, per iteration of this worker
         first, last = rows[0]["rollout/ep_rew_mean"], rows[-1]["rollout/ep_rew_mean"]
         assert last > 2 * first, [row["rollout/ep_rew_mean"] for row in rows]

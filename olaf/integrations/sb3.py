@@ -23,7 +23,7 @@ What the callback does, on SB3's own hooks (``BaseCallback``; SB3's ``learn`` al
 * **training end**: pushes the last ``train``'s update, waits for its answer, and closes the
   client it opened.
 
-Scalars go to SB3's logger under ``olaf/`` (``sent``, ``skipped``, ``adopted_slices``,
+Scalars go to SB3's logger under ``olaf/`` (``sent``, ``skipped``, ``refusals_own``, ``adopted_slices``,
 ``aom_ms``, ``global_reward``), so TensorBoard shows them beside SB3's own when the model has a
 ``tensorboard_log``.
 
@@ -174,6 +174,7 @@ class OlafCallback(BaseCallback):
             self.logger.record("olaf/aom_ms", st.aom_ms)
         if st.last_global_reward is not None:
             self.logger.record("olaf/global_reward", st.last_global_reward)
+        self.logger.record("olaf/refusals_own", st.refusals_own)  # docs/protocol.md "Refusal"
         if self.verbose:
             print(f"olaf: push {self.pushes}: {'sent seq ' + str(r.seq) if r.sent else 'skipped (' + r.reason + ')'}, "
                   f"{len(returns)} episodes")

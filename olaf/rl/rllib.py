@@ -552,7 +552,7 @@ class OlafEnvRunner(SingleAgentEnvRunner):
             raise
         st = worker.client.stats()
         counters = {k: getattr(st, k) for k in ("pushes", "sent", "skipped", "chunks_sent", "acks", "acks_own",
-                                                 "ack_events", "send_errors", "socket_drops", "init_sent")}
+                                                 "ack_events", "send_errors", "socket_drops", "init_sent", "refusals_own")}
         counters.update(aom_ms=st.aom_ms, learned_cluster_id=st.learned_cluster_id,
                         learned_worker_id=st.learned_worker_id, inits=self._inits, pid=os.getpid(),
                         bind=self._endpoint().bind, name=worker.cfg.name)
