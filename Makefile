@@ -64,6 +64,10 @@ QUICK_MARKERS := not p4 and not mininet and not ns3 and not rtl and not train an
 test-quick: $(STAMP) ## The pure-Python tiers only (no P4 toolchain, Mininet, ns-3, RTL, training or slow tests)
 	$(PY) -m pytest -m "$(QUICK_MARKERS)"
 
+.PHONY: test-install
+test-install: $(STAMP) ## The base install into a fresh venv from the package index: olaf.client, the integrations, olaf launch
+	OLAF_INSTALL_TEST=1 $(PY) -m pytest tests/test_packaging.py -k fresh_venv
+
 .PHONY: vectors
 vectors: $(STAMP) ## Regenerate tests/vectors from the reference model
 	$(VENV)/bin/olaf vectors generate --out tests/vectors

@@ -1,8 +1,10 @@
 """pyproject.toml lists every package of the source tree: a wheel (not only an editable install)
-carries each of them."""
+carries each of them; the client and the integrations import without their frameworks, also from a
+base install into a fresh venv (opt-in, `make test-install`)."""
 
 from pathlib import Path
 
+import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,3 +45,34 @@ def test_the_client_and_the_integrations_import_without_their_frameworks():
             "'cppyy', 'grpc') if m in sys.modules); print(','.join(heavy))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "", r.stdout + r.stderr
+
+
+def test_a_fresh_venv_with_the_base_install_runs_the_client_and_the_launcher(tmp_path):
+    """What an ML user does (README "Install"): a new virtual environment, `pip install .` (the base:
+    no P4, RTL, ns-3 or RL framework), then `import olaf.client` and every integration module (each
+    imports its framework only when used) and `olaf launch --help`. Downloads the base's
+    dependencies from the package index, so it is opt-in: OLAF_INSTALL_TEST=1 (`make test-install`)."""
+    import os
+    import subprocess
+    import sys
+
+    if not os.environ.get("OLAF_INSTALL_TEST"):
+        pytest.skip("installs into a fresh venv from the package index: set OLAF_INSTALL_TEST=1 "
+                    "(as `make test-install` does)")
+    venv = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    r = subprocess.run([str(py), "-m", "pip", "install", "--quiet", str(ROOT)], capture_output=True, text=True,
+                       timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    code = ("import sys; import olaf.client, olaf.integrations.sb3, olaf.integrations.torch, "
+            "olaf.integrations.rllib, olaf.ps, olaf.launch; from olaf.client import OlafClient, ModelRefused; "
+            "heavy = sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray', 'p4runtime_sh', "
+            "'mininet', 'cppyy', 'grpc') if m in sys.modules); print(','.join(heavy) or 'none')")
+    r = subprocess.run([str(py), "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "none", r.stdout + r.stderr
+    for mod in ("torch", "stable_baselines3", "ray"):  # the base install left the frameworks out
+        r = subprocess.run([str(py), "-c", f"import {mod}"], capture_output=True, text=True, timeout=300)
+        assert r.returncode != 0, f"{mod} is importable from a base install"
+    r = subprocess.run([str(venv / "bin" / "olaf"), "launch", "--help"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "-n" in r.stdout, r.stdout + r.stderr
