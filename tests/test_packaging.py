@@ -49,8 +49,9 @@ def test_the_client_and_the_integrations_import_without_their_frameworks():
 
 def test_a_fresh_venv_with_the_base_install_runs_the_client_and_the_launcher(tmp_path):
     """What an ML user does (README "Install"): a new virtual environment, `pip install .` (the base:
-    no P4, RTL, ns-3 or RL framework), then `import olaf.client` and every integration module (each
-    imports its framework only when used) and `olaf launch --help`. Downloads the base's
+    no P4, RTL, ns-3 or RL framework), then `import olaf.client`, `olaf.integrations`, `olaf.ps`,
+    `olaf.launch` without any framework, an integration module whose framework is missing naming
+    the extra to install, and `olaf launch --help`. Downloads the base's
     dependencies from the package index, so it is opt-in: OLAF_INSTALL_TEST=1 (`make test-install`)."""
     import os
     import subprocess
@@ -65,8 +66,8 @@ def test_a_fresh_venv_with_the_base_install_runs_the_client_and_the_launcher(tmp
     r = subprocess.run([str(py), "-m", "pip", "install", "--quiet", str(ROOT)], capture_output=True, text=True,
                        timeout=1800)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    code = ("import sys; import olaf.client, olaf.integrations.sb3, olaf.integrations.torch, "
-            "olaf.integrations.rllib, olaf.ps, olaf.launch; from olaf.client import OlafClient, ModelRefused; "
+    code = ("import sys; import olaf.client, olaf.client.log, olaf.integrations, olaf.ps, olaf.launch; "
+            "from olaf.client import OlafClient, ModelRefused; "
             "heavy = sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray', 'p4runtime_sh', "
             "'mininet', 'cppyy', 'grpc') if m in sys.modules); print(','.join(heavy) or 'none')")
     r = subprocess.run([str(py), "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
@@ -74,5 +75,10 @@ def test_a_fresh_venv_with_the_base_install_runs_the_client_and_the_launcher(tmp
     for mod in ("torch", "stable_baselines3", "ray"):  # the base install left the frameworks out
         r = subprocess.run([str(py), "-c", f"import {mod}"], capture_output=True, text=True, timeout=300)
         assert r.returncode != 0, f"{mod} is importable from a base install"
+    # an integration without its framework says what to install
+    for mod, extra in (("sb3", "train"), ("torch", "train"), ("rllib", "rllib")):
+        r = subprocess.run([str(py), "-c", f"import olaf.integrations.{mod}"], capture_output=True, text=True,
+                           timeout=300, cwd=tmp_path)
+        assert r.returncode != 0 and f"pip install 'olaf-drl[{extra}]'" in r.stderr, r.stderr[-2000:]
     r = subprocess.run([str(venv / "bin" / "olaf"), "launch", "--help"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "-n" in r.stdout, r.stdout + r.stderr

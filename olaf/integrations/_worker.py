@@ -9,8 +9,14 @@ import os
 from typing import Any, Iterable, Optional
 
 import numpy as np
-import torch
-from torch.nn.utils import parameters_to_vector, vector_to_parameters
+
+from olaf.integrations import missing_framework
+
+try:
+    import torch
+    from torch.nn.utils import parameters_to_vector, vector_to_parameters
+except ImportError as _e:  # the framework is an extra: say which
+    raise missing_framework(__name__, _e) from _e
 
 from olaf.client import OlafClient
 from olaf.launchenv import ENV_PS

@@ -26,7 +26,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ray.rllib.algorithms.ppo import PPOConfig
+from olaf.integrations import missing_framework
+
+try:
+    from ray.rllib.algorithms.ppo import PPOConfig
+except ImportError as _e:  # the framework is an extra: say which
+    raise missing_framework(__name__, _e) from _e
 
 from olaf.rl.rllib import OlafEnvRunner, OlafPPO, OlafPPOConfig
 

@@ -43,8 +43,14 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
-import torch
-from stable_baselines3.common.callbacks import BaseCallback
+
+from olaf.integrations import missing_framework
+
+try:
+    import torch
+    from stable_baselines3.common.callbacks import BaseCallback
+except ImportError as _e:  # the framework is an extra: say which
+    raise missing_framework(__name__, _e) from _e
 
 from olaf.client import OlafClient
 from olaf.constants import MTU

@@ -39,7 +39,13 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional, Union
 
 import numpy as np
-import torch
+
+from olaf.integrations import missing_framework
+
+try:
+    import torch
+except ImportError as _e:  # the framework is an extra: say which
+    raise missing_framework(__name__, _e) from _e
 
 from olaf.client import OlafClient, PushResult
 from olaf.constants import MTU
