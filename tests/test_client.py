@@ -522,6 +522,34 @@ def test_an_init_of_another_model_size_is_refused_at_once_naming_the_fix(ps, cap
     assert "refused this client's INIT (num_chunks)" in caplog.text
 
 
+def test_an_update_the_ps_refuses_is_warned_about_reported_and_never_restarts_the_timer(ps, caplog):
+    """A mean reward beyond the PS's bound (1e6; its default bound is far below): the PS refuses it
+    (docs/protocol.md "Refusal"), the client warns once naming --max-abs-reward, the answer wait ends
+    on the refusal, the next push reports it, and the global model is unchanged."""
+    ip, ps_addr, out = ps
+    w0 = np.linspace(-1, 1, P)
+    with OlafClient(ps_addr, num_params=P, bind=(ip(3), ACK_PORT), mtu=MTU) as c:
+        assert c.init(w0, wait_s=HANG_S)
+        c.adopt(np.zeros(P))
+        events = c.stats().ack_events
+        r = c.push(np.full(P, 0.25), 1e6)
+        assert r.sent and r.refused == ()
+        assert c.wait_for_answer(HANG_S)                  # the answer is the refusal (3 chunks: 3 refusals)
+        deadline = time.monotonic() + HANG_S
+        while c.stats().refusals_own < 3:
+            assert time.monotonic() < deadline, c.stats()
+            time.sleep(0.01)
+        st = c.stats()
+        assert st.refusals == {"reward": 3} and st.ack_events == events  # no answer with the model
+        assert c.adopt(np.zeros(P)).weights is None       # nothing to adopt: the PS applied nothing
+        np.testing.assert_allclose(c.latest_weights(np.float64), w0, atol=Q)
+        r2 = c.push(np.zeros(P), 1.0)
+        assert r2.refused == ("reward",) * 3
+        assert c.wait_for_answer(HANG_S)                  # a trusted update is applied and answered
+    warned = [m for m in caplog.messages if "refused update 1 (reward)" in m]
+    assert len(warned) == 1 and "--max-abs-reward" in warned[0]
+
+
 def test_an_event_hook_that_raises_never_leaves_the_client_deaf(ps, caplog):
     """The first ACK's hook raises (a caller's bug, or a hook called before its owner is built):
     the client logs and counts it, and its receive thread takes every later ACK (the model, the

@@ -126,6 +126,10 @@ def test_the_ps_console_line_counts_worker_updates_apart_from_chunks_and_names_e
     one = {**s, "num_chunks": 1, "updates": 57, "accepted": 56, "wrong_size": 0, "untrusted": 0, "rejected": 1}
     assert ps_summary_line(one) == ("57 updates, of them 56 accepted; 1 rejected by the reward gate; 100 INIT, "
                                     "3 malformed (signal)")
+    refused = {**one, "untrusted": 2, "untrusted_reasons": {"reward": 2}, "refusals_sent": 2,
+               "refusal_reasons": {"reward": 2}}
+    assert ps_summary_line(refused) == ("57 updates, of them 56 accepted; 1 rejected by the reward gate; 2 untrusted: "
+                                        "reward 2; 100 INIT, 3 malformed; 2 refusals sent (reward 2) (signal)")
 
 
 def test_olaf_ps_prints_a_progress_line_while_it_runs(tmp_path):

@@ -382,7 +382,8 @@ def ps_summary_line(s: dict[str, Any]) -> str:
     """The PS's summary (:class:`~olaf.rundir.records.PsSummary` as a dict) in one line: worker updates
     apart from the messages (chunks) that carried them, what was applied, each reason an update was
     not (only those that happened: reward gate, model size, before INIT, untrusted with its reasons),
-    INITs, malformed datagrams and why the PS stopped."""
+    INITs, malformed datagrams, the refusals sent by reason (docs/protocol.md "Refusal") and why the
+    PS stopped."""
     k = s.get("num_chunks") or 1
     worker_updates = sum(c.get("worker_updates", 0) for c in s.get("per_cluster", {}).values())
     head = (f"{worker_updates} worker updates in {s['updates']} chunk messages ({k} per update), of them"
@@ -394,7 +395,11 @@ def ps_summary_line(s: dict[str, Any]) -> str:
             detail = f": {', '.join(f'{r} {n}' for r, n in sorted(reasons.items()))}" if reasons and key in (
                 "untrusted", "wrong_size") else ""
             parts.append(f"{s[key]} {what}{detail}")
-    return f"{head} {'; '.join(parts)}; {s['inits']} INIT, {s['malformed']} malformed ({s['stop_reason']})"
+    refused = s.get("refusal_reasons") or {}
+    answered = (f"; {s['refusals_sent']} refusals sent ({', '.join(f'{r} {n}' for r, n in sorted(refused.items()))})"
+                if s.get("refusals_sent") else "")
+    return (f"{head} {'; '.join(parts)}; {s['inits']} INIT, {s['malformed']} malformed{answered} "
+            f"({s['stop_reason']})")
 
 
 def ps_config(params: dict[str, Any]) -> PsConfig:
