@@ -134,7 +134,7 @@ class TransmissionControl:
         st = self._status
         if not self.params.enabled:
             return Decision(True, TxReason.TC_OFF.label, 1.0, delta_hat_ms=dh)
-        if st is None:
+        if st is None or dh is None:  # no ACK event yet: a status can come first with a refusal
             return Decision(True, TxReason.NO_STATUS.label, 1.0, delta_hat_ms=dh)
         q_max = self.params.q_max if self.params.q_max is not None else st.queue_size
         n = st.active_clusters
@@ -143,7 +143,6 @@ class TransmissionControl:
         if n <= q_max:
             return Decision(True, TxReason.UNCONGESTED.label, 1.0, delta_hat_ms=dh, active_clusters=n,
                             queue_size=q_max)
-        assert dh is not None  # a status only comes with an ACK
         if self.in_backoff(t_ns):
             return Decision(False, TxReason.BACKOFF.label, 0.0, delta_hat_ms=dh, active_clusters=n, queue_size=q_max)
         p = send_probability(n, q_max, dh, self.params.delta_t_ms, self.params.v_per_s)

@@ -61,6 +61,17 @@ def test_decisions_follow_the_regimes():
     assert d.reason == "draw" and d.p_send == pytest.approx(0.25) and d.delta_hat_ms == 100.0
 
 
+def test_a_congested_status_before_any_ack_event_sends_as_without_status():
+    """A refusal (docs/protocol.md "Refusal") carries a switch's status but is no ACK event: with no
+    ACK yet there is no Δ̂ to weigh the congestion with, so the update goes as before any status."""
+    tc = TransmissionControl(TxParams(enabled=True), np.random.default_rng(1))
+    tc.on_status(QueueStatus(queue_util=8, active_clusters=32, queue_size=8))
+    d = tc.decide(5 * MS)
+    assert (d.send, d.reason, d.delta_hat_ms) == (True, "no_status", None)
+    tc.on_ack(10 * MS, None)  # the first ACK event: the status seen before now counts
+    assert tc.decide(110 * MS).reason == "draw"
+
+
 def test_congested_draws_are_seeded_and_compared_with_p_send():
     def run(seed):
         tc = TransmissionControl(TxParams(enabled=True, delta_t_ms=400.0, v_per_s=2.5), np.random.default_rng(seed))
