@@ -82,6 +82,7 @@ REFUSALS = tuple(sorted(ACK_REFUSAL_FLAGS, key=ACK_REFUSAL_FLAGS.__getitem__))
 REFUSED_FLAG_NAMES = tuple(f"refused_{r}" for r in REFUSALS)
 """The ACK's flag bits 1.. as the scapy layer and the Wireshark dissector name them."""
 assert [ACK_REFUSAL_FLAGS[r] for r in REFUSALS] == [1 << i for i in range(1, len(REFUSALS) + 1)]
+_REFUSAL_MASK = sum(ACK_REFUSAL_FLAGS.values())
 
 _UPDATE_HDR = struct.Struct("!BBHHHHHIHiQ")
 """version/msg_type, flags, num_grads, chunk, num_chunks, cluster_id, worker_id, seq, count, reward_sum,
@@ -392,7 +393,7 @@ def parse_ack(data: bytes) -> Ack:
     n = _check_common(data, ACK_HEADER_LEN, MSG_ACK, "ack")
     (_, flags, _, chunk, num_chunks, cluster_id, worker_id, seq, count, global_reward, gen_ts, util, active,
      size) = _ACK_HDR.unpack_from(data)
-    refused = [r for r in REFUSALS if flags & ACK_REFUSAL_FLAGS[r]]
+    refused = [r for r in REFUSALS if flags & ACK_REFUSAL_FLAGS[r]] if flags & _REFUSAL_MASK else []
     if len(refused) > 1:
         raise MalformedOlafPacket(f"ack refusal names {len(refused)} reasons ({', '.join(refused)}); one at most")
     if refused and n:

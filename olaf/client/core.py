@@ -24,7 +24,7 @@ from olaf.plan.tx import TxParams
 from olaf.txcontrol import Decision, TransmissionControl
 from olaf.udpsock import ANC_SPACE, dropped, rcvbuf_advice, rcvbuf_granted, udp_bound
 from olaf.update import Update
-from olaf.wire import ACK_PORT, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
+from olaf.wire import ACK_PORT, REFUSALS, UPDATE_PORT, Ack, MalformedOlafPacket, encode_update, parse_ack
 
 __all__ = ["Adoption", "ClientEvents", "ClientStats", "ModelTimeout", "OlafClient", "OlafError", "PushResult", "as_vector",
            "endpoint"]
@@ -184,6 +184,7 @@ REFUSAL_CAUSES = {
                    "worker's INIT will",
 }
 """What each refusal reason (:data:`olaf.wire.REFUSALS`) means for the sender, and the fix."""
+assert set(REFUSAL_CAUSES) == set(REFUSALS), "every refusal reason needs its cause"
 FATAL_INIT_REFUSALS = frozenset({"num_grads", "num_chunks", "gen_ts"})
 """Refusals of an INIT that its repetitions cannot turn (the same size and ``gen_ts`` each time)."""
 
@@ -405,6 +406,7 @@ class OlafClient:
         self._c: Counter[str] = Counter()
         self._skipped: Counter[str] = Counter()
         self._refusals: Counter[str] = Counter()
+        self._warned_refusals: set[str] = set()  # reasons of own refusals already warned about
         self._refused_since_push: list[str] = []
         self._init_refusal: Optional[str] = None
         self._seq = 0
@@ -930,10 +932,7 @@ class OlafClient:
             self._tc.on_status(ack.status)
             return False
         key = (ack.worker_id, ack.seq, ack.gen_ts)
-        if key not in self._answered:  # the first ACK slice answering this update: Δ̂ restarts, the wait ends
-            self._answered[key] = 0
-            if len(self._answered) > SENT_MEMORY:
-                self._answered.popitem(last=False)
+        if self._first_answer(key):  # the first ACK slice answering this update: Δ̂ restarts, the wait ends
             self._tc.on_ack(t_ns, ack.status)
             self._c["ack_events"] += 1
         else:
@@ -969,6 +968,16 @@ class OlafClient:
         self._event("ack", t_ns, ack, own)
         return notify
 
+    def _first_answer(self, key: AckKey) -> bool:
+        """Remember that update ``key`` has been answered (lock held; the oldest of
+        :data:`SENT_MEMORY` are forgotten); True if this is its first answer."""
+        if key in self._answered:
+            return False
+        self._answered[key] = 0
+        if len(self._answered) > SENT_MEMORY:
+            self._answered.popitem(last=False)
+        return True
+
     def _on_refusal(self, ack: Ack, t_ns: int) -> bool:
         """A refusal (docs/protocol.md "Refusal"; lock held): counted by reason; the queue status it
         carries is read, but ``Δ̂`` is not restarted (it is no answer with the model). Of an own
@@ -987,13 +996,10 @@ class OlafClient:
                 self._init_refusal = reason
             elif not is_init:
                 self._refused_since_push.append(reason)
-                key = (ack.worker_id, ack.seq, ack.gen_ts)
-                if key not in self._answered:  # the whole answer to it is this refusal
-                    self._answered[key] = 0
-                    if len(self._answered) > SENT_MEMORY:
-                        self._answered.popitem(last=False)
+                if self._first_answer((ack.worker_id, ack.seq, ack.gen_ts)):  # the whole answer is this refusal
                     self._answers_complete += 1
-            if self._refusals[reason] == 1 or self._c["refusals_own"] == 1:
+            if reason not in self._warned_refusals:
+                self._warned_refusals.add(reason)
                 _log.warning("the PS at %s:%d refused %s (%s): %s", self.ps[0], self.ps[1],
                              "this client's INIT" if is_init else f"update {ack.seq}", reason, REFUSAL_CAUSES[reason])
         self._event("ack", t_ns, ack, own)

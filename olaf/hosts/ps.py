@@ -371,17 +371,18 @@ class ParameterServer:
                 self._refuse(u, src, reject.value)
             return
         full = False
+        refusal: Optional[str] = None  # docs/protocol.md "Refusal"
         mismatch = self.model.mismatch(u.num_chunks, len(u.grads))
         stale = None
         if mismatch is None:  # an INIT starts the worker's first iteration as an update starts its next
             stale = self.staleness.on_update((u.cluster_id, u.worker_id, u.chunk), t_ns, self.model.version(u.chunk))
             stale = None if init else stale
         if mismatch is not None:
-            outcome = Outcome.WRONG_SIZE
+            outcome, refusal = Outcome.WRONG_SIZE, mismatch.value
             self.wrong_size_reasons[mismatch.value] += 1
         elif init and not self.cfg.trust.may_set_weights(src) and not self.model.slice_ready(u.chunk):
             self.counters["init_source"] += 1  # refused: it cannot set the weights, and there are none yet
-            outcome = Outcome.INIT_IGNORED
+            outcome, refusal = Outcome.INIT_IGNORED, "init_source"
         elif init:
             outcome = self.model.init(u.grads, u.chunk)
         elif self.aggregator is not None and self.model.slice_ready(u.chunk):
@@ -419,12 +420,10 @@ class ParameterServer:
             if full:
                 self._flush(t_ns, log, "size", u.chunk)
             return
-        if mismatch is not None:
-            self._refuse(u, src, mismatch.value)
-        elif outcome is Outcome.BEFORE_INIT:
-            self._refuse(u, src, "no_model")
-        elif outcome is Outcome.INIT_IGNORED and not self.model.slice_ready(u.chunk):
-            self._refuse(u, src, "init_source")
+        if outcome is Outcome.BEFORE_INIT:
+            refusal = "no_model"
+        if refusal is not None:
+            self._refuse(u, src, refusal)
         else:
             self._ack(u.cluster_id, u.worker_id, u.seq, u.count, u.gen_ts, src, u.chunk, count_key=not init)
 
