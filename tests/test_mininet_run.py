@@ -163,9 +163,11 @@ def test_multihop_run_accounting_closes_and_acks_carry_the_tightest_status(build
     assert sum(s3.values()) == sum(counters[e]["clusters"][c]["departures"]
                                    for e in ("s1", "s2") for c in counters[e]["clusters"])
     assert o["delivered"] == s3["append"] and o["dropped"] > 0 and o["skipped"] > 0
+    # answers to INITs (seq 0) are left out: INITs bypass the queues, so one answered before any update
+    # crossed s3 carries s3's status with N = 0 (Q/N infinite), which an edge rightly overwrites
     statuses = [tuple(rec["status"]) for p in (out / "hosts").glob("w*.jsonl")
                 for rec in map(json.loads, p.read_text().splitlines())
-                if rec.get("ev") == "ack" and rec.get("status")]
+                if rec.get("ev") == "ack" and rec.get("status") and rec["seq"] != 0]
     assert len(statuses) > 100
     assert all(q == 3 for _, _, q in statuses), "an edge switch's looser status (Q_max 5) reached a worker"
     assert sum(1 for _, n, _ in statuses if n == 4) / len(statuses) > 0.9
